@@ -1,0 +1,125 @@
+// The CloneSet API, apps.kruise.io/v1alpha1 (the version we serve and store): types and constants only.
+// Field names and meanings follow the OpenKruise manual and spec §2.3–§2.5. The CRD schema in
+// src/api/crd-schema.ts is typed against these interfaces, so the two cannot drift (see that file).
+import type { LabelSelector, ObjectMeta, PersistentVolumeClaim, PodTemplateSpec } from '../kube/types.ts';
+
+export const GROUP = 'apps.kruise.io';
+export const VERSION = 'v1alpha1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+export const KIND = 'CloneSet';
+export const PLURAL = 'clonesets';
+
+/** An integer, or a string such as "20%" (Kubernetes IntOrString). */
+export type IntOrString = number | string;
+
+export type CloneSetUpdateStrategyType = 'ReCreate' | 'InPlaceIfPossible' | 'InPlaceOnly';
+
+export interface LifecycleHook {
+  readonly labelsHandler?: Readonly<Record<string, string>>;
+  readonly finalizersHandler?: readonly string[];
+  /** Only meaningful for preDelete and inPlaceUpdate. */
+  readonly markPodNotReady?: boolean;
+}
+
+export interface Lifecycle {
+  readonly preDelete?: LifecycleHook;
+  readonly inPlaceUpdate?: LifecycleHook;
+  readonly preNormal?: LifecycleHook;
+}
+
+export interface UpdatePriorityWeightTerm {
+  readonly weight: number;
+  readonly matchSelector: LabelSelector;
+}
+
+export interface UpdatePriorityOrderTerm {
+  readonly orderedKey: string;
+}
+
+export interface UpdatePriorityStrategy {
+  readonly weightPriority?: readonly UpdatePriorityWeightTerm[];
+  readonly orderPriority?: readonly UpdatePriorityOrderTerm[];
+}
+
+export interface UpdateScatterTerm {
+  readonly key: string;
+  readonly value: string;
+}
+
+export interface InPlaceUpdateStrategy {
+  readonly gracePeriodSeconds?: number;
+}
+
+export interface CloneSetScaleStrategy {
+  readonly podsToDelete?: readonly string[];
+  /** Limits unavailable pods while scaling up (nil = unlimited). */
+  readonly maxUnavailable?: IntOrString;
+  /** v1alpha1: false (default) means PVCs of vanished pods are reused. */
+  readonly disablePVCReuse?: boolean;
+}
+
+export interface CloneSetUpdateStrategy {
+  readonly type?: CloneSetUpdateStrategyType;
+  readonly partition?: IntOrString;
+  readonly maxUnavailable?: IntOrString;
+  readonly maxSurge?: IntOrString;
+  readonly paused?: boolean;
+  readonly priorityStrategy?: UpdatePriorityStrategy;
+  readonly scatterStrategy?: readonly UpdateScatterTerm[];
+  readonly inPlaceUpdateStrategy?: InPlaceUpdateStrategy;
+}
+
+export interface CloneSetSpec {
+  readonly replicas?: number;
+  readonly selector: LabelSelector;
+  readonly template: PodTemplateSpec;
+  readonly volumeClaimTemplates?: readonly PersistentVolumeClaim[];
+  readonly scaleStrategy?: CloneSetScaleStrategy;
+  readonly updateStrategy?: CloneSetUpdateStrategy;
+  readonly revisionHistoryLimit?: number;
+  readonly minReadySeconds?: number;
+  readonly lifecycle?: Lifecycle;
+  readonly progressDeadlineSeconds?: number;
+}
+
+export type CloneSetConditionType = 'FailedScale' | 'FailedUpdate' | 'Progressing';
+
+export type ProgressingReason =
+  | 'CloneSetUpdated'
+  | 'CloneSetAvailable'
+  | 'CloneSetPaused'
+  | 'ProgressPartitionAvailable'
+  | 'ProgressDeadlineExceeded';
+
+export interface CloneSetCondition {
+  readonly type: CloneSetConditionType;
+  readonly status: 'True' | 'False' | 'Unknown';
+  readonly lastUpdateTime?: string;
+  readonly lastTransitionTime?: string;
+  readonly reason?: string;
+  readonly message?: string;
+}
+
+export interface CloneSetStatus {
+  readonly observedGeneration?: number;
+  readonly replicas: number;
+  readonly readyReplicas: number;
+  readonly availableReplicas: number;
+  readonly updatedReplicas: number;
+  readonly updatedReadyReplicas: number;
+  readonly updatedAvailableReplicas?: number;
+  readonly expectedUpdatedReplicas?: number;
+  readonly updateRevision?: string;
+  readonly currentRevision?: string;
+  readonly collisionCount?: number;
+  readonly conditions?: readonly CloneSetCondition[];
+  readonly labelSelector?: string;
+}
+
+export interface CloneSet {
+  readonly apiVersion?: string;
+  readonly kind?: string;
+  readonly metadata: ObjectMeta;
+  readonly spec: CloneSetSpec;
+  readonly status?: CloneSetStatus;
+}
