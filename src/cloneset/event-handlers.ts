@@ -1,0 +1,106 @@
+// Maps informer events to CloneSet keys and observes scale expectations (spec §5.1, §9.1).
+// Pods and PVCs go to the CloneSet named by their controller reference; orphans to every CloneSet whose
+// selector matches (they are never adopted, but a label change may concern the CloneSet).
+import type { CloneSet } from '../api/cloneset.ts';
+import { GROUP, KIND } from '../api/cloneset.ts';
+import type { KubeObject, OwnerReference, PersistentVolumeClaim, Pod } from '../kube/types.ts';
+import { matchesLabelSelector } from '../kube/selectors.ts';
+import type { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.ts';
+import type { InformerHandlers, Store } from '../runtime/informer.ts';
+
+export interface Enqueue {
+  (key: string): void;
+}
+
+export function cloneSetOwnerOf(obj: KubeObject): OwnerReference | undefined {
+  const ref = (obj.metadata?.ownerReferences ?? []).find((r) => r.controller === true);
+  if (ref === undefined) return undefined;
+  // Match on group and kind, never on version: v1alpha1 and v1beta1 owners are the same CloneSet.
+  const group = ref.apiVersion.includes('/') ? ref.apiVersion.split('/')[0] : '';
+  return group === GROUP && ref.kind === KIND ? ref : undefined;
+}
+
+function ownerKey(obj: KubeObject, ref: OwnerReference): string {
+  return `${obj.metadata?.namespace ?? ''}/${ref.name}`;
+}
+
+export function cloneSetHandlers(enqueue: Enqueue): InformerHandlers<CloneSet> {
+  const keyOf = (cs: CloneSet): string => `${cs.metadata.namespace ?? ''}/${cs.metadata.name ?? ''}`;
+  return {
+    onAdd: (cs) => enqueue(keyOf(cs)),
+    onUpdate: (_old, cs) => enqueue(keyOf(cs)),
+    onDelete: (cs) => enqueue(keyOf(cs)),
+  };
+}
+
+export function podHandlers(
+  enqueue: Enqueue,
+  scale: ScaleExpectations,
+  rv: ResourceVersionExpectations,
+  cloneSets: Store<CloneSet>,
+): InformerHandlers<Pod> {
+  const enqueueOrphan = (pod: Pod): void => {
+    for (const cs of cloneSets.byIndex('namespace', pod.metadata.namespace ?? '')) {
+      if (matchesLabelSelector(cs.spec.selector, pod.metadata.labels ?? {})) {
+        enqueue(`${cs.metadata.namespace ?? ''}/${cs.metadata.name ?? ''}`);
+      }
+    }
+  };
+  const deleted = (pod: Pod): void => {
+    rv.forget(pod.metadata.uid ?? '');
+    const ref = cloneSetOwnerOf(pod);
+    if (ref === undefined) return;
+    const key = ownerKey(pod, ref);
+    scale.observe(key, 'delete', pod.metadata.name ?? '', 'pod');
+    enqueue(key);
+  };
+  return {
+    onAdd: (pod) => {
+      if (pod.metadata.deletionTimestamp !== undefined) return deleted(pod);
+      const ref = cloneSetOwnerOf(pod);
+      if (ref === undefined) {
+        if ((pod.metadata.ownerReferences ?? []).every((r) => r.controller !== true)) enqueueOrphan(pod);
+        return;
+      }
+      const key = ownerKey(pod, ref);
+      scale.observe(key, 'create', pod.metadata.name ?? '', 'pod');
+      enqueue(key);
+    },
+    onUpdate: (old, pod) => {
+      if (pod.metadata.deletionTimestamp !== undefined) {
+        deleted(pod);
+        return;
+      }
+      const oldRef = cloneSetOwnerOf(old);
+      const ref = cloneSetOwnerOf(pod);
+      if (oldRef !== undefined && oldRef.uid !== ref?.uid) enqueue(ownerKey(old, oldRef));
+      if (ref !== undefined) enqueue(ownerKey(pod, ref));
+      else if ((pod.metadata.ownerReferences ?? []).every((r) => r.controller !== true)) enqueueOrphan(pod);
+    },
+    onDelete: deleted,
+  };
+}
+
+export function pvcHandlers(enqueue: Enqueue, scale: ScaleExpectations): InformerHandlers<PersistentVolumeClaim> {
+  const deleted = (pvc: PersistentVolumeClaim): void => {
+    const ref = cloneSetOwnerOf(pvc);
+    if (ref === undefined) return;
+    const key = ownerKey(pvc, ref);
+    scale.observe(key, 'delete', pvc.metadata.name ?? '', 'pvc');
+    enqueue(key);
+  };
+  return {
+    onAdd: (pvc) => {
+      if (pvc.metadata.deletionTimestamp !== undefined) return deleted(pvc);
+      const ref = cloneSetOwnerOf(pvc);
+      if (ref === undefined) return;
+      const key = ownerKey(pvc, ref);
+      scale.observe(key, 'create', pvc.metadata.name ?? '', 'pvc');
+      enqueue(key);
+    },
+    onUpdate: (_old, pvc) => {
+      if (pvc.metadata.deletionTimestamp !== undefined) deleted(pvc);
+    },
+    onDelete: deleted,
+  };
+}

@@ -1,0 +1,99 @@
+// startCloneSetManager: the informers, work queue and workers of the CloneSet controller, wired together.
+import type { Logger } from 'pino';
+import { randomInt } from 'node:crypto';
+import type { CloneSet } from '../api/cloneset.ts';
+import type { ControllerConfig } from '../config.ts';
+import type { KubeClient } from '../kube/client.ts';
+import { CLONESETS, CONTROLLER_REVISIONS, EVENTS, NODES, PODS, PVCS } from '../kube/resources.ts';
+import type { ControllerRevision, KubeObject, Node, PersistentVolumeClaim, Pod } from '../kube/types.ts';
+import type { Clock } from '../runtime/clock.ts';
+import { Controller } from '../runtime/controller.ts';
+import { EventRecorder } from '../runtime/events.ts';
+import { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.ts';
+import { Informer } from '../runtime/informer.ts';
+import { defaultControllerRateLimiter } from '../runtime/rate-limiter.ts';
+import { cloneSetHandlers, podHandlers, pvcHandlers } from './event-handlers.ts';
+import { randomInstanceIdSource } from './plan/instance-ids.ts';
+import { apiPorts } from './ports.ts';
+import { reconcileCloneSet } from './reconciler.ts';
+import { INDEX_NAMESPACE, INDEX_OWNER_UID } from './snapshot.ts';
+
+const byOwnerUid = (obj: KubeObject): readonly string[] => (obj.metadata?.ownerReferences ?? []).map((r) => r.uid);
+const byNamespace = (obj: KubeObject): readonly string[] => [obj.metadata?.namespace ?? ''];
+
+interface Runnable {
+  start(signal: AbortSignal): void;
+  waitForSync(signal?: AbortSignal): Promise<void>;
+  hasSynced(): boolean;
+}
+
+export interface CloneSetManager {
+  readonly controller: Controller;
+  readonly informers: readonly Runnable[];
+  /** Resolves when every cache has synced. */
+  readonly synced: Promise<void>;
+  /** Resolves after the workers drained and the watches stopped. */
+  readonly done: Promise<void>;
+}
+
+export function startCloneSetManager(
+  client: KubeClient,
+  config: ControllerConfig,
+  clock: Clock,
+  logger: Logger,
+  signal: AbortSignal,
+): CloneSetManager {
+  const ns = config.namespace;
+  const common = { client, clock, logger, ...(ns !== undefined ? { namespace: ns } : {}) };
+  const cloneSets = new Informer<CloneSet>({ ...common, resource: CLONESETS, indexers: { [INDEX_NAMESPACE]: byNamespace } });
+  const pods = new Informer<Pod>({ ...common, resource: PODS, indexers: { [INDEX_OWNER_UID]: byOwnerUid } });
+  const pvcs = new Informer<PersistentVolumeClaim>({ ...common, resource: PVCS, indexers: { [INDEX_OWNER_UID]: byOwnerUid } });
+  const revisions = new Informer<ControllerRevision>({ ...common, resource: CONTROLLER_REVISIONS, indexers: { [INDEX_NAMESPACE]: byNamespace } });
+  const nodes = new Informer<Node>({ client, clock, logger, resource: NODES });
+
+  const scaleExpectations = new ScaleExpectations(clock, config.expectationTimeoutMs);
+  const rvExpectations = new ResourceVersionExpectations(clock, config.expectationTimeoutMs);
+  const recorder = new EventRecorder({
+    sink: {
+      create: (namespace, event) => client.create(EVENTS, namespace, event),
+      patch: (namespace, name, patch) => client.patch(EVENTS, namespace, name, patch, 'merge'),
+    },
+    clock,
+    logger,
+  });
+  const stores = { cloneSets: cloneSets.store, pods: pods.store, pvcs: pvcs.store, revisions: revisions.store, nodes: nodes.store };
+  const deps = {
+    stores,
+    ports: apiPorts(client),
+    scaleExpectations,
+    rvExpectations,
+    recorder,
+    clock,
+    config: { gates: config.gates, excludePreparingDelete: config.excludePreparingDelete },
+    ids: randomInstanceIdSource((n) => randomInt(n)),
+    logger,
+  };
+  const controller = new Controller({
+    name: 'cloneset-controller',
+    workers: config.workers,
+    reconcile: (key) => reconcileCloneSet(key, deps),
+    clock,
+    logger,
+    rateLimiter: defaultControllerRateLimiter(clock, config.rateLimiter),
+  });
+  const enqueue = (key: string): void => controller.enqueue(key);
+  cloneSets.addHandlers(cloneSetHandlers(enqueue));
+  pods.addHandlers(podHandlers(enqueue, scaleExpectations, rvExpectations, cloneSets.store));
+  pvcs.addHandlers(pvcHandlers(enqueue, scaleExpectations));
+  revisions.addHandlers({});
+
+  const informers: readonly Runnable[] = [cloneSets, pods, pvcs, revisions, nodes];
+  for (const inf of informers) inf.start(signal);
+  const synced = Promise.all(informers.map((inf) => inf.waitForSync(signal))).then(() => undefined);
+  // Workers start only after every cache has synced: a half-filled cache would look like missing pods.
+  const done = synced.then(() => {
+    logger.info({ namespace: ns ?? '(all)', workers: config.workers }, 'caches synced; starting workers');
+    return controller.run(signal);
+  });
+  return { controller, informers, synced, done };
+}

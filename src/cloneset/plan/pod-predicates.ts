@@ -1,0 +1,124 @@
+// Pod predicates shared by scaling, updating and status (spec §8.2, §10.0, §13.1). Pure: the current time is
+// always passed in as `nowMs` (epoch milliseconds), never read from the clock.
+import type { Pod, PodCondition } from '../../kube/types.ts';
+import {
+  CONDITION_INPLACE_UPDATE_READY,
+  LABEL_LIFECYCLE_STATE,
+  LABEL_REVISION_HASH,
+  LABEL_SPECIFIED_DELETE,
+  type LifecycleState,
+} from '../../api/well-known.ts';
+
+const LIFECYCLE_STATES: ReadonlySet<string> = new Set<LifecycleState>([
+  'PreparingNormal',
+  'Normal',
+  'PreparingUpdate',
+  'Updating',
+  'Updated',
+  'PreparingDelete',
+]);
+
+/** 0001-01-01T00:00:00Z, Go's zero `time.Time`. */
+const GO_ZERO_TIME_MS = -62135596800000;
+
+/**
+ * Parses a Kubernetes timestamp to epoch ms; `undefined` for Go's zero time (null, missing, empty, year 1) and
+ * for anything unparsable — Go would have decoded those to the zero time as well (or rejected the object).
+ */
+export function timestampMs(t: string | null | undefined): number | undefined {
+  if (t === undefined || t === null || t === '') return undefined;
+  const ms = Date.parse(t);
+  if (Number.isNaN(ms) || ms === GO_ZERO_TIME_MS) return undefined;
+  return ms;
+}
+
+/** Kubernetes `IsPodActive`: not Succeeded, not Failed, and not being deleted. */
+export function isPodActive(pod: Pod): boolean {
+  const phase = pod.status?.phase;
+  return phase !== 'Succeeded' && phase !== 'Failed' && pod.metadata.deletionTimestamp === undefined;
+}
+
+/** The first condition of the given type (Kubernetes looks at the first match only), if any. */
+export function podCondition(pod: Pod, type: string): PodCondition | undefined {
+  return pod.status?.conditions?.find((c) => c.type === type);
+}
+
+/** Kubernetes `IsPodReady`: the `Ready` condition is True (phase is not looked at). */
+export function isPodReady(pod: Pod): boolean {
+  return podCondition(pod, 'Ready')?.status === 'True';
+}
+
+/**
+ * Spec §10.0 `ready(pod, minReady)` (Kruise `IsPodUpdateReady`): phase Running, `Ready` True and — unless
+ * minReadySeconds is 0 — Ready since a known time strictly more than minReadySeconds ago, and the
+ * `InPlaceUpdateReady` condition absent or True (so a pod being updated in place never counts as ready).
+ */
+export function isPodReadyFor(pod: Pod, minReadySeconds: number, nowMs: number): boolean {
+  if (pod.status?.phase !== 'Running') return false;
+  const ready = podCondition(pod, 'Ready');
+  if (ready?.status !== 'True') return false;
+  if (minReadySeconds !== 0) {
+    const since = timestampMs(ready.lastTransitionTime);
+    if (since === undefined || !(since + minReadySeconds * 1000 < nowMs)) return false;
+  }
+  const inPlace = podCondition(pod, CONDITION_INPLACE_UPDATE_READY);
+  return inPlace === undefined || inPlace.status === 'True';
+}
+
+/** The raw lifecycle label ('' when missing). */
+function lifecycleLabel(pod: Pod): string {
+  return pod.metadata.labels?.[LABEL_LIFECYCLE_STATE] ?? '';
+}
+
+/**
+ * True when the lifecycle label is missing, empty or `Normal` — the only states in which a pod may count as
+ * available. An unrecognised label value is NOT Normal here (as in Kruise).
+ */
+export function isLifecycleNormalOrUnset(pod: Pod): boolean {
+  const s = lifecycleLabel(pod);
+  return s === '' || s === 'Normal';
+}
+
+/**
+ * The pod's lifecycle state (label `lifecycle.apps.kruise.io/state`), '' when unset. A value that is none of
+ * Kruise's six states is also reported as '' — use {@link isLifecycleNormalOrUnset} to decide availability,
+ * which (like Kruise) treats such a value as not Normal.
+ */
+export function lifecycleStateOf(pod: Pod): LifecycleState | '' {
+  const s = lifecycleLabel(pod);
+  return LIFECYCLE_STATES.has(s) ? (s as LifecycleState) : '';
+}
+
+/** Spec §10.0 `available(pod)`: lifecycle unset/Normal and ready for minReadySeconds. */
+export function isPodAvailable(pod: Pod, minReadySeconds: number, nowMs: number): boolean {
+  return isLifecycleNormalOrUnset(pod) && isPodReadyFor(pod, minReadySeconds, nowMs);
+}
+
+/**
+ * Spec §10.0 `readyForDelete(pod)`: available with minReadySeconds 0. Deleting such a pod consumes the
+ * `deleteReadyLimit` budget; deleting any other pod is free.
+ */
+export function isReadyForDelete(pod: Pod, nowMs: number): boolean {
+  return isPodAvailable(pod, 0, nowMs);
+}
+
+/** Spec §10.0: label `apps.kruise.io/specified-delete` present (any value) or the name is in podsToDelete. */
+export function isSpecifiedDelete(pod: Pod, podsToDelete: readonly string[] | undefined): boolean {
+  if (pod.metadata.labels?.[LABEL_SPECIFIED_DELETE] !== undefined) return true;
+  const name = pod.metadata.name;
+  return name !== undefined && (podsToDelete?.includes(name) ?? false);
+}
+
+/** The part of a revision name after its last '-' (the whole string when there is none), spec §8.2. */
+export function shortHash(revisionName: string): string {
+  return revisionName.slice(revisionName.lastIndexOf('-') + 1);
+}
+
+/**
+ * Spec §8.2: the pod's `controller-revision-hash` label equals the revision name, or both short hashes are
+ * equal — so pods labelled with the full name and with the short hash (gate CloneSetShortHash) match alike.
+ */
+export function revisionMatches(pod: Pod, revisionName: string): boolean {
+  const label = pod.metadata.labels?.[LABEL_REVISION_HASH] ?? '';
+  return label === revisionName || shortHash(label) === shortHash(revisionName);
+}

@@ -1,0 +1,74 @@
+// The Progressing condition driven by progressDeadlineSeconds (spec §14.4, manual "Progress Deadline Seconds").
+import type { CloneSet, CloneSetCondition, ProgressingReason } from '../../api/cloneset.ts';
+import { rfc3339 } from './pod-template.ts';
+
+const NO_DEADLINE = 2147483647;
+
+export interface ProgressCounters {
+  readonly replicas: number;
+  readonly updatedReplicas: number;
+  readonly updatedAvailableReplicas: number;
+  readonly expectedUpdatedReplicas: number;
+  readonly currentRevision: string;
+  readonly updateRevision: string;
+}
+
+export interface ProgressingResult {
+  /** undefined: the CloneSet does not track progress, remove the condition. */
+  readonly condition?: CloneSetCondition;
+  readonly requeueAfterMs?: number;
+}
+
+/**
+ * The first matching case wins: available, paused, partition available, deadline exceeded (sticky until
+ * one of the first three), otherwise progressing. The deadline runs from the moment the condition entered
+ * CloneSetUpdated: the set rule keeps an existing CloneSetUpdated condition untouched, so progress in
+ * between does not extend it, and a pause (reason CloneSetPaused) restarts it on resume.
+ */
+export function progressingCondition(
+  cloneSet: CloneSet,
+  carried: readonly CloneSetCondition[],
+  c: ProgressCounters,
+  nowMs: number,
+): ProgressingResult {
+  const deadline = cloneSet.spec.progressDeadlineSeconds;
+  if (deadline === undefined || deadline === NO_DEADLINE) return {};
+  const specReplicas = cloneSet.spec.replicas ?? 1;
+  const make = (status: 'True' | 'False', reason: ProgressingReason, message: string): CloneSetCondition => ({
+    type: 'Progressing',
+    status,
+    reason,
+    message,
+    lastUpdateTime: rfc3339(nowMs),
+    lastTransitionTime: rfc3339(nowMs),
+  });
+  if (
+    c.currentRevision === c.updateRevision &&
+    c.replicas === specReplicas &&
+    c.updatedReplicas === specReplicas &&
+    c.updatedAvailableReplicas === specReplicas
+  ) {
+    return { condition: make('True', 'CloneSetAvailable', 'CloneSet is available') };
+  }
+  if (cloneSet.spec.updateStrategy?.paused === true) {
+    return { condition: make('True', 'CloneSetPaused', 'CloneSet is paused') };
+  }
+  if (c.expectedUpdatedReplicas < specReplicas && c.expectedUpdatedReplicas <= c.updatedAvailableReplicas) {
+    return { condition: make('True', 'ProgressPartitionAvailable', 'CloneSet has been paused due to partition ready') };
+  }
+  const previous = carried.find((x) => x.type === 'Progressing');
+  if (previous !== undefined) {
+    const since = Date.parse(previous.lastUpdateTime ?? previous.lastTransitionTime ?? '');
+    const expiresAtMs = since + deadline * 1000;
+    if (previous.reason === 'ProgressDeadlineExceeded' || (Number.isFinite(since) && expiresAtMs < nowMs)) {
+      return {
+        condition: make('False', 'ProgressDeadlineExceeded', `CloneSet revision ${c.updateRevision} has timed out progressing`),
+      };
+    }
+  }
+  const condition = make('True', 'CloneSetUpdated', 'CloneSet is progressing');
+  const startedMs = previous?.reason === 'CloneSetUpdated' ? Date.parse(previous.lastUpdateTime ?? '') : nowMs;
+  const remaining = (Number.isFinite(startedMs) ? startedMs : nowMs) + deadline * 1000 - nowMs;
+  const requeueAfterMs = remaining >= 1000 ? remaining + 1000 : remaining > 0 ? remaining : undefined;
+  return { condition, ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}) };
+}

@@ -1,0 +1,251 @@
+// The replica diff (spec §10.1, Kruise `calculateDiffsWithExpectation`): from the desired numbers and the
+// facts about the current pods, how many pods to create / delete / update and with which budgets. Both
+// Scale and Update start from it. The arithmetic is deliberately a line-by-line port (conformance: spec §20.2,
+// 80 cases) — including its asymmetries — because users tune their rollouts against Kruise's numbers.
+import type { CloneSet, IntOrString } from '../../api/cloneset.ts';
+import { DEFAULT_MAX_UNAVAILABLE, LABEL_SCALING_EXCLUDE_PREPARING_DELETE, type FeatureGates, type LifecycleState } from '../../api/well-known.ts';
+import type { Pod } from '../../kube/types.ts';
+import { partitionAbs, scaledValue } from './int-or-percent.ts';
+import { isPodAvailable, isSpecifiedDelete, lifecycleStateOf, revisionMatches } from './pod-predicates.ts';
+
+/** What the diff needs to know about one claimed active pod. */
+export interface PodFacts {
+  /** On the update revision (see {@link isUpdatedPod} for the two flavours). */
+  readonly isUpdate: boolean;
+  readonly lifecycleState: LifecycleState | '';
+  /** Spec §10.0 `available(pod)` (lifecycle unset/Normal and ready for minReadySeconds). */
+  readonly available: boolean;
+  /** Label `apps.kruise.io/specified-delete` or listed in `scaleStrategy.podsToDelete`. */
+  readonly specifiedDelete: boolean;
+}
+
+export interface ReplicaDiffInput {
+  readonly replicas: number;
+  readonly partition?: IntOrString;
+  readonly maxSurge?: IntOrString;
+  /** undefined → "20%". */
+  readonly maxUnavailable?: IntOrString;
+  /** v1alpha1 always has its rolling-update fields; false models OnDelete without rollingUpdate (v1beta1). */
+  readonly hasRollingUpdate: boolean;
+  /** updateStrategy.paused: forces maxSurge to 0 (which also flips maxUnavailable's rounding). */
+  readonly paused: boolean;
+  /** scaleStrategy.maxUnavailable; undefined → unlimited. */
+  readonly scaleMaxUnavailable?: IntOrString;
+  /** PreparingDelete pods are not counted toward replicas (flag or CloneSet label). */
+  readonly excludePreparingDelete: boolean;
+  /** Feature gate CloneSetPartitionRollback. */
+  readonly partitionRollbackGate: boolean;
+  /** currentRevision === updateRevision. */
+  readonly currentIsUpdate: boolean;
+  readonly pods: readonly PodFacts[];
+}
+
+export interface ReplicaDiff {
+  /** Pods missing: create this many (at most `scaleUpLimit` of them in this pass). */
+  readonly scaleUpNum: number;
+  /** How many of the pods to create belong to the current (old) revision; may exceed scaleUpNum. */
+  readonly scaleUpNumOldRevision: number;
+  /** Creations allowed now by scaleStrategy.maxUnavailable (≤ scaleUpNum). */
+  readonly scaleUpLimit: number;
+  /** Surplus pods to delete, beyond those already specified for deletion. */
+  readonly scaleDownNum: number;
+  /** How many of the surplus are old-revision pods; may exceed scaleDownNum. */
+  readonly scaleDownNumOldRevision: number;
+  /** How many ready pods may be deleted now (deleting not-ready pods is free), from maxUnavailable. */
+  readonly deleteReadyLimit: number;
+  /** Extra pods temporarily wanted above replicas (≤ maxSurge). */
+  readonly useSurge: number;
+  /** The part of useSurge that should be at the old revision. */
+  readonly useSurgeOldRevision: number;
+  /** > 0: move this many pods to the update revision; < 0: roll this many back to the current one. */
+  readonly updateNum: number;
+  /** Budget of unavailable pods for updating (maxUnavailable + surplus pods); may be negative. */
+  readonly updateMaxUnavailable: number;
+}
+
+/** The resolved absolute numbers the diff works with (useful for logs and explanations). */
+export interface ResolvedLimits {
+  readonly partition: number;
+  readonly maxSurge: number;
+  readonly maxUnavailable: number;
+  readonly scaleMaxUnavailable: number;
+}
+
+const INT32_MAX = 2147483647;
+
+/** Spec §10.1 head: percentages resolved against replicas, with Kruise's rounding rules (spec §19.10). */
+export function resolveLimits(input: ReplicaDiffInput): ResolvedLimits {
+  const r = input.replicas;
+  let partition = 0;
+  let maxSurge = 0;
+  let maxUnavailable: number;
+  if (input.hasRollingUpdate) {
+    partition = partitionAbs(input.partition, r);
+    maxSurge = input.maxSurge !== undefined && !input.paused ? scaledValue(input.maxSurge, r, true) : 0;
+    // Rounds DOWN when surge is in use: surge pods already cover the rounding slack.
+    maxUnavailable = scaledValue(input.maxUnavailable ?? DEFAULT_MAX_UNAVAILABLE, r, maxSurge === 0);
+  } else {
+    maxUnavailable = scaledValue(DEFAULT_MAX_UNAVAILABLE, r, false);
+  }
+  const scaleMaxUnavailable = scaledValue(input.scaleMaxUnavailable ?? INT32_MAX, r, true);
+  return { partition, maxSurge, maxUnavailable, scaleMaxUnavailable };
+}
+
+/** Per-revision counters; index 0 = old revision, 1 = update revision. */
+type Pair = [number, number];
+
+/** Spec §10.1: computes the scale and update numbers for one reconcile pass. */
+export function computeReplicaDiff(input: ReplicaDiffInput): ReplicaDiff {
+  const R = input.replicas;
+  const { partition: P, maxSurge: MS, maxUnavailable: MU, scaleMaxUnavailable: SMU } = resolveLimits(input);
+
+  const count: Pair = [0, 0];
+  const active: Pair = [0, 0];
+  const preDel: Pair = [0, 0];
+  const toDel: Pair = [0, 0];
+  const unavail: Pair = [0, 0];
+  for (const pod of input.pods) {
+    const s = pod.isUpdate ? 1 : 0;
+    count[s]++;
+    if (pod.lifecycleState === 'PreparingDelete') {
+      preDel[s]++;
+      continue;
+    }
+    active[s]++;
+    // A specified-delete pod is on its way out: it counts neither as available nor as unavailable.
+    if (pod.specifiedDelete) toDel[s]++;
+    else if (!(pod.available && (pod.lifecycleState === '' || pod.lifecycleState === 'Normal'))) unavail[s]++;
+  }
+
+  let updOld = active[0] - P;
+  let updNew = active[1] - (R - P);
+  const totalUnavail = preDel[0] + preDel[1] + unavail[0] + unavail[1];
+  // Without rollback, pods only ever move towards the update revision.
+  if (input.currentIsUpdate || !input.partitionRollbackGate) {
+    updOld = Math.max(updOld, 0);
+    updNew = Math.min(updNew, 0);
+  }
+
+  let useSurge = 0;
+  let useSurgeOld = 0;
+  if (MS > 0) {
+    // Surge to replace specified-delete pods without exceeding maxUnavailable ...
+    const td = toDel[0] + toDel[1];
+    const scaleSurge = td > 0 ? Math.min(Math.max(totalUnavail + td - MU, 0), td) : 0;
+    const scaleOldSurge = scaleSurge > toDel[1] ? scaleSurge - toDel[1] : 0;
+    // ... or to move pods between revisions (one side has too many, the other too few).
+    let updSurge = 0;
+    let updOldSurge = 0;
+    if ((updOld < 0 && updNew > 0) || (updOld > 0 && updNew < 0)) {
+      if (Math.abs(updOld) <= Math.abs(updNew)) {
+        updSurge = Math.abs(updOld);
+        if (updOld < 0) updOldSurge = updSurge;
+      } else {
+        updSurge = Math.abs(updNew);
+        if (updNew > 0) updOldSurge = updSurge;
+      }
+    }
+    // Scale and update never run in the same pass, so the larger need wins.
+    if (scaleSurge >= updSurge) {
+      useSurge = Math.min(MS, scaleSurge);
+      useSurgeOld = Math.min(useSurge, scaleOldSurge);
+    } else {
+      useSurge = Math.min(MS, updSurge);
+      useSurgeOld = Math.min(useSurge, updOldSurge);
+    }
+  }
+
+  let curTotal = input.pods.length;
+  let curOld = count[0];
+  if (input.excludePreparingDelete) {
+    curTotal -= preDel[0] + preDel[1];
+    curOld -= preDel[0];
+  }
+  const expTotal = R + useSurge;
+  const expOld = P + useSurgeOld;
+
+  let scaleUpNum = 0;
+  let scaleUpNumOldRevision = 0;
+  let scaleUpLimit = 0;
+  if (expTotal - curTotal > 0) {
+    scaleUpNum = expTotal - curTotal;
+    scaleUpNumOldRevision = Math.max(expOld - curOld, 0);
+    scaleUpLimit = Math.min(scaleUpNum, Math.max(SMU - totalUnavail, 0));
+  }
+  let scaleDownNum = 0;
+  let scaleDownNumOldRevision = 0;
+  // Pods already specified for deletion are leaving anyway: they are not part of the surplus.
+  if (curTotal - toDel[0] - toDel[1] - expTotal > 0) {
+    scaleDownNum = curTotal - toDel[0] - toDel[1] - expTotal;
+    scaleDownNumOldRevision = Math.max(curOld - toDel[0] - expOld, 0);
+  }
+  let deleteReadyLimit = 0;
+  if (toDel[0] > 0 || toDel[1] > 0 || scaleDownNum > 0) {
+    // Kruise uses len(pods) here (PreparingDelete pods included) even when they are excluded above.
+    deleteReadyLimit = Math.max(MU + (input.pods.length - R) - totalUnavail, 0);
+  }
+  const updateNum = Math.abs(updOld) <= Math.abs(updNew) ? updOld : -updNew;
+  const updateMaxUnavailable = updateNum !== 0 ? MU + input.pods.length - R : 0;
+
+  return {
+    scaleUpNum,
+    scaleUpNumOldRevision,
+    scaleUpLimit,
+    scaleDownNum,
+    scaleDownNumOldRevision,
+    deleteReadyLimit,
+    useSurge,
+    useSurgeOldRevision: useSurgeOld,
+    updateNum: updateNum === 0 ? 0 : updateNum,
+    updateMaxUnavailable,
+  };
+}
+
+export interface ReplicaDiffContext {
+  readonly currentRevision: string;
+  readonly updateRevision: string;
+  readonly gates: FeatureGates;
+  /** The `--cloneset-scaling-exclude-preparing-delete` command-line flag. */
+  readonly excludePreparingDeleteFlag: boolean;
+  readonly nowMs: number;
+  /** Which `isUpdate` to use (spec §10.0): Scale counts PreparingUpdate pods as updated under a gate. */
+  readonly flavour: 'scale' | 'update';
+}
+
+/**
+ * Spec §10.0 `isUpdate(pod)`: matches the update revision; in the `scale` flavour, a `PreparingUpdate` pod
+ * also counts as updated when the PreparingUpdateAsUpdate gate is on.
+ */
+export function isUpdatedPod(pod: Pod, updateRevision: string, flavour: 'scale' | 'update', gates: FeatureGates): boolean {
+  if (flavour === 'scale' && gates.PreparingUpdateAsUpdate && lifecycleStateOf(pod) === 'PreparingUpdate') return true;
+  return revisionMatches(pod, updateRevision);
+}
+
+/** Builds the diff input for a v1alpha1 CloneSet and its claimed active pods. */
+export function replicaDiffInputFor(cloneSet: CloneSet, pods: readonly Pod[], ctx: ReplicaDiffContext): ReplicaDiffInput {
+  const spec = cloneSet.spec;
+  const us = spec.updateStrategy ?? {};
+  const podsToDelete = spec.scaleStrategy?.podsToDelete;
+  const minReadySeconds = spec.minReadySeconds ?? 0;
+  const scaleMaxUnavailable = spec.scaleStrategy?.maxUnavailable;
+  return {
+    // The defaulting webhook sets replicas to 1 when omitted (spec §4.1).
+    replicas: spec.replicas ?? 1,
+    ...(us.partition !== undefined ? { partition: us.partition } : {}),
+    ...(us.maxSurge !== undefined ? { maxSurge: us.maxSurge } : {}),
+    ...(us.maxUnavailable !== undefined ? { maxUnavailable: us.maxUnavailable } : {}),
+    ...(scaleMaxUnavailable !== undefined ? { scaleMaxUnavailable } : {}),
+    hasRollingUpdate: true,
+    paused: us.paused === true,
+    excludePreparingDelete:
+      ctx.excludePreparingDeleteFlag || cloneSet.metadata.labels?.[LABEL_SCALING_EXCLUDE_PREPARING_DELETE] === 'true',
+    partitionRollbackGate: ctx.gates.CloneSetPartitionRollback,
+    currentIsUpdate: ctx.currentRevision === ctx.updateRevision,
+    pods: pods.map((pod) => ({
+      isUpdate: isUpdatedPod(pod, ctx.updateRevision, ctx.flavour, ctx.gates),
+      lifecycleState: lifecycleStateOf(pod),
+      available: isPodAvailable(pod, minReadySeconds, ctx.nowMs),
+      specifiedDelete: isSpecifiedDelete(pod, podsToDelete),
+    })),
+  };
+}

@@ -1,0 +1,121 @@
+// computeStatus: the CloneSet status from the claimed pods (spec §14), and when it is worth writing.
+import type { CloneSet, CloneSetCondition, CloneSetConditionType, CloneSetStatus } from '../../api/cloneset.ts';
+import type { Pod } from '../../kube/types.ts';
+import { selectorToString } from '../../kube/selectors.ts';
+import { minDelay } from './actions.ts';
+import { partitionAbs } from './int-or-percent.ts';
+import { isPodAvailable, isPodReadyFor, podCondition, revisionMatches } from './pod-predicates.ts';
+import { rfc3339 } from './pod-template.ts';
+import { progressingCondition } from './progressing.ts';
+
+export interface StatusInput {
+  readonly cloneSet: CloneSet;
+  readonly pods: readonly Pod[];
+  readonly updateRevision: string;
+  readonly currentRevision: string;
+  readonly collisionCount: number;
+  readonly nowMs: number;
+  readonly failure?: { readonly type: 'FailedScale' | 'FailedUpdate'; readonly message: string };
+}
+
+export interface StatusResult {
+  readonly status: CloneSetStatus;
+  /** When a pod will cross minReadySeconds, or the progress deadline will expire. */
+  readonly requeueAfterMs?: number;
+}
+
+export function computeStatus(input: StatusInput): StatusResult {
+  const { cloneSet, pods, nowMs } = input;
+  const minReadySeconds = cloneSet.spec.minReadySeconds ?? 0;
+  const specReplicas = cloneSet.spec.replicas ?? 1;
+  let ready = 0, available = 0, updated = 0, updatedReady = 0, updatedAvailable = 0;
+  let nextAvailableMs: number | undefined;
+  for (const pod of pods) {
+    const isReady = isPodReadyFor(pod, 0, nowMs);
+    const isAvailable = isPodAvailable(pod, minReadySeconds, nowMs);
+    const isUpdated = revisionMatches(pod, input.updateRevision);
+    if (isReady) ready++;
+    if (isAvailable) available++;
+    if (isUpdated) updated++;
+    if (isUpdated && isReady) updatedReady++;
+    if (isUpdated && isAvailable) updatedAvailable++;
+    if (isReady && !isAvailable && minReadySeconds > 0) {
+      nextAvailableMs = minDelay(nextAvailableMs, availableInMs(pod, minReadySeconds, nowMs));
+    }
+  }
+  const replicas = pods.length;
+  const currentRevision =
+    updated === replicas && replicas === specReplicas ? input.updateRevision : input.currentRevision;
+  const expectedUpdatedReplicas = specReplicas - partitionAbs(cloneSet.spec.updateStrategy?.partition, specReplicas);
+  let conditions = [...(cloneSet.status?.conditions ?? [])];
+  if (input.failure !== undefined) {
+    conditions = setCondition(conditions, {
+      type: input.failure.type,
+      status: 'True',
+      lastTransitionTime: rfc3339(nowMs),
+      message: input.failure.message,
+    });
+  }
+  const counters = { replicas, updatedReplicas: updated, updatedAvailableReplicas: updatedAvailable, expectedUpdatedReplicas };
+  const progressing = progressingCondition(cloneSet, conditions, { ...counters, currentRevision, updateRevision: input.updateRevision }, nowMs);
+  conditions =
+    progressing.condition === undefined
+      ? conditions.filter((c) => c.type !== 'Progressing')
+      : setCondition(conditions, progressing.condition);
+  const status: CloneSetStatus = {
+    observedGeneration: cloneSet.metadata.generation ?? 0,
+    replicas,
+    readyReplicas: ready,
+    availableReplicas: available,
+    updatedReplicas: updated,
+    updatedReadyReplicas: updatedReady,
+    updatedAvailableReplicas: updatedAvailable,
+    expectedUpdatedReplicas,
+    updateRevision: input.updateRevision,
+    currentRevision,
+    collisionCount: input.collisionCount,
+    labelSelector: selectorToString(cloneSet.spec.selector),
+    ...(conditions.length > 0 ? { conditions } : {}),
+  };
+  const requeueAfterMs = minDelay(nextAvailableMs, progressing.requeueAfterMs);
+  return { status, ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}) };
+}
+
+function availableInMs(pod: Pod, minReadySeconds: number, nowMs: number): number | undefined {
+  const since = podCondition(pod, 'Ready')?.lastTransitionTime;
+  if (since === undefined || since === null) return undefined;
+  // +1 ms: availability needs the ready time to be strictly before now - minReadySeconds.
+  return Date.parse(since) + minReadySeconds * 1000 - nowMs + 1;
+}
+
+/**
+ * Kubernetes' condition set rule as Kruise applies it (spec §14.4): same status and reason → unchanged;
+ * same status, new reason → replaced but lastTransitionTime kept; otherwise replaced and moved last.
+ */
+export function setCondition(conditions: readonly CloneSetCondition[], next: CloneSetCondition): CloneSetCondition[] {
+  const existing = conditions.find((c) => c.type === next.type);
+  if (existing !== undefined && existing.status === next.status && existing.reason === next.reason) return [...conditions];
+  const kept =
+    existing !== undefined && existing.status === next.status && existing.lastTransitionTime !== undefined
+      ? { ...next, lastTransitionTime: existing.lastTransitionTime }
+      : next;
+  return [...conditions.filter((c) => c.type !== next.type), kept];
+}
+
+export function conditionOf(status: CloneSetStatus | undefined, type: CloneSetConditionType): CloneSetCondition | undefined {
+  return status?.conditions?.find((c) => c.type === type);
+}
+
+/** The write rule of spec §14.3: counters, revisions, selector, generation or the Progressing condition. */
+export function isStatusChanged(old: CloneSetStatus | undefined, next: CloneSetStatus): boolean {
+  if (old === undefined) return true;
+  const keys = [
+    'replicas', 'readyReplicas', 'availableReplicas', 'updatedReadyReplicas', 'updatedReplicas',
+    'updatedAvailableReplicas', 'expectedUpdatedReplicas', 'updateRevision', 'currentRevision', 'labelSelector',
+  ] as const;
+  if (keys.some((k) => (old[k] ?? 0) !== (next[k] ?? 0))) return true;
+  if ((next.observedGeneration ?? 0) > (old.observedGeneration ?? 0)) return true;
+  const a = conditionOf(old, 'Progressing');
+  const b = conditionOf(next, 'Progressing');
+  return a?.status !== b?.status || a?.reason !== b?.reason;
+}

@@ -1,0 +1,73 @@
+// The narrow write ports of the CloneSet controller, named after what they control. The executor only
+// talks to these; ApiPorts implements them on the Kubernetes client, tests may record calls instead.
+import type { CloneSet, CloneSetStatus } from '../api/cloneset.ts';
+import type { ControllerRevision, PersistentVolumeClaim, Pod } from '../kube/types.ts';
+import type { KubeClient } from '../kube/client.ts';
+import { CLONESETS, CONTROLLER_REVISIONS, PODS, PVCS } from '../kube/resources.ts';
+
+export type PatchType = 'merge' | 'strategic' | 'json';
+
+export interface PodControl {
+  createPod(namespace: string, pod: Pod): Promise<Pod>;
+  /** Deletes exactly this incarnation: a different pod with the same name is left alone. */
+  deletePod(namespace: string, name: string, uid: string): Promise<void>;
+  patchPod(namespace: string, name: string, patch: unknown, type: PatchType): Promise<Pod>;
+  patchPodStatus(namespace: string, name: string, patch: unknown, type: PatchType): Promise<Pod>;
+}
+
+export interface PvcControl {
+  createPvc(namespace: string, pvc: PersistentVolumeClaim): Promise<PersistentVolumeClaim>;
+  deletePvc(namespace: string, name: string): Promise<void>;
+}
+
+export interface RevisionControl {
+  createRevision(namespace: string, revision: ControllerRevision): Promise<ControllerRevision>;
+  getRevision(namespace: string, name: string): Promise<ControllerRevision>;
+  patchRevision(namespace: string, name: string, patch: unknown): Promise<ControllerRevision>;
+  deleteRevision(namespace: string, name: string): Promise<void>;
+}
+
+export interface CloneSetWriter {
+  /** Replaces the status through the status subresource, guarded by the cached resourceVersion. */
+  updateStatus(cloneSet: CloneSet, status: CloneSetStatus): Promise<CloneSet>;
+  patchCloneSet(namespace: string, name: string, patch: unknown, type: PatchType): Promise<CloneSet>;
+}
+
+export interface Ports {
+  readonly pods: PodControl;
+  readonly pvcs: PvcControl;
+  readonly revisions: RevisionControl;
+  readonly cloneSets: CloneSetWriter;
+}
+
+export function apiPorts(client: KubeClient): Ports {
+  return {
+    pods: {
+      createPod: (ns, pod) => client.create<Pod>(PODS, ns, pod),
+      deletePod: (ns, name, uid) => client.delete(PODS, ns, name, { preconditionUid: uid }),
+      patchPod: (ns, name, patch, type) => client.patch<Pod>(PODS, ns, name, patch, type),
+      patchPodStatus: (ns, name, patch, type) => client.patch<Pod>(PODS, ns, name, patch, type, { subresource: 'status' }),
+    },
+    pvcs: {
+      createPvc: (ns, pvc) => client.create<PersistentVolumeClaim>(PVCS, ns, pvc),
+      deletePvc: (ns, name) => client.delete(PVCS, ns, name),
+    },
+    revisions: {
+      createRevision: (ns, rev) => client.create<ControllerRevision>(CONTROLLER_REVISIONS, ns, rev),
+      getRevision: (ns, name) => client.get<ControllerRevision>(CONTROLLER_REVISIONS, ns, name),
+      patchRevision: (ns, name, patch) => client.patch<ControllerRevision>(CONTROLLER_REVISIONS, ns, name, patch, 'merge'),
+      deleteRevision: (ns, name) => client.delete(CONTROLLER_REVISIONS, ns, name),
+    },
+    cloneSets: {
+      updateStatus: (cs, status) =>
+        client.update<CloneSet>(
+          CLONESETS,
+          cs.metadata.namespace,
+          cs.metadata.name ?? '',
+          { apiVersion: cs.apiVersion, kind: cs.kind, metadata: { name: cs.metadata.name, namespace: cs.metadata.namespace, resourceVersion: cs.metadata.resourceVersion }, spec: cs.spec, status },
+          { subresource: 'status' },
+        ),
+      patchCloneSet: (ns, name, patch, type) => client.patch<CloneSet>(CLONESETS, ns, name, patch, type),
+    },
+  };
+}

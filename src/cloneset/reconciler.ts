@@ -1,0 +1,108 @@
+// reconcileCloneSet: the glue of one pass, level-triggered on a key — load, gate, plan, execute, status.
+import type { Logger } from 'pino';
+import type { CloneSet } from '../api/cloneset.ts';
+import type { FeatureGates } from '../api/well-known.ts';
+import { isEmptySelector, matchesLabelSelector } from '../kube/selectors.ts';
+import type { Clock } from '../runtime/clock.ts';
+import type { ReconcileResult } from '../runtime/controller.ts';
+import type { EventRecorder } from '../runtime/events.ts';
+import type { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.ts';
+import { executePlan, errorText } from './execute.ts';
+import { minDelay } from './plan/actions.ts';
+import { planCloneSet } from './plan/index.ts';
+import type { InstanceIdSource } from './plan/instance-ids.ts';
+import { computeStatus, isStatusChanged } from './plan/status.ts';
+import type { Ports } from './ports.ts';
+import { syncRevisions, truncateHistory } from './revision-sync.ts';
+import { loadSnapshot, revisionsOf, type CloneSetStores } from './snapshot.ts';
+import { truncatePodsToDelete } from './pods-to-delete.ts';
+
+export interface ReconcileConfig {
+  readonly gates: FeatureGates;
+  readonly excludePreparingDelete: boolean;
+}
+
+export interface ReconcileDeps {
+  readonly stores: CloneSetStores;
+  readonly ports: Ports;
+  readonly scaleExpectations: ScaleExpectations;
+  readonly rvExpectations: ResourceVersionExpectations;
+  readonly recorder: EventRecorder;
+  readonly clock: Clock;
+  readonly config: ReconcileConfig;
+  readonly ids: InstanceIdSource;
+  readonly logger: Logger;
+}
+
+export async function reconcileCloneSet(key: string, d: ReconcileDeps): Promise<ReconcileResult> {
+  const cloneSet = d.stores.cloneSets.get(key);
+  if (cloneSet === undefined) {
+    d.scaleExpectations.forget(key);
+    return {};
+  }
+  const selectorProblem = checkSelector(cloneSet);
+  if (selectorProblem !== undefined) {
+    // Terminal until the user fixes the object (the update event brings us back): no pods, no hot loop.
+    d.recorder.event(cloneSet, 'Warning', 'InvalidSelector', selectorProblem);
+    d.logger.warn({ cloneset: key }, selectorProblem);
+    return {};
+  }
+  const gate = d.scaleExpectations.check(key);
+  if (!gate.satisfied) {
+    if (!gate.timedOut) return { requeueAfterMs: gate.remainingMs };
+    // Kruise stays blocked here until an event arrives (kruise#1765); we re-plan from the cache instead.
+    d.logger.warn({ cloneset: key, pendingForMs: gate.pendingForMs }, 'scale expectations timed out; re-planning from the cache');
+    d.scaleExpectations.forget(key);
+  }
+  const nowMs = d.clock.now();
+  const snapshot = loadSnapshot(d.stores, cloneSet, nowMs);
+  const revisionList = revisionsOf(d.stores, cloneSet);
+  const revisions = await syncRevisions(cloneSet, revisionList, d.ports);
+  for (const pod of snapshot.pods) {
+    const uid = pod.metadata.uid ?? '';
+    // The cache still shows a pod older than our own last write to it: wait for the watch to catch up
+    // (the pod's update event requeues us). Unlike Kruise, a timed-out expectation never blocks for good.
+    const check = d.rvExpectations.isSatisfied(uid, pod.metadata.resourceVersion ?? '');
+    if (!check.satisfied) {
+      if (!check.timedOut) return { requeueAfterMs: Math.min(check.remainingMs, 5000) };
+      d.rvExpectations.forget(uid);
+    }
+  }
+  const plan = planCloneSet(snapshot, revisions, d.config, d.ids);
+  for (const line of plan.explain) d.logger.debug({ cloneset: key, phase: plan.phase }, line);
+  for (const e of plan.events) d.recorder.event(cloneSet, e.type, e.reason, e.message);
+  const outcome = await executePlan(cloneSet, key, plan.phase, plan.actions, {
+    ports: d.ports,
+    scaleExpectations: d.scaleExpectations,
+    rvExpectations: d.rvExpectations,
+    recorder: d.recorder,
+    nowMs: () => d.clock.now(),
+  });
+  const failure = outcome.failure === undefined ? undefined : { type: outcome.failure.type, message: errorText(outcome.failure.error) };
+  const { status, requeueAfterMs } = computeStatus({
+    cloneSet,
+    pods: plan.claimed,
+    updateRevision: revisions.update.name,
+    currentRevision: revisions.current.name,
+    collisionCount: revisions.collisionCount,
+    nowMs,
+    ...(failure !== undefined ? { failure } : {}),
+  });
+  if (isStatusChanged(cloneSet.status, status)) await d.ports.cloneSets.updateStatus(cloneSet, status);
+  await truncatePodsToDelete(cloneSet, plan.claimed, d.ports, d.logger);
+  await truncateHistory(cloneSet, revisionList, plan.claimed, revisions, d.ports, d.logger);
+  if (outcome.failure !== undefined) throw outcome.failure.error;
+  const requeue = minDelay(requeueAfterMs, plan.requeueAfterMs);
+  return requeue === undefined ? {} : { requeueAfterMs: requeue };
+}
+
+/** Bad input that no retry can fix: reported as an event, no pods are created for it. */
+export function checkSelector(cloneSet: CloneSet): string | undefined {
+  const selector = cloneSet.spec.selector;
+  if (isEmptySelector(selector)) return 'spec.selector: Invalid value: empty selector is invalid for cloneset';
+  const labels = cloneSet.spec.template.metadata?.labels ?? {};
+  if (!matchesLabelSelector(selector, labels)) {
+    return 'spec.template.metadata.labels: Invalid value: `selector` does not match template `labels`';
+  }
+  return undefined;
+}

@@ -1,0 +1,43 @@
+// loadSnapshot: everything one reconcile decides on, read from the informer caches only (never the API).
+import type { CloneSet } from '../api/cloneset.ts';
+import type { ControllerRevision, Node, PersistentVolumeClaim, Pod } from '../kube/types.ts';
+import { matchesLabelSelector } from '../kube/selectors.ts';
+import type { Store } from '../runtime/store.ts';
+import type { Snapshot } from './plan/index.ts';
+
+/** Index names registered on the informers (see cloneset/informers.ts). */
+export const INDEX_OWNER_UID = 'ownerUid';
+export const INDEX_NAMESPACE = 'namespace';
+
+export interface CloneSetStores {
+  readonly cloneSets: Store<CloneSet>;
+  readonly pods: Store<Pod>;
+  readonly pvcs: Store<PersistentVolumeClaim>;
+  readonly revisions: Store<ControllerRevision>;
+  readonly nodes: Store<Node>;
+}
+
+export function loadSnapshot(stores: CloneSetStores, cloneSet: CloneSet, nowMs: number): Snapshot {
+  const uid = cloneSet.metadata.uid ?? '';
+  const pods = stores.pods.byIndex(INDEX_OWNER_UID, uid);
+  const pvcs = stores.pvcs.byIndex(INDEX_OWNER_UID, uid).filter((c) => c.metadata.deletionTimestamp === undefined);
+  // Only the nodes of our pods: the deletion ranking reads them instead of calling the API mid-sort.
+  const nodes = new Map<string, Node>();
+  for (const pod of pods) {
+    const nodeName = pod.spec.nodeName;
+    if (nodeName === undefined || nodeName === '' || nodes.has(nodeName)) continue;
+    const node = stores.nodes.get(nodeName);
+    if (node !== undefined) nodes.set(nodeName, node);
+  }
+  return { cloneSet, pods, pvcs, nodes, nowMs };
+}
+
+/** Revisions in the CloneSet's namespace that match its selector and are not controlled by someone else. */
+export function revisionsOf(stores: CloneSetStores, cloneSet: CloneSet): readonly ControllerRevision[] {
+  const uid = cloneSet.metadata.uid ?? '';
+  return stores.revisions.byIndex(INDEX_NAMESPACE, cloneSet.metadata.namespace ?? '').filter((r) => {
+    const owner = (r.metadata.ownerReferences ?? []).find((o) => o.controller === true);
+    if (owner !== undefined && owner.uid !== uid) return false;
+    return matchesLabelSelector(cloneSet.spec.selector, r.metadata.labels ?? {});
+  });
+}

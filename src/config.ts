@@ -1,0 +1,146 @@
+// ControllerConfig: command-line flags parsed ONCE into a frozen object that is passed explicitly.
+// Flag names follow Kubernetes and Kruise conventions (--kubeconfig, -n, --feature-gates, --cloneset-workers).
+import { parseArgs } from 'node:util';
+import { FEATURE_GATE_DEFAULTS, type FeatureGateName, type FeatureGates } from './api/well-known.ts';
+
+export interface ControllerConfig {
+  readonly kubeconfig?: string;
+  /** Watch and manage CloneSets of this namespace only; undefined = all namespaces. */
+  readonly namespace?: string;
+  readonly workers: number;
+  readonly qps: number;
+  readonly burst: number;
+  readonly gates: FeatureGates;
+  readonly excludePreparingDelete: boolean;
+  readonly expectationTimeoutMs: number;
+  readonly rateLimiter: { readonly baseDelayMs: number; readonly maxDelayMs: number; readonly qps: number; readonly burst: number };
+  readonly metricsBindAddress: string;
+  readonly healthProbeBindAddress: string;
+  readonly leaderElect: boolean;
+  readonly leaderElectionNamespace: string;
+  readonly leaderElectionId: string;
+  readonly logLevel: string;
+}
+
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+export const USAGE = `Usage: cloneset-controller [flags]
+
+Runs the CloneSet controller (apps.kruise.io/v1alpha1) against the cluster of the current kubeconfig.
+
+Flags:
+      --kubeconfig string                  path to a kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)
+  -n, --namespace string                   only manage CloneSets in this namespace (default: all namespaces)
+      --cloneset-workers int               concurrent reconciles (default 3)
+      --kube-api-qps float                 client-side QPS limit towards the API server (default 30)
+      --kube-api-burst int                 client-side burst (default 50)
+      --feature-gates string               comma-separated Name=true|false, Kruise gate names (e.g. CloneSetShortHash=true)
+      --cloneset-scaling-exclude-preparing-delete
+                                           exclude PreparingDelete pods from the replica count, for all CloneSets
+      --expectation-timeout duration       how long to wait for the cache to show our own writes (default 5m)
+      --rate-limiter-base-delay duration   per-key retry backoff base (default 5ms)
+      --rate-limiter-max-delay duration    per-key retry backoff cap (default 1000s)
+      --rate-limiter-qps int               work queue token bucket rate (default 10)
+      --rate-limiter-bucket-size int       work queue token bucket size (default 100)
+      --metrics-bind-address string        Prometheus metrics address, "0" disables (default ":8080")
+      --health-probe-bind-address string   /healthz and /readyz address, "0" disables (default ":8000")
+      --leader-elect                       use a coordination.k8s.io Lease so only one replica is active
+      --leader-election-namespace string   namespace of the Lease (default "kube-system")
+      --leader-election-id string          name of the Lease (default "cloneset-controller")
+  -v, --log-level string                   trace|debug|info|warn|error (default "info")
+  -h, --help                               show this help
+`;
+
+/** Go-style durations: 300ms, 10s, 5m, 1h30m. */
+export function parseDuration(text: string): number {
+  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+  const re = /(\d+(?:\.\d+)?)(ms|s|m|h)/gy;
+  let total = 0;
+  let matched = 0;
+  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+    total += Number(m[1]) * (units[m[2] ?? ''] ?? 0);
+    matched += m[0].length;
+  }
+  if (matched !== text.length || text.length === 0) throw new UsageError(`invalid duration "${text}" (use e.g. 500ms, 10s, 5m)`);
+  return total;
+}
+
+export function parseFeatureGates(text: string): FeatureGates {
+  const gates: Record<FeatureGateName, boolean> = { ...FEATURE_GATE_DEFAULTS };
+  for (const item of text.split(',').map((s) => s.trim()).filter((s) => s !== '')) {
+    const [name, value] = item.split('=');
+    if (name === undefined || !(name in FEATURE_GATE_DEFAULTS)) {
+      throw new UsageError(`unknown feature gate "${name ?? item}"; known gates: ${Object.keys(FEATURE_GATE_DEFAULTS).join(', ')}`);
+    }
+    if (value !== 'true' && value !== 'false') throw new UsageError(`feature gate ${name} needs =true or =false`);
+    gates[name as FeatureGateName] = value === 'true';
+  }
+  return Object.freeze(gates);
+}
+
+function int(name: string, v: string | undefined, def: number): number {
+  if (v === undefined) return def;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 0) throw new UsageError(`--${name} must be a non-negative number, got "${v}"`);
+  return n;
+}
+
+export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): ControllerConfig | 'help' {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      allowPositionals: false,
+      options: {
+        kubeconfig: { type: 'string' },
+        namespace: { type: 'string', short: 'n' },
+        'cloneset-workers': { type: 'string' },
+        'kube-api-qps': { type: 'string' },
+        'kube-api-burst': { type: 'string' },
+        'feature-gates': { type: 'string' },
+        'cloneset-scaling-exclude-preparing-delete': { type: 'boolean' },
+        'expectation-timeout': { type: 'string' },
+        'rate-limiter-base-delay': { type: 'string' },
+        'rate-limiter-max-delay': { type: 'string' },
+        'rate-limiter-qps': { type: 'string' },
+        'rate-limiter-bucket-size': { type: 'string' },
+        'metrics-bind-address': { type: 'string' },
+        'health-probe-bind-address': { type: 'string' },
+        'leader-elect': { type: 'boolean' },
+        'leader-election-namespace': { type: 'string' },
+        'leader-election-id': { type: 'string' },
+        'log-level': { type: 'string', short: 'v' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (e) {
+    throw new UsageError(e instanceof Error ? e.message : String(e));
+  }
+  const v = parsed.values;
+  if (v.help === true) return 'help';
+  const kubeconfig = v.kubeconfig ?? env.KUBECONFIG;
+  return Object.freeze({
+    ...(kubeconfig !== undefined && kubeconfig !== '' ? { kubeconfig } : {}),
+    ...(v.namespace !== undefined ? { namespace: v.namespace } : {}),
+    workers: Math.max(1, int('cloneset-workers', v['cloneset-workers'], 3)),
+    qps: int('kube-api-qps', v['kube-api-qps'], 30),
+    burst: int('kube-api-burst', v['kube-api-burst'], 50),
+    gates: parseFeatureGates(v['feature-gates'] ?? ''),
+    excludePreparingDelete: v['cloneset-scaling-exclude-preparing-delete'] === true,
+    expectationTimeoutMs: parseDuration(v['expectation-timeout'] ?? '5m'),
+    rateLimiter: {
+      baseDelayMs: parseDuration(v['rate-limiter-base-delay'] ?? '5ms'),
+      maxDelayMs: parseDuration(v['rate-limiter-max-delay'] ?? '1000s'),
+      qps: int('rate-limiter-qps', v['rate-limiter-qps'], 10),
+      burst: int('rate-limiter-bucket-size', v['rate-limiter-bucket-size'], 100),
+    },
+    metricsBindAddress: v['metrics-bind-address'] ?? ':8080',
+    healthProbeBindAddress: v['health-probe-bind-address'] ?? ':8000',
+    leaderElect: v['leader-elect'] === true,
+    leaderElectionNamespace: v['leader-election-namespace'] ?? 'kube-system',
+    leaderElectionId: v['leader-election-id'] ?? 'cloneset-controller',
+    logLevel: v['log-level'] ?? 'info',
+  });
+}

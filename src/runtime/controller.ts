@@ -1,0 +1,177 @@
+/**
+ * The controller worker loop: N workers take keys from a WorkQueue and call `reconcile(key)`.
+ *
+ * `#handleOutcome` is THE one place where a reconcile outcome becomes a queue operation
+ * (controller-runtime `reconcileHandler`):
+ * - thrown `TerminalError` → `forget`, no requeue (retrying cannot help; the reconciler reports it);
+ * - any other thrown error → `addRateLimited` (per-key exponential backoff and global bucket), at least the
+ *   error's own `retryAfterMs` when it carries one (e.g. a 429 Retry-After);
+ * - `requeueAfterMs > 0` → `forget` + `addAfter`;
+ * - otherwise → `forget`.
+ * Reconcile is key-only and level-triggered: the reason for a reconcile is never passed in.
+ */
+import type { Logger } from 'pino';
+import type { Clock } from './clock.ts';
+import type { RateLimiter } from './rate-limiter.ts';
+import { WorkQueue } from './workqueue.ts';
+
+/** `{}` = done; `requeueAfterMs` = look again after that delay even if nothing changes. */
+export type ReconcileResult = { readonly requeueAfterMs?: number };
+
+/** A failure that retrying cannot fix (e.g. an invalid selector): logged, never requeued. */
+export class TerminalError extends Error {
+  override readonly name = 'TerminalError';
+}
+
+export interface ControllerOptions {
+  readonly name: string;
+  readonly workers: number;
+  readonly reconcile: (key: string) => Promise<ReconcileResult>;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly rateLimiter?: RateLimiter;
+}
+
+export type ReconcileOutcome = 'success' | 'requeue_after' | 'error' | 'terminal_error';
+
+/** Plain counters, read by the metrics endpoint. */
+export interface ControllerStats {
+  readonly reconcilesTotal: number;
+  readonly reconcileErrorsTotal: number;
+  readonly reconcilesByOutcome: Readonly<Record<ReconcileOutcome, number>>;
+  readonly reconcileTimeMsTotal: number;
+  readonly activeWorkers: number;
+  readonly queueDepth: number;
+  readonly queueAddsTotal: number;
+  readonly queueRetriesTotal: number;
+}
+
+/** `retryAfterMs` of a typed error, when it carries a positive one. */
+export function retryAfterMsOf(e: unknown): number | undefined {
+  if (typeof e !== 'object' || e === null || !('retryAfterMs' in e)) return undefined;
+  const v = e.retryAfterMs;
+  return typeof v === 'number' && v > 0 && Number.isFinite(v) ? v : undefined;
+}
+
+function messageOf(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+export class Controller {
+  readonly name: string;
+  readonly #workers: number;
+  readonly #reconcile: (key: string) => Promise<ReconcileResult>;
+  readonly #clock: Clock;
+  readonly #logger: Logger;
+  readonly #queue: WorkQueue;
+  #running = false;
+  #active = 0;
+  #timeMsTotal = 0;
+  readonly #byOutcome: Record<ReconcileOutcome, number> = { success: 0, requeue_after: 0, error: 0, terminal_error: 0 };
+
+  constructor(opts: ControllerOptions) {
+    this.name = opts.name;
+    this.#workers = Math.max(1, Math.floor(opts.workers));
+    this.#reconcile = opts.reconcile;
+    this.#clock = opts.clock;
+    this.#logger = opts.logger.child({ controller: opts.name });
+    this.#queue = new WorkQueue(
+      opts.rateLimiter === undefined ? { clock: opts.clock } : { clock: opts.clock, rateLimiter: opts.rateLimiter },
+    );
+  }
+
+  enqueue(key: string): void {
+    this.#queue.add(key);
+  }
+
+  enqueueAfter(key: string, ms: number): void {
+    this.#queue.addAfter(key, ms);
+  }
+
+  numRequeues(key: string): number {
+    return this.#queue.numRequeues(key);
+  }
+
+  stats(): ControllerStats {
+    const o = this.#byOutcome;
+    return {
+      reconcilesTotal: o.success + o.requeue_after + o.error + o.terminal_error,
+      reconcileErrorsTotal: o.error + o.terminal_error,
+      reconcilesByOutcome: { ...o },
+      reconcileTimeMsTotal: this.#timeMsTotal,
+      activeWorkers: this.#active,
+      queueDepth: this.#queue.len(),
+      queueAddsTotal: this.#queue.addsTotal,
+      queueRetriesTotal: this.#queue.retriesTotal,
+    };
+  }
+
+  /**
+   * Start the workers (call after the caches have synced). On abort the queue shuts down without draining
+   * (queued keys are dropped; the next leader re-lists); resolves once in-flight reconciles have finished.
+   */
+  async run(signal: AbortSignal): Promise<void> {
+    if (this.#running) throw new Error(`controller ${this.name} is already running`);
+    this.#running = true;
+    const stop = (): void => void this.#queue.shutDown();
+    if (signal.aborted) stop();
+    else signal.addEventListener('abort', stop, { once: true });
+    this.#logger.info({ workers: this.#workers }, 'starting workers');
+    try {
+      await Promise.all(Array.from({ length: this.#workers }, () => this.#worker()));
+    } finally {
+      signal.removeEventListener('abort', stop);
+      this.#logger.info('all workers stopped');
+    }
+  }
+
+  async #worker(): Promise<void> {
+    for (;;) {
+      const key = await this.#queue.get();
+      if (key === undefined) return;
+      this.#active++;
+      const start = this.#clock.now();
+      try {
+        await this.#reconcileOnce(key);
+      } finally {
+        this.#timeMsTotal += Math.max(0, this.#clock.now() - start);
+        this.#active--;
+        this.#queue.done(key);
+      }
+    }
+  }
+
+  async #reconcileOnce(key: string): Promise<void> {
+    let result: ReconcileResult;
+    try {
+      result = await this.#reconcile(key);
+    } catch (e: unknown) {
+      this.#handleError(key, e);
+      return;
+    }
+    const after = result.requeueAfterMs;
+    this.#queue.forget(key);
+    if (after !== undefined && after > 0 && Number.isFinite(after)) {
+      this.#byOutcome.requeue_after++;
+      this.#queue.addAfter(key, after);
+    } else {
+      this.#byOutcome.success++;
+    }
+  }
+
+  #handleError(key: string, e: unknown): void {
+    if (e instanceof TerminalError) {
+      this.#byOutcome.terminal_error++;
+      this.#queue.forget(key);
+      this.#logger.error({ key, error: messageOf(e) }, 'reconciler error (terminal, not requeued)');
+      return;
+    }
+    this.#byOutcome.error++;
+    const retryAfterMs = retryAfterMsOf(e);
+    this.#queue.addRateLimited(key, retryAfterMs ?? 0);
+    this.#logger.error(
+      { key, error: messageOf(e), requeues: this.#queue.numRequeues(key), ...(retryAfterMs === undefined ? {} : { retryAfterMs }) },
+      'reconciler error',
+    );
+  }
+}

@@ -1,0 +1,181 @@
+/**
+ * Expectations: what this process has written but its informer cache has not shown yet (spec §9).
+ *
+ * Why: the cache lags behind our own writes. Without expectations the next reconcile would see too few pods
+ * (after creates) or too many (after deletes) and create duplicates or delete too much; after a patch it
+ * would act on the stale cached copy again.
+ *
+ * - `ScaleExpectations` (spec §9.1) — name-based, per CloneSet key: the names of pods/PVCs we are creating or
+ *   deleting. Register with `expect` BEFORE the write; `observe` when the informer shows the create/delete,
+ *   or at once when the write failed or was never attempted. The entry disappears when every set is empty.
+ * - `ResourceVersionExpectations` (spec §9.2) — per object uid: the resourceVersion our last write returned.
+ *
+ * "Unsatisfied since" is set by the first check that finds an entry unsatisfied (not by `expect`), and lives as
+ * long as the entry.
+ *
+ * GUARANTEE BEYOND KRUISE (kruise#1765): Kruise can wedge a CloneSet forever when an expectation leaks (a
+ * create whose watch event never arrives, a name observed under a different action…): without the
+ * ForceDeleteTimeoutExpectation gate it stops reconciling that CloneSet until some unrelated event clears the
+ * expectation. Here every expectation has a TTL (default 5 min, Kruise's `--expectation-timeout`): once an
+ * entry has been unsatisfied for at least the TTL, `check`/`isSatisfied` report `timedOut: true` and the
+ * CALLER drops it (`forget`) and re-plans from the cache. The worst case after a leak is one decision made on
+ * a cache that is TTL-old — far better than a CloneSet that never converges. The modules never drop an entry
+ * on their own, so the caller can count the leak (metric `cloneset_scale_expectation_leakage`) and log it.
+ *
+ * Process-local and in-memory: lost on restart (the pod Create events of the initial list then observe
+ * nothing, which is why those events are enqueued with a delay, spec §5.1).
+ */
+import type { Clock } from './clock.ts';
+
+export const DEFAULT_EXPECTATION_TTL_MS = 5 * 60_000;
+
+export type ScaleAction = 'create' | 'delete';
+export type ScaleKind = 'pod' | 'pvc';
+
+export type ExpectationCheck =
+  | { readonly satisfied: true }
+  | {
+      readonly satisfied: false;
+      /** Time since the first check that found it unsatisfied. */
+      readonly pendingForMs: number;
+      /** `max(0, ttl − pendingForMs)`: how long to wait before re-checking (Kruise requeues after T − d). */
+      readonly remainingMs: number;
+      /** Unsatisfied for at least the TTL: the caller should `forget` it and re-plan from the cache. */
+      readonly timedOut: boolean;
+    };
+
+const SATISFIED: ExpectationCheck = { satisfied: true };
+
+function unsatisfied(since: number, now: number, ttlMs: number): ExpectationCheck {
+  const pendingForMs = Math.max(0, now - since);
+  return { satisfied: false, pendingForMs, remainingMs: Math.max(0, ttlMs - pendingForMs), timedOut: pendingForMs >= ttlMs };
+}
+
+interface ScaleEntry {
+  /** Members are `${kind}/${name}` so that a pod and a PVC of the same name never cancel out. */
+  readonly create: Set<string>;
+  readonly delete: Set<string>;
+  unsatisfiedSince: number | undefined;
+}
+
+export class ScaleExpectations {
+  readonly #clock: Clock;
+  readonly #ttlMs: number;
+  readonly #entries = new Map<string, ScaleEntry>();
+
+  constructor(clock: Clock, ttlMs: number = DEFAULT_EXPECTATION_TTL_MS) {
+    this.#clock = clock;
+    this.#ttlMs = ttlMs;
+  }
+
+  expect(key: string, action: ScaleAction, name: string, kind: ScaleKind = 'pod'): void {
+    let entry = this.#entries.get(key);
+    if (entry === undefined) {
+      entry = { create: new Set(), delete: new Set(), unsatisfiedSince: undefined };
+      this.#entries.set(key, entry);
+    }
+    entry[action].add(`${kind}/${name}`);
+  }
+
+  observe(key: string, action: ScaleAction, name: string, kind: ScaleKind = 'pod'): void {
+    const entry = this.#entries.get(key);
+    if (entry === undefined) return;
+    entry[action].delete(`${kind}/${name}`);
+    if (entry.create.size === 0 && entry.delete.size === 0) this.#entries.delete(key);
+  }
+
+  check(key: string): ExpectationCheck {
+    const entry = this.#entries.get(key);
+    if (entry === undefined) return SATISFIED;
+    if (entry.create.size === 0 && entry.delete.size === 0) {
+      this.#entries.delete(key);
+      return SATISFIED;
+    }
+    const now = this.#clock.now();
+    entry.unsatisfiedSince ??= now;
+    return unsatisfied(entry.unsatisfiedSince, now, this.#ttlMs);
+  }
+
+  forget(key: string): void {
+    this.#entries.delete(key);
+  }
+
+  /** Pending `kind/name`s per action, for logs and tests. */
+  pending(key: string): { readonly create: readonly string[]; readonly delete: readonly string[] } {
+    const entry = this.#entries.get(key);
+    return { create: [...(entry?.create ?? [])].sort(), delete: [...(entry?.delete ?? [])].sort() };
+  }
+}
+
+/**
+ * THE resourceVersion comparison (Kruise `isResourceVersionNewer(reference, candidate)`), kept in one place
+ * because Kubernetes documents resourceVersions as opaque strings. Assumption, as in Kruise: the API server is
+ * backed by etcd, whose resourceVersions are decimal unsigned 64-bit revision numbers (compared exactly with
+ * BigInt, not as doubles). Rules:
+ * - `reference` empty or not a uint64 → true (nothing comparable to wait for; a stored non-numeric
+ *   expectation is always replaced);
+ * - `candidate` not a uint64 (while `reference` is) → false (never counts as newer);
+ * - otherwise `candidate >= reference` numerically.
+ */
+export function isResourceVersionAtLeast(candidate: string, reference: string): boolean {
+  const ref = parseUint64(reference);
+  if (ref === undefined) return true;
+  const cand = parseUint64(candidate);
+  if (cand === undefined) return false;
+  return cand >= ref;
+}
+
+const UINT64_MAX = (1n << 64n) - 1n;
+
+/** Go `strconv.ParseUint(s, 10, 64)`: decimal digits only, no sign, at most 2^64 − 1. */
+function parseUint64(s: string): bigint | undefined {
+  if (!/^[0-9]+$/.test(s)) return undefined;
+  const v = BigInt(s);
+  return v <= UINT64_MAX ? v : undefined;
+}
+
+interface RvEntry {
+  rv: string;
+  unsatisfiedSince: number | undefined;
+}
+
+export class ResourceVersionExpectations {
+  readonly #clock: Clock;
+  readonly #ttlMs: number;
+  readonly #entries = new Map<string, RvEntry>();
+
+  constructor(clock: Clock, ttlMs: number = DEFAULT_EXPECTATION_TTL_MS) {
+    this.#clock = clock;
+    this.#ttlMs = ttlMs;
+  }
+
+  /** Remember `max(expected, rv)` for `uid` (after a successful write, with the RV the server returned). */
+  expect(uid: string, rv: string): void {
+    const entry = this.#entries.get(uid);
+    if (entry === undefined) this.#entries.set(uid, { rv, unsatisfiedSince: undefined });
+    else if (isResourceVersionAtLeast(rv, entry.rv)) entry.rv = rv;
+  }
+
+  /** The cache shows `rv` for `uid`: drop the expectation if it is reached. */
+  observe(uid: string, rv: string): void {
+    const entry = this.#entries.get(uid);
+    if (entry !== undefined && isResourceVersionAtLeast(rv, entry.rv)) this.#entries.delete(uid);
+  }
+
+  /** Whether the cached `rv` for `uid` is at least what we wrote; no entry → satisfied. */
+  isSatisfied(uid: string, rv: string): ExpectationCheck {
+    const entry = this.#entries.get(uid);
+    if (entry === undefined) return SATISFIED;
+    if (isResourceVersionAtLeast(rv, entry.rv)) {
+      this.#entries.delete(uid);
+      return SATISFIED;
+    }
+    const now = this.#clock.now();
+    entry.unsatisfiedSince ??= now;
+    return unsatisfied(entry.unsatisfiedSince, now, this.#ttlMs);
+  }
+
+  forget(uid: string): void {
+    this.#entries.delete(uid);
+  }
+}

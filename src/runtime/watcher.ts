@@ -1,0 +1,257 @@
+// The list+watch loop as a pure state machine (in the spirit of kube-rs's `watcher`): `step(state, input)`
+// returns the cache events, the next IO to do, and what to log. `runWatcher` is the thin IO driver around it.
+
+import { isGone } from '../kube/api-error.ts';
+import type { WatchEvent } from '../kube/client.ts';
+import type { KubeObject } from '../kube/types.ts';
+
+export const BACKOFF_INITIAL_MS = 800;
+export const BACKOFF_MAX_MS = 30_000;
+/** The backoff starts over when the last failure is older than this (client-go's reflector: 2 min). */
+export const BACKOFF_RESET_MS = 120_000;
+/** A watch that ended (or got 410) sooner than this after it started is suspicious and is backed off. */
+export const MIN_HEALTHY_WATCH_MS = 10_000;
+
+export interface Backoff {
+  readonly attempt: number;
+  readonly lastFailureAt: number | undefined;
+}
+
+export type WatcherState =
+  | { readonly phase: 'list'; readonly backoff: Backoff }
+  | {
+      readonly phase: 'watch';
+      readonly resourceVersion: string;
+      /** When the current watch was (or will be) opened. */
+      readonly since: number;
+      /** No event has moved the RV since the list that produced it. */
+      readonly fromList: boolean;
+      readonly backoff: Backoff;
+    };
+
+export type WatcherInput<T> =
+  | { readonly type: 'listed'; readonly items: readonly T[]; readonly resourceVersion: string; readonly now: number }
+  | { readonly type: 'listFailed'; readonly error: unknown; readonly now: number }
+  | { readonly type: 'event'; readonly event: WatchEvent; readonly now: number }
+  | { readonly type: 'watchEnded'; readonly now: number }
+  | { readonly type: 'watchFailed'; readonly error: unknown; readonly now: number };
+
+/** What the cache must do. `replace` is the whole (re)list, applied atomically. */
+export type WatcherEvent<T> =
+  | { readonly type: 'replace'; readonly items: readonly T[] }
+  | { readonly type: 'apply'; readonly object: T }
+  | { readonly type: 'delete'; readonly object: T };
+
+/** The next IO: keep reading the open watch, or (after `delayMs`) list / open a watch. */
+export type WatcherAction =
+  | { readonly kind: 'continue' }
+  | { readonly kind: 'list'; readonly delayMs: number }
+  | { readonly kind: 'watch'; readonly resourceVersion: string; readonly delayMs: number };
+
+export interface WatcherLog {
+  readonly level: 'warn' | 'info' | 'debug';
+  readonly msg: string;
+  readonly err?: unknown;
+}
+
+export interface Step<T> {
+  readonly state: WatcherState;
+  readonly events: readonly WatcherEvent<T>[];
+  readonly action: WatcherAction;
+  readonly log?: WatcherLog;
+}
+
+const NO_BACKOFF: Backoff = { attempt: 0, lastFailureAt: undefined };
+
+/** Start by listing, or (resume) by watching from a known resourceVersion with an empty cache. */
+export function initialState(resumeFrom?: string, now = 0): { state: WatcherState; action: WatcherAction } {
+  if (resumeFrom === undefined) return { state: { phase: 'list', backoff: NO_BACKOFF }, action: { kind: 'list', delayMs: 0 } };
+  return {
+    state: { phase: 'watch', resourceVersion: resumeFrom, since: now, fromList: false, backoff: NO_BACKOFF },
+    action: { kind: 'watch', resourceVersion: resumeFrom, delayMs: 0 },
+  };
+}
+
+/** 800 ms, 1.6 s, 3.2 s … capped at 30 s; starts over after a quiet BACKOFF_RESET_MS. */
+export function nextBackoff(b: Backoff, now: number): { backoff: Backoff; delayMs: number } {
+  const fresh = b.lastFailureAt === undefined || now - b.lastFailureAt > BACKOFF_RESET_MS;
+  const attempt = fresh ? 1 : b.attempt + 1;
+  const delayMs = Math.min(BACKOFF_MAX_MS, BACKOFF_INITIAL_MS * 2 ** Math.min(attempt - 1, 30));
+  return { backoff: { attempt, lastFailureAt: now }, delayMs };
+}
+
+function describe(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+const secs = (ms: number): string => `${(ms / 1000).toFixed(1)}s`;
+
+export function step<T extends KubeObject>(state: WatcherState, input: WatcherInput<T>): Step<T> {
+  switch (input.type) {
+    case 'listed': {
+      const watch = { phase: 'watch', resourceVersion: input.resourceVersion, since: input.now, fromList: true, backoff: state.backoff } as const;
+      return {
+        state: watch,
+        events: [{ type: 'replace', items: input.items }],
+        action: { kind: 'watch', resourceVersion: input.resourceVersion, delayMs: 0 },
+        log: { level: 'debug', msg: `listed ${input.items.length} objects at resourceVersion ${input.resourceVersion}` },
+      };
+    }
+    case 'listFailed': {
+      const { backoff, delayMs } = nextBackoff(state.backoff, input.now);
+      return {
+        state: { phase: 'list', backoff },
+        events: [],
+        action: { kind: 'list', delayMs },
+        log: { level: 'warn', msg: `list failed, retrying in ${secs(delayMs)}: ${describe(input.error)}`, err: input.error },
+      };
+    }
+    case 'event':
+      return onEvent(state, input.event, input.now);
+    case 'watchEnded':
+    case 'watchFailed': {
+      if (state.phase !== 'watch') return { state, events: [], action: { kind: 'list', delayMs: 0 } };
+      if (input.type === 'watchFailed' && isGone(input.error)) return onGone(state, input.now, describe(input.error));
+      const healthy = input.type === 'watchEnded' && input.now - state.since >= MIN_HEALTHY_WATCH_MS;
+      if (healthy) {
+        return {
+          state: { ...state, since: input.now },
+          events: [],
+          action: { kind: 'watch', resourceVersion: state.resourceVersion, delayMs: 0 },
+          log: { level: 'debug', msg: `watch ended, re-watching from resourceVersion ${state.resourceVersion}` },
+        };
+      }
+      const { backoff, delayMs } = nextBackoff(state.backoff, input.now);
+      const why = input.type === 'watchFailed' ? `watch failed: ${describe(input.error)}` : `watch stream ended after ${secs(input.now - state.since)}`;
+      return {
+        state: { ...state, since: input.now + delayMs, backoff },
+        events: [],
+        action: { kind: 'watch', resourceVersion: state.resourceVersion, delayMs },
+        log: { level: 'warn', msg: `${why}; re-watching from resourceVersion ${state.resourceVersion} in ${secs(delayMs)}`, ...(input.type === 'watchFailed' ? { err: input.error } : {}) },
+      };
+    }
+  }
+}
+
+function onEvent<T extends KubeObject>(state: WatcherState, event: WatchEvent, now: number): Step<T> {
+  if (state.phase !== 'watch') return { state, events: [], action: { kind: 'continue' } };
+  if (event.type === 'ERROR') {
+    const status = event.object;
+    const code = typeof status === 'object' && status !== null && 'code' in status ? status.code : undefined;
+    const reason = typeof status === 'object' && status !== null && 'reason' in status ? status.reason : undefined;
+    const message = typeof status === 'object' && status !== null && 'message' in status ? String(status.message) : JSON.stringify(status);
+    if (code === 410 || reason === 'Expired' || reason === 'Gone') return onGone(state, now, message);
+    const { backoff, delayMs } = nextBackoff(state.backoff, now);
+    return {
+      state: { ...state, since: now + delayMs, backoff },
+      events: [],
+      action: { kind: 'watch', resourceVersion: state.resourceVersion, delayMs },
+      log: { level: 'warn', msg: `watch error event (${String(code)} ${String(reason)}: ${message}); re-watching in ${secs(delayMs)}` },
+    };
+  }
+  const rv = event.object.metadata?.resourceVersion;
+  const next = rv === undefined || rv === '' ? state : { ...state, resourceVersion: rv, fromList: false };
+  if (event.type === 'BOOKMARK') return { state: next, events: [], action: { kind: 'continue' } };
+  const object = event.object as T;
+  const ev: WatcherEvent<T> = event.type === 'DELETED' ? { type: 'delete', object } : { type: 'apply', object };
+  return { state: next, events: [ev], action: { kind: 'continue' } };
+}
+
+/**
+ * 410 Gone: our resourceVersion was compacted away; only a relist can resync. Immediate, except when the
+ * watch was opened from the RV of the list just made and failed at once (then back off: no hot loop).
+ */
+function onGone<T>(state: WatcherState & { phase: 'watch' }, now: number, message: string): Step<T> {
+  const suspicious = state.fromList && now - state.since < MIN_HEALTHY_WATCH_MS;
+  const { backoff, delayMs } = suspicious ? nextBackoff(state.backoff, now) : { backoff: state.backoff, delayMs: 0 };
+  return {
+    state: { phase: 'list', backoff },
+    events: [],
+    action: { kind: 'list', delayMs },
+    log: { level: suspicious ? 'warn' : 'info', msg: `watch expired at resourceVersion ${state.resourceVersion} (410: ${message}); relisting${delayMs > 0 ? ` in ${secs(delayMs)}` : ''}` },
+  };
+}
+
+/** The IO the driver needs: a full paginated list, and one watch from a resourceVersion. */
+export interface ListWatch<T> {
+  list(): Promise<{ items: readonly T[]; resourceVersion: string }>;
+  watch(resourceVersion: string, timeoutSeconds: number, onEvent: (e: WatchEvent) => void, signal: AbortSignal): Promise<void>;
+}
+
+export interface WatcherDriverOptions<T> {
+  readonly source: ListWatch<T>;
+  readonly sink: (events: readonly WatcherEvent<T>[]) => void;
+  readonly log: (entry: WatcherLog) => void;
+  readonly now: () => number;
+  readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** In [0, 1): picks the watch timeoutSeconds in [300, 600) like client-go's reflector. */
+  readonly random: () => number;
+  readonly resumeFrom?: string;
+}
+
+export function watchTimeoutSeconds(random: number): number {
+  return Math.floor(300 * (1 + random));
+}
+
+/** Runs list/watch until `signal` aborts. Never throws: every failure goes through `step` (log + backoff). */
+export async function runWatcher<T extends KubeObject>(opts: WatcherDriverOptions<T>, signal: AbortSignal): Promise<void> {
+  let { state, action } = initialState(opts.resumeFrom, opts.now());
+  const apply = (s: Step<T>): void => {
+    state = s.state;
+    if (s.log !== undefined) opts.log(s.log);
+    if (s.events.length > 0) opts.sink(s.events);
+  };
+  while (!signal.aborted) {
+    if (action.kind === 'continue') throw new Error('watcher: continue outside a watch'); // unreachable by construction
+    if (action.delayMs > 0) await opts.sleep(action.delayMs, signal);
+    if (signal.aborted) return;
+    if (action.kind === 'list') {
+      let s: Step<T>;
+      try {
+        const { items, resourceVersion } = await opts.source.list();
+        s = step(state, { type: 'listed', items, resourceVersion, now: opts.now() });
+      } catch (error) {
+        s = step(state, { type: 'listFailed', error, now: opts.now() });
+      }
+      apply(s);
+      action = s.action;
+      continue;
+    }
+    action = await watchOnce(opts, action.resourceVersion, signal, (s) => apply(s), () => state);
+  }
+}
+
+async function watchOnce<T extends KubeObject>(
+  opts: WatcherDriverOptions<T>,
+  resourceVersion: string,
+  signal: AbortSignal,
+  apply: (s: Step<T>) => void,
+  current: () => WatcherState,
+): Promise<WatcherAction> {
+  const stop = new AbortController();
+  const onAbort = (): void => stop.abort();
+  signal.addEventListener('abort', onAbort, { once: true });
+  let next: WatcherAction | undefined;
+  try {
+    await opts.source.watch(resourceVersion, watchTimeoutSeconds(opts.random()), (event) => {
+      if (next !== undefined) return; // the stream is being torn down
+      const s = step<T>(current(), { type: 'event', event, now: opts.now() });
+      apply(s);
+      if (s.action.kind !== 'continue') {
+        next = s.action;
+        stop.abort();
+      }
+    }, stop.signal);
+    if (next !== undefined || signal.aborted) return next ?? { kind: 'list', delayMs: 0 };
+    const s = step<T>(current(), { type: 'watchEnded', now: opts.now() });
+    apply(s);
+    return s.action;
+  } catch (error) {
+    if (next !== undefined) return next;
+    const s = step<T>(current(), { type: 'watchFailed', error, now: opts.now() });
+    apply(s);
+    return s.action;
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+}
