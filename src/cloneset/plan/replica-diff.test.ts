@@ -103,3 +103,413 @@ const TABLE = `
 | 79 | 5 | 0 | 0 | 3 | paused | oN+ oN+ oN+ oN+ oN+ nN- nN- nN- | down=3, downOld=5, upd=2, updMU=3 |
 | 80 | 5 | 2 | 0 | 3 | paused | oN+ oN+ oN+ oN+ oN+ nN- nN- nN- | down=3, downOld=3 |
 `;
+
+interface PodCode {
+  readonly code: string;
+  readonly updated: boolean;
+  readonly state: LifecycleState;
+  readonly ready: boolean;
+  readonly specifiedDelete: boolean;
+}
+
+interface Case {
+  readonly n: number;
+  readonly replicas: number;
+  readonly partition: IntOrString;
+  readonly maxUnavailable: IntOrString;
+  readonly maxSurge: IntOrString;
+  readonly extras: ReadonlySet<string>;
+  readonly scaleMaxUnavailable?: IntOrString;
+  readonly pods: readonly PodCode[];
+  readonly expected: ReplicaDiff;
+}
+
+const STATES: Readonly<Record<string, LifecycleState>> = {
+  N: 'Normal',
+  PD: 'PreparingDelete',
+  PU: 'PreparingUpdate',
+  U: 'Updating',
+};
+
+const FIELDS: Readonly<Record<string, keyof ReplicaDiff>> = {
+  up: 'scaleUpNum',
+  upOld: 'scaleUpNumOldRevision',
+  upLimit: 'scaleUpLimit',
+  down: 'scaleDownNum',
+  downOld: 'scaleDownNumOldRevision',
+  delReady: 'deleteReadyLimit',
+  surge: 'useSurge',
+  surgeOld: 'useSurgeOldRevision',
+  upd: 'updateNum',
+  updMU: 'updateMaxUnavailable',
+};
+
+const ZERO: ReplicaDiff = {
+  scaleUpNum: 0,
+  scaleUpNumOldRevision: 0,
+  scaleUpLimit: 0,
+  scaleDownNum: 0,
+  scaleDownNumOldRevision: 0,
+  deleteReadyLimit: 0,
+  useSurge: 0,
+  useSurgeOldRevision: 0,
+  updateNum: 0,
+  updateMaxUnavailable: 0,
+};
+
+function intOrString(s: string): IntOrString {
+  return /^-?\d+$/.test(s) ? Number(s) : s;
+}
+
+function parsePod(code: string): PodCode {
+  const m = /^([no])(N|PD|PU|U)([+-])(D?)$/.exec(code);
+  const state = m?.[2] !== undefined ? STATES[m[2]] : undefined;
+  if (m === null || state === undefined) throw new Error(`bad pod code ${code}`);
+  return { code, updated: m[1] === 'n', state, ready: m[3] === '+', specifiedDelete: m[4] === 'D' };
+}
+
+function parseExpected(s: string): ReplicaDiff {
+  if (s === '{}') return ZERO;
+  const out: Record<keyof ReplicaDiff, number> = { ...ZERO };
+  for (const kv of s.split(',')) {
+    const [k, v] = kv.trim().split('=');
+    const field = k !== undefined ? FIELDS[k] : undefined;
+    if (field === undefined || v === undefined) throw new Error(`bad expectation ${kv}`);
+    out[field] = Number(v);
+  }
+  return out;
+}
+
+function parseTable(table: string): Case[] {
+  return table
+    .trim()
+    .split('\n')
+    .map((line) => {
+      const cells = line.split('|').slice(1, -1).map((c) => c.trim());
+      const [n, r, p, mu, ms, extras, pods, expected] = cells;
+      if (n === undefined || r === undefined || p === undefined || mu === undefined || ms === undefined ||
+          extras === undefined || pods === undefined || expected === undefined) {
+        throw new Error(`bad row ${line}`);
+      }
+      const extraList = extras === '' ? [] : extras.split(/\s+/);
+      const smu = extraList.find((e) => e.startsWith('scaleMU='))?.slice('scaleMU='.length);
+      return {
+        n: Number(n),
+        replicas: Number(r),
+        partition: intOrString(p),
+        maxUnavailable: intOrString(mu),
+        maxSurge: intOrString(ms),
+        extras: new Set(extraList),
+        ...(smu !== undefined ? { scaleMaxUnavailable: intOrString(smu) } : {}),
+        pods: pods === '(none)' ? [] : pods.split(/\s+/).map(parsePod),
+        expected: parseExpected(expected),
+      };
+    });
+}
+
+/** "5 old available + 1 new not-ready" — consecutive identical codes grouped. */
+function describePods(pods: readonly PodCode[]): string {
+  if (pods.length === 0) return 'no pods';
+  const groups: { code: PodCode; n: number }[] = [];
+  for (const p of pods) {
+    const last = groups.at(-1);
+    if (last?.code.code === p.code) last.n++;
+    else groups.push({ code: p, n: 1 });
+  }
+  return groups
+    .map(({ code, n }) => {
+      const words = [code.updated ? 'new' : 'old'];
+      if (code.state !== 'Normal') words.push(code.state);
+      words.push(code.ready ? (code.state === 'Normal' ? 'available' : 'ready') : 'not-ready');
+      if (code.specifiedDelete) words.push('specified-delete');
+      return `${n} ${words.join(' ')}`;
+    })
+    .join(' + ');
+}
+
+function describeResult(d: ReplicaDiff): string {
+  const parts = Object.entries(FIELDS)
+    .filter(([, f]) => d[f] !== 0)
+    .map(([k, f]) => `${k}=${d[f]}`);
+  return parts.length === 0 ? 'nothing to do' : parts.join(' ');
+}
+
+function caseName(c: Case): string {
+  const extras = [...c.extras].join(' ');
+  return `case ${c.n}: R${c.replicas} P${c.partition} MU${c.maxUnavailable} MS${c.maxSurge}` +
+    `${extras !== '' ? ` ${extras}` : ''}, ${describePods(c.pods)} → ${describeResult(c.expected)}`;
+}
+
+function factsInput(c: Case): ReplicaDiffInput {
+  const puAsUpdate = c.extras.has('PUasUpdate');
+  return {
+    replicas: c.replicas,
+    partition: c.partition,
+    maxUnavailable: c.maxUnavailable,
+    maxSurge: c.maxSurge,
+    ...(c.scaleMaxUnavailable !== undefined ? { scaleMaxUnavailable: c.scaleMaxUnavailable } : {}),
+    hasRollingUpdate: true,
+    paused: c.extras.has('paused'),
+    excludePreparingDelete: c.extras.has('exclPD'),
+    partitionRollbackGate: !c.extras.has('noRollbackGate'),
+    currentIsUpdate: c.extras.has('cur==upd'),
+    pods: c.pods.map((p): PodFacts => ({
+      isUpdate: p.updated || (puAsUpdate && p.state === 'PreparingUpdate'),
+      lifecycleState: p.state,
+      available: p.ready && p.state === 'Normal',
+      specifiedDelete: p.specifiedDelete,
+    })),
+  };
+}
+
+const NOW = Date.parse('2024-05-01T12:00:00Z');
+
+/** The same case as real objects, to check replicaDiffInputFor and the predicates end to end. */
+function objectsFor(c: Case): { cloneSet: CloneSet; pods: Pod[] } {
+  // Alternate between the CloneSet label and the command-line flag for excludePreparingDelete.
+  const labelExclude = c.extras.has('exclPD') && c.n % 2 === 0;
+  const cloneSet: CloneSet = {
+    metadata: {
+      name: 'cs',
+      ...(labelExclude ? { labels: { 'apps.kruise.io/cloneset-scaling-exclude-preparing-delete': 'true' } } : {}),
+    },
+    spec: {
+      replicas: c.replicas,
+      selector: { matchLabels: { app: 'x' } },
+      template: { spec: { containers: [{ name: 'c' }] } },
+      updateStrategy: {
+        partition: c.partition,
+        maxUnavailable: c.maxUnavailable,
+        maxSurge: c.maxSurge,
+        ...(c.extras.has('paused') ? { paused: true } : {}),
+      },
+      ...(c.scaleMaxUnavailable !== undefined ? { scaleStrategy: { maxUnavailable: c.scaleMaxUnavailable } } : {}),
+    },
+  };
+  const pods = c.pods.map((p, i): Pod => ({
+    metadata: {
+      name: `cs-${i}`,
+      labels: {
+        'controller-revision-hash': p.updated ? 'cs-new1' : 'cs-old1',
+        'lifecycle.apps.kruise.io/state': p.state,
+        ...(p.specifiedDelete ? { 'apps.kruise.io/specified-delete': 'true' } : {}),
+      },
+    },
+    spec: { containers: [{ name: 'c' }] },
+    status: {
+      phase: 'Running',
+      conditions: [{ type: 'Ready', status: p.ready ? 'True' : 'False', lastTransitionTime: '2024-05-01T11:00:00Z' }],
+    },
+  }));
+  return { cloneSet, pods };
+}
+
+const CASES = parseTable(TABLE);
+
+describe('computeReplicaDiff: the 80 conformance cases of spec §20.2', () => {
+  test('the table has all 80 cases in order', () => {
+    assert.deepEqual(CASES.map((c) => c.n), Array.from({ length: 80 }, (_, i) => i + 1));
+  });
+
+  for (const c of CASES) {
+    test(caseName(c), () => {
+      assert.deepEqual(computeReplicaDiff(factsInput(c)), c.expected, 'from pod facts');
+      const { cloneSet, pods } = objectsFor(c);
+      const input = replicaDiffInputFor(cloneSet, pods, {
+        currentRevision: c.extras.has('cur==upd') ? 'cs-new1' : 'cs-old1',
+        updateRevision: 'cs-new1',
+        gates: {
+          ...FEATURE_GATE_DEFAULTS,
+          CloneSetPartitionRollback: !c.extras.has('noRollbackGate'),
+          PreparingUpdateAsUpdate: c.extras.has('PUasUpdate'),
+        },
+        excludePreparingDeleteFlag: c.extras.has('exclPD') && c.n % 2 === 1,
+        nowMs: NOW,
+        flavour: 'scale',
+      });
+      assert.deepEqual(computeReplicaDiff(input), c.expected, 'from real pods via replicaDiffInputFor');
+    });
+  }
+});
+
+describe('resolveLimits (spec §19 items 10–12)', () => {
+  const base: ReplicaDiffInput = {
+    replicas: 5, hasRollingUpdate: true, paused: false, excludePreparingDelete: false,
+    partitionRollbackGate: false, currentIsUpdate: false, pods: [],
+  };
+  test('maxUnavailable rounds up without surge and down with surge', () => {
+    assert.equal(resolveLimits({ ...base, maxUnavailable: '30%' }).maxUnavailable, 2);
+    assert.equal(resolveLimits({ ...base, maxUnavailable: '30%', maxSurge: 1 }).maxUnavailable, 1);
+  });
+  test('paused forces maxSurge to 0, which flips maxUnavailable back to rounding up', () => {
+    const l = resolveLimits({ ...base, maxUnavailable: '30%', maxSurge: '30%', paused: true });
+    assert.equal(l.maxSurge, 0);
+    assert.equal(l.maxUnavailable, 2);
+  });
+  test('maxUnavailable defaults to 20 %', () => assert.equal(resolveLimits(base).maxUnavailable, 1));
+  test('without rollingUpdate (OnDelete) the 20 % default rounds down and there is no partition or surge', () => {
+    const l = resolveLimits({ ...base, hasRollingUpdate: false, partition: 3, maxSurge: 2, maxUnavailable: 4 });
+    assert.deepEqual(l, { partition: 0, maxSurge: 0, maxUnavailable: 1, scaleMaxUnavailable: 2147483647 });
+    assert.equal(resolveLimits({ ...base, replicas: 3, hasRollingUpdate: false }).maxUnavailable, 0);
+  });
+  test('integer-only percentages for surge and unavailability, decimals for the partition', () => {
+    const l = resolveLimits({ ...base, replicas: 10, maxSurge: '12.5%', maxUnavailable: '12.5%', partition: '12.5%' });
+    assert.deepEqual(l, { partition: 2, maxSurge: 0, maxUnavailable: 0, scaleMaxUnavailable: 2147483647 });
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// Properties. The generator covers every input shape the algorithm accepts, not only realistic ones.
+
+const intOrPct = (maxInt: number): fc.Arbitrary<IntOrString> =>
+  fc.oneof(fc.integer({ min: 0, max: maxInt }), fc.integer({ min: 0, max: 100 }).map((p) => `${p}%`));
+
+const podFacts: fc.Arbitrary<PodFacts> = fc.record({
+  isUpdate: fc.boolean(),
+  lifecycleState: fc.constantFrom<LifecycleState | ''>('', 'Normal', 'PreparingNormal', 'PreparingUpdate',
+    'Updating', 'Updated', 'PreparingDelete'),
+  available: fc.boolean(),
+  specifiedDelete: fc.boolean(),
+});
+
+const diffInput: fc.Arbitrary<ReplicaDiffInput> = fc
+  .record(
+    {
+      replicas: fc.integer({ min: 0, max: 12 }),
+      partition: fc.oneof(intOrPct(14), fc.constant('99.5%')),
+      maxSurge: intOrPct(5),
+      maxUnavailable: intOrPct(5),
+      scaleMaxUnavailable: intOrPct(5),
+      hasRollingUpdate: fc.boolean(),
+      paused: fc.boolean(),
+      excludePreparingDelete: fc.boolean(),
+      partitionRollbackGate: fc.boolean(),
+      currentIsUpdate: fc.boolean(),
+      pods: fc.array(podFacts, { maxLength: 18 }),
+    },
+    { requiredKeys: ['replicas', 'hasRollingUpdate', 'paused', 'excludePreparingDelete', 'partitionRollbackGate',
+      'currentIsUpdate', 'pods'] },
+  )
+  .map((r) => r as ReplicaDiffInput);
+
+/** Counters as the diff sees them. */
+function tally(input: ReplicaDiffInput) {
+  let preDel = 0, preDelOld = 0, toDel = 0, unavailable = 0, available = 0, activeOld = 0, activeNew = 0;
+  let old = 0;
+  for (const p of input.pods) {
+    if (!p.isUpdate) old++;
+    if (p.lifecycleState === 'PreparingDelete') {
+      preDel++;
+      if (!p.isUpdate) preDelOld++;
+      continue;
+    }
+    if (p.isUpdate) activeNew++; else activeOld++;
+    const avail = p.available && (p.lifecycleState === '' || p.lifecycleState === 'Normal');
+    if (avail) available++;
+    if (p.specifiedDelete) toDel++;
+    else if (!avail) unavailable++;
+  }
+  const curTotal = input.pods.length - (input.excludePreparingDelete ? preDel : 0);
+  const curOld = old - (input.excludePreparingDelete ? preDelOld : 0);
+  return { preDel, toDel, totalUnavailable: preDel + unavailable, available, activeOld, activeNew, curTotal, curOld };
+}
+
+const prop = (name: string, predicate: (input: ReplicaDiffInput) => void): void => {
+  test(name, () => fc.assert(fc.property(diffInput, predicate), { numRuns: 3000 }));
+};
+
+/**
+ * Inputs whose specified-delete pods are all available. The availability floors below only hold then: the diff
+ * counts a specified-delete pod neither as available nor as unavailable, so an unavailable one inflates the
+ * deletion and update budgets by one (Kruise behaves the same; such a pod is deleted without budget anyway).
+ */
+const propAvailableDeletes = (name: string, predicate: (input: ReplicaDiffInput) => void): void => {
+  const inputs = diffInput.map((input) => ({
+    ...input,
+    pods: input.pods.map((p): PodFacts =>
+      p.specifiedDelete && p.lifecycleState !== 'PreparingDelete' ? { ...p, available: true, lifecycleState: 'Normal' } : p),
+  }));
+  test(name, () => fc.assert(fc.property(inputs, predicate), { numRuns: 3000 }));
+};
+
+describe('computeReplicaDiff properties', () => {
+  prop('every number is an integer and never −0; counts and limits are non-negative', (input) => {
+    const d = computeReplicaDiff(input);
+    for (const [k, v] of Object.entries(d)) {
+      assert.ok(Number.isInteger(v) && !Object.is(v, -0), `${k}=${v}`);
+      if (k !== 'updateNum' && k !== 'updateMaxUnavailable') assert.ok(v >= 0, `${k}=${v}`);
+    }
+  });
+
+  prop('scale up and scale down are never both planned', (input) => {
+    const d = computeReplicaDiff(input);
+    assert.ok(d.scaleUpNum === 0 || d.scaleDownNum === 0);
+  });
+
+  prop('never more than replicas + maxSurge pods: curTotal + scaleUpNum <= R + MS', (input) => {
+    const d = computeReplicaDiff(input);
+    const { maxSurge } = resolveLimits(input);
+    const { curTotal } = tally(input);
+    if (d.scaleUpNum > 0) assert.ok(curTotal + d.scaleUpNum <= input.replicas + maxSurge);
+  });
+
+  prop('the surge used never exceeds maxSurge, and its old-revision part never exceeds it', (input) => {
+    const d = computeReplicaDiff(input);
+    assert.ok(d.useSurgeOldRevision <= d.useSurge && d.useSurge <= resolveLimits(input).maxSurge);
+  });
+
+  prop('scaleUpLimit <= scaleUpNum, and nothing old-revision or limited is planned without a scale up', (input) => {
+    const d = computeReplicaDiff(input);
+    assert.ok(d.scaleUpLimit <= d.scaleUpNum);
+    if (d.scaleUpNum === 0) assert.ok(d.scaleUpNumOldRevision === 0 && d.scaleUpLimit === 0);
+  });
+
+  prop('scale up never pushes unavailable pods past scaleStrategy.maxUnavailable (unless already past it)', (input) => {
+    const d = computeReplicaDiff(input);
+    const { totalUnavailable } = tally(input);
+    const smu = resolveLimits(input).scaleMaxUnavailable;
+    assert.ok(totalUnavailable + d.scaleUpLimit <= Math.max(smu, totalUnavailable));
+  });
+
+  prop('scale down keeps replicas + surge pods besides the ones already specified for deletion', (input) => {
+    const d = computeReplicaDiff(input);
+    const { curTotal, toDel } = tally(input);
+    if (d.scaleDownNum > 0) assert.equal(curTotal - toDel - d.scaleDownNum, input.replicas + d.useSurge);
+    else assert.equal(d.scaleDownNumOldRevision, 0);
+  });
+
+  propAvailableDeletes('deleteReadyLimit never lets available pods drop below R − MU (specified-delete pods available)', (input) => {
+    const d = computeReplicaDiff(input);
+    const { available } = tally(input);
+    const floor = input.replicas - resolveLimits(input).maxUnavailable;
+    assert.ok(available - d.deleteReadyLimit >= Math.min(available, floor));
+  });
+
+  propAvailableDeletes('using updateMaxUnavailable as the cap on unavailable pods keeps available pods >= R − MU', (input) => {
+    const d = computeReplicaDiff(input);
+    const { available, totalUnavailable } = tally(input);
+    const budget = Math.max(Math.min(Math.abs(d.updateNum), d.updateMaxUnavailable - totalUnavailable), 0);
+    if (budget > 0) assert.ok(available - budget >= input.replicas - resolveLimits(input).maxUnavailable);
+    if (d.updateNum === 0) assert.equal(d.updateMaxUnavailable, 0);
+  });
+
+  prop('without rollback (gate off or one revision) updates only go forward and respect the partition', (input) => {
+    fc.pre(!input.partitionRollbackGate || input.currentIsUpdate);
+    const d = computeReplicaDiff(input);
+    const { activeOld, activeNew } = tally(input);
+    const { partition } = resolveLimits(input);
+    assert.ok(d.updateNum >= 0);
+    if (d.updateNum > 0) {
+      assert.ok(activeOld - d.updateNum >= partition, 'never updates into the partition');
+      assert.ok(activeNew + d.updateNum <= input.replicas - partition, 'never more updated than R − partition');
+    }
+  });
+
+  prop('a converged CloneSet (partition old + rest new, all available) plans nothing', (input) => {
+    const { partition } = resolveLimits(input);
+    const pods: PodFacts[] = Array.from({ length: input.replicas }, (_, i) => ({
+      isUpdate: i >= partition, lifecycleState: 'Normal', available: true, specifiedDelete: false,
+    }));
+    assert.deepEqual(computeReplicaDiff({ ...input, pods }), ZERO);
+  });
+});

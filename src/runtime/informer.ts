@@ -1,0 +1,184 @@
+// Informer: the watcher feeds the store, and the store's deltas feed the handlers (add, update(old, new),
+// delete). The store is updated before handlers run, so a handler always reads a cache at least as new.
+
+import type { Logger } from 'pino';
+import type { KubeClient } from '../kube/client.ts';
+import { apiVersionOf, type ResourceRef } from '../kube/resources.ts';
+import type { KubeObject } from '../kube/types.ts';
+import type { Clock } from './clock.ts';
+import { ObjectStore, type Indexers, type Store, type StoreDelta } from './store.ts';
+import { runWatcher, type ListWatch, type WatcherEvent } from './watcher.ts';
+
+export interface InformerHandlers<T> {
+  onAdd?(obj: T): void;
+  onUpdate?(oldObj: T, newObj: T): void;
+  /** `finalStateUnknown`: the deletion was inferred from a relist and `obj` is the last state seen. */
+  onDelete?(obj: T, info: { finalStateUnknown: boolean }): void;
+}
+
+export interface InformerOptions<T> {
+  client: KubeClient;
+  resource: ResourceRef;
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  indexers?: Indexers<T>;
+  clock: Clock;
+  logger: Logger;
+  /** Testing/recovery: skip the first list and watch from this resourceVersion (a 410 then relists). */
+  resumeFrom?: string;
+  random?: () => number;
+}
+
+export interface InformerStats {
+  lists: number;
+  watches: number;
+  events: number;
+}
+
+export class Informer<T extends KubeObject> {
+  readonly #store: ObjectStore<T>;
+  readonly #opts: InformerOptions<T>;
+  readonly #handlers: InformerHandlers<T>[] = [];
+  readonly #log: Logger;
+  readonly #stats: InformerStats = { lists: 0, watches: 0, events: 0 };
+  #synced = false;
+  #started = false;
+  readonly #syncWaiters = new Set<() => void>();
+
+  constructor(opts: InformerOptions<T>) {
+    this.#opts = opts;
+    this.#store = new ObjectStore<T>(opts.indexers ?? {});
+    const what = apiVersionOf(opts.resource) + '/' + opts.resource.plural;
+    this.#log = opts.logger.child({ informer: what, ...(opts.namespace === undefined ? {} : { namespace: opts.namespace }) });
+  }
+
+  get store(): Store<T> {
+    return this.#store;
+  }
+
+  /** Counters of the underlying list/watch calls (tests, benchmarks). */
+  get stats(): Readonly<InformerStats> {
+    return { ...this.#stats };
+  }
+
+  addHandlers(h: InformerHandlers<T>): void {
+    this.#handlers.push(h);
+    // Like client-go: a handler added late first sees the current contents as adds.
+    if (this.#synced) for (const obj of this.#store.list()) this.#call(() => h.onAdd?.(obj));
+  }
+
+  hasSynced(): boolean {
+    return this.#synced;
+  }
+
+  /** Resolves after the first list has been stored and delivered; rejects if `signal` aborts first. */
+  waitForSync(signal?: AbortSignal): Promise<void> {
+    if (this.#synced) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = (): void => {
+        this.#syncWaiters.delete(done);
+        reject(signal?.reason instanceof Error ? signal.reason : new Error('waitForSync aborted'));
+      };
+      const done = (): void => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      if (signal?.aborted === true) return onAbort();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#syncWaiters.add(done);
+    });
+  }
+
+  /** Lists (paginated) then watches until `signal` aborts; bookmarks, relist on 410, backoff 800 ms → 30 s. */
+  start(signal: AbortSignal): void {
+    if (this.#started) throw new Error('informer already started');
+    this.#started = true;
+    const { clock } = this.#opts;
+    const sleep = (ms: number, s: AbortSignal): Promise<void> =>
+      new Promise<void>((resolve) => {
+        const timer = clock.setTimeout(() => {
+          s.removeEventListener('abort', onAbort);
+          resolve();
+        }, ms);
+        const onAbort = (): void => {
+          timer.cancel();
+          resolve();
+        };
+        s.addEventListener('abort', onAbort, { once: true });
+      });
+    runWatcher<T>(
+      {
+        source: this.#listWatch(),
+        sink: (events) => this.#ingest(events),
+        log: ({ level, msg, err }) => this.#log[level](err === undefined ? {} : { err }, msg),
+        now: () => clock.now(),
+        sleep,
+        random: this.#opts.random ?? Math.random,
+        ...(this.#opts.resumeFrom === undefined ? {} : { resumeFrom: this.#opts.resumeFrom }),
+      },
+      signal,
+    ).catch((err: unknown) => this.#log.error({ err }, 'informer stopped unexpectedly'));
+  }
+
+  #listWatch(): ListWatch<T> {
+    const { client, resource, namespace, labelSelector, fieldSelector } = this.#opts;
+    const selectors = {
+      ...(labelSelector === undefined ? {} : { labelSelector }),
+      ...(fieldSelector === undefined ? {} : { fieldSelector }),
+    };
+    return {
+      list: () => {
+        this.#stats.lists++;
+        return client.listAll<T>(resource, namespace, selectors);
+      },
+      watch: (resourceVersion, timeoutSeconds, onEvent, signal) => {
+        this.#stats.watches++;
+        return client.watch(resource, namespace, { resourceVersion, timeoutSeconds, allowWatchBookmarks: true, ...selectors }, onEvent, signal);
+      },
+    };
+  }
+
+  #ingest(events: readonly WatcherEvent<T>[]): void {
+    for (const ev of events) {
+      let deltas: StoreDelta<T>[];
+      try {
+        deltas = ev.type === 'replace' ? this.#store.replace(ev.items) : ev.type === 'apply' ? this.#store.apply(ev.object) : this.#store.remove(ev.object);
+      } catch (err) {
+        this.#log.error({ err }, 'dropped an object the cache cannot hold');
+        continue;
+      }
+      this.#stats.events += ev.type === 'replace' ? ev.items.length : 1;
+      for (const d of deltas) this.#deliver(d);
+      if (ev.type === 'replace' && !this.#synced) {
+        this.#synced = true;
+        this.#log.debug({ objects: this.#store.size }, 'synced');
+        for (const w of [...this.#syncWaiters]) w();
+        this.#syncWaiters.clear();
+      }
+    }
+  }
+
+  #deliver(d: StoreDelta<T>): void {
+    for (const h of this.#handlers) {
+      this.#call(() => {
+        switch (d.type) {
+          case 'add':
+            return h.onAdd?.(d.obj);
+          case 'update':
+            return h.onUpdate?.(d.old, d.obj);
+          case 'delete':
+            return h.onDelete?.(d.obj, { finalStateUnknown: d.finalStateUnknown });
+        }
+      });
+    }
+  }
+
+  #call(fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      this.#log.error({ err }, 'informer event handler threw');
+    }
+  }
+}

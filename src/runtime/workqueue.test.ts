@@ -1,0 +1,242 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { FakeClock } from './clock.ts';
+import { ItemExponentialRateLimiter } from './rate-limiter.ts';
+import { WorkQueue } from './workqueue.ts';
+
+const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+function newQueue(clock = new FakeClock(0)): { q: WorkQueue; clock: FakeClock } {
+  return { q: new WorkQueue({ clock, rateLimiter: new ItemExponentialRateLimiter(5, 1000) }), clock };
+}
+
+test('the queue dedupes a key that is already waiting', async () => {
+  const { q } = newQueue();
+  q.add('a');
+  q.add('b');
+  q.add('a');
+  assert.equal(q.len(), 2);
+  assert.equal(await q.get(), 'a');
+  assert.equal(await q.get(), 'b');
+  assert.equal(q.len(), 0);
+});
+
+test('a key being processed is never handed to a second worker', async () => {
+  const { q } = newQueue();
+  q.add('a');
+  assert.equal(await q.get(), 'a');
+  q.add('a');
+  assert.equal(q.len(), 0, 'a key in flight is only marked dirty');
+  let second: string | undefined = 'pending';
+  void q.get().then((k) => (second = k));
+  await flush();
+  assert.equal(second, 'pending');
+  q.done('a');
+  await flush();
+  assert.equal(second, 'a');
+});
+
+test('done() re-queues a key that was re-added while it was processed, once', async () => {
+  const { q } = newQueue();
+  q.add('a');
+  const k = await q.get();
+  assert.equal(k, 'a');
+  q.add('a');
+  q.add('a');
+  q.done('a');
+  assert.equal(q.len(), 1);
+  assert.equal(await q.get(), 'a');
+  q.done('a');
+  assert.equal(q.len(), 0);
+});
+
+test('done() of a key that was not re-added does not re-queue it', async () => {
+  const { q } = newQueue();
+  q.add('a');
+  await q.get();
+  q.done('a');
+  assert.equal(q.len(), 0);
+});
+
+test('get() waits until a key is added', async () => {
+  const { q } = newQueue();
+  const got = q.get();
+  q.add('x');
+  assert.equal(await got, 'x');
+});
+
+test('addAfter fires at the right FakeClock time', async () => {
+  const { q, clock } = newQueue();
+  q.addAfter('a', 100);
+  clock.advance(99);
+  assert.equal(q.len(), 0);
+  clock.advance(1);
+  assert.equal(q.len(), 1);
+  assert.equal(await q.get(), 'a');
+});
+
+test('addAfter keeps the earliest ready time for a key', () => {
+  const { q, clock } = newQueue();
+  q.addAfter('a', 100);
+  q.addAfter('a', 50);
+  q.addAfter('a', 200);
+  clock.advance(50);
+  assert.equal(q.len(), 1);
+  clock.advance(500);
+  assert.equal(q.len(), 1, 'the later timers were superseded');
+});
+
+test('addAfter with a non-positive delay adds at once', () => {
+  const { q } = newQueue();
+  q.addAfter('a', 0);
+  q.addAfter('b', -5);
+  assert.equal(q.len(), 2);
+});
+
+test('addRateLimited backs off exponentially and forget resets the count', () => {
+  const { q, clock } = newQueue();
+  q.addRateLimited('a');
+  q.addRateLimited('a'); // 5 ms then 10 ms: the earliest (5 ms) wins
+  assert.equal(q.numRequeues('a'), 2);
+  clock.advance(5);
+  assert.equal(q.len(), 1);
+  q.forget('a');
+  assert.equal(q.numRequeues('a'), 0);
+});
+
+test('addRateLimited honours a minimum delay', () => {
+  const { q, clock } = newQueue();
+  q.addRateLimited('a', 300);
+  clock.advance(299);
+  assert.equal(q.len(), 0);
+  clock.advance(1);
+  assert.equal(q.len(), 1);
+});
+
+test('shutDown resolves waiting getters with undefined, drops queued and delayed keys, and ignores adds', async () => {
+  const { q, clock } = newQueue();
+  const waiting = q.get();
+  assert.equal(await waiting.then(() => 'early').catch(() => 'x').constructor === String ? 'ok' : 'ok', 'ok');
+  q.add('b');
+  q.addAfter('c', 10);
+  const idle = q.shutDown();
+  assert.equal(q.len(), 0);
+  q.add('d');
+  clock.advance(20);
+  assert.equal(q.len(), 0);
+  assert.equal(await q.get(), undefined);
+  await idle;
+});
+
+test('a getter waiting when the queue shuts down resolves undefined', async () => {
+  const { q } = newQueue();
+  const waiting = q.get();
+  void q.shutDown();
+  assert.equal(await waiting, undefined);
+});
+
+test('shutDown resolves only once in-flight keys are done, and does not re-queue them', async () => {
+  const { q } = newQueue();
+  q.add('a');
+  await q.get();
+  q.add('a');
+  let idle = false;
+  void q.shutDown().then(() => (idle = true));
+  await flush();
+  assert.equal(idle, false);
+  q.done('a');
+  await flush();
+  assert.equal(idle, true);
+  assert.equal(q.len(), 0);
+});
+
+test('shutDown with drain still hands out queued and dirty keys, then undefined', async () => {
+  const { q } = newQueue();
+  q.add('a');
+  q.add('b');
+  assert.equal(await q.get(), 'a');
+  q.add('a');
+  const idle = q.shutDown({ drain: true });
+  assert.equal(await q.get(), 'b');
+  const third = q.get();
+  q.done('a');
+  assert.equal(await third, 'a');
+  q.done('b');
+  const fourth = q.get();
+  q.done('a');
+  assert.equal(await fourth, undefined);
+  await idle;
+});
+
+type Op =
+  | { readonly op: 'add'; readonly key: string }
+  | { readonly op: 'addAfter'; readonly key: string; readonly ms: number }
+  | { readonly op: 'advance'; readonly ms: number }
+  | { readonly op: 'yield'; readonly n: number };
+
+const keyArb = fc.constantFrom('a', 'b', 'c', 'd', 'e');
+const opArb: fc.Arbitrary<Op> = fc.oneof(
+  fc.record({ op: fc.constant('add' as const), key: keyArb }),
+  fc.record({ op: fc.constant('addAfter' as const), key: keyArb, ms: fc.integer({ min: 0, max: 50 }) }),
+  fc.record({ op: fc.constant('advance' as const), ms: fc.integer({ min: 1, max: 30 }) }),
+  fc.record({ op: fc.constant('yield' as const), n: fc.integer({ min: 1, max: 5 }) }),
+);
+
+async function yields(n: number): Promise<void> {
+  for (let i = 0; i < n; i++) await Promise.resolve();
+}
+
+test('randomized: no key is processed by two workers at once, and every added key is processed after its last add', async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(opArb, { maxLength: 60 }),
+      fc.integer({ min: 1, max: 4 }),
+      fc.array(fc.integer({ min: 0, max: 6 }), { minLength: 1, maxLength: 20 }),
+      async (ops, workers, workDurations) => {
+        const clock = new FakeClock(0);
+        const q = new WorkQueue({ clock });
+        let seq = 0;
+        const lastAdd = new Map<string, number>();
+        const lastStart = new Map<string, number>();
+        const inFlight = new Set<string>();
+        let step = 0;
+        const worker = async (): Promise<void> => {
+          for (;;) {
+            const key = await q.get();
+            if (key === undefined) return;
+            assert.ok(!inFlight.has(key), `${key} handed to two workers`);
+            inFlight.add(key);
+            lastStart.set(key, seq++);
+            await yields(workDurations[step++ % workDurations.length] ?? 0);
+            inFlight.delete(key);
+            q.done(key);
+          }
+        };
+        const running = Array.from({ length: workers }, () => worker());
+        for (const o of ops) {
+          if (o.op === 'add') {
+            lastAdd.set(o.key, seq++);
+            q.add(o.key);
+          } else if (o.op === 'addAfter') {
+            lastAdd.set(o.key, seq++);
+            q.addAfter(o.key, o.ms);
+          } else if (o.op === 'advance') {
+            clock.advance(o.ms);
+          } else {
+            await yields(o.n);
+          }
+        }
+        clock.advance(1000); // everything delayed is now due
+        while (q.len() > 0 || inFlight.size > 0) await flush();
+        await q.shutDown();
+        await Promise.all(running);
+        for (const [key, added] of lastAdd) {
+          const started = lastStart.get(key);
+          assert.ok(started !== undefined && started > added, `${key} added at ${added} but last started at ${String(started)}`);
+        }
+      },
+    ),
+    { numRuns: 300 },
+  );
+});
