@@ -504,6 +504,9 @@ async function bringUp(
       `--service-account-signing-key-file=${pki.serviceAccount.privateKey}`,
       `--service-cluster-ip-range=${SERVICE_CIDR}`,
       '--allow-privileged=true',
+      // TaintNodesByCondition would put node.kubernetes.io/not-ready:NoSchedule on every new Node, and only the
+      // node-lifecycle controller (not run: kwok nodes never fail) removes it
+      '--disable-admission-plugins=TaintNodesByCondition',
       // a single local API server: no Endpoints for the `kubernetes` Service (127.0.0.1 is not a valid endpoint)
       '--endpoint-reconciler-type=none',
       // throughput for benchmarks: no API Priority and Fairness queuing, generous in-flight limits

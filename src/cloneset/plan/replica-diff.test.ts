@@ -358,6 +358,25 @@ describe('resolveLimits (spec §19 items 10–12)', () => {
   });
 });
 
+describe('PreparingDelete pods still count in the budgets when excluded from replicas (spec §19 item 13)', () => {
+  const facts = (codes: string): PodFacts[] => codes.split(' ').map(parsePod).map((p) => ({
+    isUpdate: p.updated, lifecycleState: p.state, available: p.ready && p.state === 'Normal', specifiedDelete: p.specifiedDelete,
+  }));
+  const base = {
+    hasRollingUpdate: true, paused: false, excludePreparingDelete: true, partitionRollbackGate: false, currentIsUpdate: false,
+  } as const;
+
+  test('deleteReadyLimit uses len(pods): R3 MU1 exclPD, 4 new available + 1 PreparingDelete → down=1 delReady=2', () => {
+    const d = computeReplicaDiff({ ...base, replicas: 3, maxUnavailable: 1, pods: facts('nN+ nN+ nN+ nN+ nPD+') });
+    assert.deepEqual(d, { ...ZERO, scaleDownNum: 1, deleteReadyLimit: 2 });
+  });
+
+  test('updateMaxUnavailable uses len(pods): R5 MU1 exclPD, 5 old available + 1 old PreparingDelete → upd=5 updMU=2', () => {
+    const d = computeReplicaDiff({ ...base, replicas: 5, maxUnavailable: 1, pods: facts('oN+ oN+ oN+ oN+ oN+ oPD+') });
+    assert.deepEqual(d, { ...ZERO, updateNum: 5, updateMaxUnavailable: 2 });
+  });
+});
+
 // ---------------------------------------------------------------------------------------------------------
 // Properties. The generator covers every input shape the algorithm accepts, not only realistic ones.
 

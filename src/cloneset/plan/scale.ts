@@ -5,10 +5,10 @@ import { LABEL_INSTANCE_ID, type FeatureGates } from '../../api/well-known.ts';
 import type { Node, PersistentVolumeClaim, Pod, PodTemplateSpec } from '../../kube/types.ts';
 import { podRefOf, type DeleteCause, type PlanAction, type PlannedEvent, type PodToCreate, type PodToDelete } from './actions.ts';
 import { allocateInstanceIds, type InstanceIdSource } from './instance-ids.ts';
-import { isReadyForDelete, isSpecifiedDelete, lifecycleStateOf, revisionMatches } from './pod-predicates.ts';
+import { isReadyForDelete, isSpecifiedDelete, lifecycleStateOf } from './pod-predicates.ts';
 import { newPod, pvcsFor } from './pod-template.ts';
 import { choosePodsToDelete } from './pod-ranking.ts';
-import { computeReplicaDiff, replicaDiffInputFor, type ReplicaDiff } from './replica-diff.ts';
+import { computeReplicaDiff, isUpdatedPod, replicaDiffInputFor, type ReplicaDiff } from './replica-diff.ts';
 
 export interface RevisionTemplate {
   readonly name: string;
@@ -89,8 +89,9 @@ export function planScale(input: ScaleInput): ScaleResult {
   }
   if (diff.scaleDownNum > 0) {
     if (numToDelete > 0) return result([], 'scale in waits for the pods already being deleted');
-    const updated = pods.filter((p) => revisionMatches(p, input.update.name));
-    const notUpdated = pods.filter((p) => !revisionMatches(p, input.update.name));
+    const isUpdated = (p: Pod): boolean => isUpdatedPod(p, input.update.name, 'scale', input.gates);
+    const updated = pods.filter(isUpdated);
+    const notUpdated = pods.filter((p) => !isUpdated(p));
     const victims = choosePodsToDelete(updated, notUpdated, diff.scaleDownNum, diff.scaleDownNumOldRevision, {
       minReadySeconds: cloneSet.spec.minReadySeconds ?? 0,
       nowMs: input.nowMs,
