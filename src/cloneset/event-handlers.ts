@@ -6,7 +6,8 @@ import { GROUP, KIND } from '../api/cloneset.ts';
 import type { KubeObject, OwnerReference, PersistentVolumeClaim, Pod } from '../kube/types.ts';
 import { matchesLabelSelector } from '../kube/selectors.ts';
 import type { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.ts';
-import type { InformerHandlers, Store } from '../runtime/informer.ts';
+import type { InformerHandlers } from '../runtime/informer.ts';
+import type { Store } from '../runtime/store.ts';
 
 export interface Enqueue {
   (key: string): void;

@@ -21,7 +21,10 @@ export interface PvcControl {
 }
 
 export interface RevisionControl {
-  createRevision(namespace: string, revision: ControllerRevision): Promise<ControllerRevision>;
+  /** `encoded` is the exact JSON body (see encodeControllerRevision): `data` bytes must not be re-serialised. */
+  createRevision(namespace: string, name: string, encoded: string): Promise<ControllerRevision>;
+  /** PUT guarded by the revision's resourceVersion. */
+  updateRevision(namespace: string, name: string, encoded: string): Promise<ControllerRevision>;
   getRevision(namespace: string, name: string): Promise<ControllerRevision>;
   patchRevision(namespace: string, name: string, patch: unknown): Promise<ControllerRevision>;
   deleteRevision(namespace: string, name: string): Promise<void>;
@@ -53,7 +56,8 @@ export function apiPorts(client: KubeClient): Ports {
       deletePvc: (ns, name) => client.delete(PVCS, ns, name),
     },
     revisions: {
-      createRevision: (ns, rev) => client.create<ControllerRevision>(CONTROLLER_REVISIONS, ns, rev),
+      createRevision: (ns, _name, encoded) => client.create<ControllerRevision>(CONTROLLER_REVISIONS, ns, { rawJson: encoded }),
+      updateRevision: (ns, name, encoded) => client.update<ControllerRevision>(CONTROLLER_REVISIONS, ns, name, { rawJson: encoded }),
       getRevision: (ns, name) => client.get<ControllerRevision>(CONTROLLER_REVISIONS, ns, name),
       patchRevision: (ns, name, patch) => client.patch<ControllerRevision>(CONTROLLER_REVISIONS, ns, name, patch, 'merge'),
       deleteRevision: (ns, name) => client.delete(CONTROLLER_REVISIONS, ns, name),

@@ -116,7 +116,7 @@ export class KubeClient {
   async #call(verb: Verb, method: string, path: string, query: Query, body?: { contentType: string; value: unknown }): Promise<unknown> {
     await this.#bucket.take();
     this.#count(verb);
-    const payload = body === undefined ? undefined : { contentType: body.contentType, data: JSON.stringify(body.value) };
+    const payload = body === undefined ? undefined : { contentType: body.contentType, data: isRawJson(body.value) ? body.value.rawJson : JSON.stringify(body.value) };
     const res = await this.#transport.request(method, path, query, payload);
     if (res.status < 200 || res.status > 299) {
       throw apiErrorFromResponse(res.status, res.body, { request: `${method} ${path}` });
@@ -214,6 +214,18 @@ export class KubeClient {
     const deadline = opts.timeoutSeconds * 1000 + WATCH_DEADLINE_SLACK_MS;
     await this.#transport.stream(resourcePath(r, ns), query, (line) => onEvent(parseWatchLine(line)), signal, deadline);
   }
+}
+
+/**
+ * A request body sent byte for byte, for objects whose exact serialisation matters (a ControllerRevision's
+ * `data` is stored verbatim and compared as bytes, spec §7.1).
+ */
+export interface RawJson {
+  readonly rawJson: string;
+}
+
+function isRawJson(v: unknown): v is RawJson {
+  return typeof v === 'object' && v !== null && 'rawJson' in v && typeof v.rawJson === 'string';
 }
 
 function nameOfBody(body: unknown): string {

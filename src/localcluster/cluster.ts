@@ -21,10 +21,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { stringify as toYaml } from 'yaml';
-import { BINARY_NAMES, ensureBinaries, repoRoot, type BinaryName, type BinaryPaths } from './binaries.ts';
+import { BINARY_NAMES, ensureBinaries, findBinary, repoRoot, type BinaryName, type BinaryPaths } from './binaries.ts';
 import { request, type HttpResponse, type TlsMaterial } from './http.ts';
 import { generatePki, type CertPair, type Pki } from './pki.ts';
 import { findProcesses, isAlive, isOurProcess, startDetached, stopProcess, tail, type Started } from './processes.ts';
@@ -57,6 +57,8 @@ export interface LocalCluster {
 export interface ComponentState {
   readonly name: BinaryName;
   readonly pid: number;
+  /** the executable started (TEST_ASSET_* may name it differently) */
+  readonly binary: string;
   readonly logFile: string;
 }
 
@@ -226,14 +228,17 @@ async function step<T>(progress: Progress, label: string, fn: () => Promise<T>):
 }
 
 /** Like step, for steps running in parallel: the whole line is written at the end. */
-async function stepLine<T>(progress: Progress, label: string, fn: () => Promise<T>): Promise<T> {
+async function stepLine<T>(progress: Progress, label: string, fn: () => Promise<T>, cancelled?: AbortSignal): Promise<T> {
   const t0 = Date.now();
   try {
     const v = await fn();
     progress.write(`${label}… ok (${seconds(Date.now() - t0)})\n`);
     return v;
   } catch (e) {
-    progress.write(`${label}… FAILED (${seconds(Date.now() - t0)})\n`);
+    // when a sibling step failed first, this one was only cancelled: say nothing
+    if (cancelled?.aborted !== true || (e instanceof Error && e.message !== 'aborted')) {
+      progress.write(`${label}… FAILED (${seconds(Date.now() - t0)})\n`);
+    }
     throw e;
   }
 }
@@ -302,7 +307,7 @@ export async function clusterStatus(stateDir: string = defaultStateDir()): Promi
   const marker = processMarker(dir);
   const components: ComponentStatus[] = BINARY_NAMES.map((name) => {
     const c = state?.components.find((x) => x.name === name);
-    return { name, pid: c?.pid, running: c !== undefined && isOurProcess(c.pid, name, marker) };
+    return { name, pid: c?.pid, running: c !== undefined && isOurProcess(c.pid, basename(c.binary), marker) };
   });
   let apiserverReady = false;
   if (state !== undefined && components.some((c) => c.name === 'kube-apiserver' && c.running)) {
@@ -317,6 +322,17 @@ export async function clusterStatus(stateDir: string = defaultStateDir()): Promi
   return { stateDir: dir, state, components, apiserverReady, running: apiserverReady && components.every((c) => c.running) };
 }
 
+/** Executable base names a component of this cluster may run under. */
+function executableNames(state: ClusterState | undefined): string[] {
+  const names = new Set<string>(BINARY_NAMES);
+  for (const c of state?.components ?? []) names.add(basename(c.binary));
+  for (const n of BINARY_NAMES) {
+    const p = findBinary(n);
+    if (p !== undefined) names.add(basename(p));
+  }
+  return [...names];
+}
+
 async function stopUnlocked(dir: string, progress: Progress): Promise<void> {
   const state = readState(dir);
   const marker = processMarker(dir);
@@ -325,7 +341,7 @@ async function stopUnlocked(dir: string, progress: Progress): Promise<void> {
     await Promise.all(
       names.map(async (n) => {
         const c = byName(n);
-        if (c === undefined || !isOurProcess(c.pid, n, marker)) return;
+        if (c === undefined || !isOurProcess(c.pid, basename(c.binary), marker)) return;
         const t0 = Date.now();
         const how = await stopProcess(c.pid, STOP_TIMEOUT_MS);
         progress.write(`stopped ${n} (pid ${String(c.pid)}, ${how}, ${seconds(Date.now() - t0)})\n`);
@@ -337,7 +353,7 @@ async function stopUnlocked(dir: string, progress: Progress): Promise<void> {
   await stopGroup(['kube-apiserver']);
   await stopGroup(['etcd']);
   // strays: a lost state file, a crashed `up`…
-  const strays = findProcesses(BINARY_NAMES, marker);
+  const strays = findProcesses(executableNames(state), marker);
   await Promise.all(
     strays.map(async (pid) => {
       const how = await stopProcess(pid, STOP_TIMEOUT_MS);
@@ -386,7 +402,7 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
       progress.write(`cluster in ${dir} is already running (${status.state.server})\n`);
       return handle(dir, status.state.server);
     }
-    if (status.state !== undefined || findProcesses(BINARY_NAMES, processMarker(dir)).length > 0) {
+    if (status.state !== undefined || findProcesses(executableNames(undefined), processMarker(dir)).length > 0) {
       progress.write(`cleaning up a previous, incomplete cluster in ${dir}\n`);
       await stopUnlocked(dir, progress);
     }
@@ -452,7 +468,7 @@ async function bringUp(
   const launch = async (name: BinaryName, args: readonly string[], extraEnv: Record<string, string> = {}): Promise<Started> => {
     const logFile = join(logs, `${name}.log`);
     const started = startDetached(bins[name], args, logFile, { ...childEnv, ...extraEnv });
-    components.push({ name, pid: started.pid, logFile });
+    components.push({ name, pid: started.pid, binary: bins[name], logFile });
     await writeState({ ...baseState, components: [...components] });
     return started;
   };
@@ -557,15 +573,24 @@ async function bringUp(
     `--config=${join(kwokConfigDir, 'pod-stages.yaml')}`,
     `--server-address=127.0.0.1:${String(kwokPort)}`,
   ], { HOME: kwokHome }); // kwok also loads ~/.kwok/kwok.yaml when present: isolate it
+  // the first failure stops the other waits quietly (their processes are about to be stopped anyway)
+  const parallel = new AbortController();
+  const aborted = new Promise<never>((_resolve, reject) => {
+    parallel.signal.addEventListener('abort', () => reject(new Error('aborted')));
+  });
+  aborted.catch(() => {});
   const healthz = (url: string, died: Promise<never>): Promise<void> =>
     waitFor(url, timeoutMs, async () => {
       const r = await request(url, { tls: { insecure: true }, timeoutMs: 2000 });
       return r.status === 200;
-    }, died);
+    }, Promise.race([died, aborted])).catch((e: unknown) => {
+      parallel.abort();
+      throw e;
+    });
   await Promise.all([
-    stepLine(progress, 'starting kube-controller-manager', () => healthz(`https://127.0.0.1:${String(kcmPort)}/healthz`, kcm.exited)),
-    stepLine(progress, 'starting kube-scheduler', () => healthz(`https://127.0.0.1:${String(schedPort)}/healthz`, scheduler.exited)),
-    stepLine(progress, 'starting kwok', () => healthz(`http://127.0.0.1:${String(kwokPort)}/healthz`, kwok.exited)),
+    stepLine(progress, 'starting kube-controller-manager', () => healthz(`https://127.0.0.1:${String(kcmPort)}/healthz`, kcm.exited), parallel.signal),
+    stepLine(progress, 'starting kube-scheduler', () => healthz(`https://127.0.0.1:${String(schedPort)}/healthz`, scheduler.exited), parallel.signal),
+    stepLine(progress, 'starting kwok', () => healthz(`http://127.0.0.1:${String(kwokPort)}/healthz`, kwok.exited), parallel.signal),
   ]);
 
   const allDied = Promise.race([kcm.exited, scheduler.exited, kwok.exited]);

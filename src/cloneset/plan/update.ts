@@ -6,8 +6,8 @@ import type { CloneSet } from '../../api/cloneset.ts';
 import type { Pod } from '../../kube/types.ts';
 import { podRefOf, type PlanAction, type PlannedEvent } from './actions.ts';
 import { isPodAvailable, lifecycleStateOf, revisionMatches } from './pod-predicates.ts';
-import { sortPodsForUpdate } from './pod-ranking.ts';
 import { computeReplicaDiff, replicaDiffInputFor } from './replica-diff.ts';
+import { orderUpdateCandidates } from './update-order.ts';
 
 export interface UpdateInput {
   readonly cloneSet: CloneSet;
@@ -41,8 +41,10 @@ export function planUpdate(input: UpdateInput): UpdateResult {
   if (diff.updateNum === 0) return { actions: [], events: [], explain: ['no pod to update'] };
   const target = diff.updateNum > 0 ? input.updateRevision : input.currentRevision;
   const waiting = pods.filter((p) => revisionMatches(p, input.updateRevision) === diff.updateNum < 0);
-  const candidates = sortPodsForUpdate(
+  const candidates = orderUpdateCandidates(
     waiting.filter((p) => lifecycleStateOf(p) !== 'PreparingDelete'),
+    pods,
+    cloneSet,
     nowMs,
   );
   const chosen = limitUpdates(candidates, pods, Math.abs(diff.updateNum), diff.updateMaxUnavailable, target, input);

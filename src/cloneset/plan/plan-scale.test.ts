@@ -1,0 +1,296 @@
+// planCloneSet, scaling (spec §8, §10.3–§10.6, §20.4): creation, scale-in order, specified deletes,
+// inactive pods, claiming. Worlds are built with the test builders; multi-pass stories use the simulator.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Pod } from '../../kube/types.ts';
+import type { PlanAction, PodToCreate, PodToDelete } from './actions.ts';
+import { planCloneSet, type Snapshot } from './index.ts';
+import { INSTANCE_ID_ALPHABET } from './instance-ids.ts';
+import { aCloneSet, aPod, aPvc, fixedIds, plannerConfig, readyPods, revisions, sequentialIds, T0 } from './testing/builders.ts';
+import { applyPlan, describeAction, kubeletStep, newWorld, plan, reconcileStep } from './testing/sim/world.ts';
+import type { CloneSet } from '../../api/cloneset.ts';
+import type { PersistentVolumeClaim } from '../../kube/types.ts';
+
+function snapshot(cloneSet: CloneSet, pods: readonly Pod[], pvcs: readonly PersistentVolumeClaim[] = []): Snapshot {
+  return { cloneSet, pods, pvcs, nodes: new Map(), nowMs: T0 };
+}
+
+function planOf(cs: CloneSet, pods: readonly Pod[], opts: { pvcs?: readonly PersistentVolumeClaim[]; current?: string; update?: string } = {}) {
+  return planCloneSet(snapshot(cs, pods, opts.pvcs ?? []), revisions(cs, opts.current ?? 'r1', opts.update ?? opts.current ?? 'r1'), plannerConfig(), sequentialIds());
+}
+
+const created = (actions: readonly PlanAction[]): PodToCreate[] =>
+  actions.flatMap((a) => (a.kind === 'CreatePods' ? a.pods : []));
+const deleted = (actions: readonly PlanAction[]): PodToDelete[] => actions.flatMap((a) => (a.kind === 'DeletePods' ? a.pods : []));
+const deletedNames = (actions: readonly PlanAction[]): string[] => deleted(actions).map((d) => d.pod.name);
+const kinds = (actions: readonly PlanAction[]): string[] => actions.map((a) => a.kind);
+
+describe('scale out (spec §10.4, §8.1, §20.4)', () => {
+  test('scaling 0 → 5 creates 5 pods in one pass, with unique sorted ids from the Kubernetes alphabet', () => {
+    const cs = aCloneSet('sample').replicas(5).build();
+    const p = planOf(cs, []);
+    assert.equal(p.phase, 'scale');
+    const pods = created(p.actions);
+    assert.equal(pods.length, 5);
+    const ids = pods.map((c) => c.pod.metadata.labels?.['apps.kruise.io/cloneset-instance-id'] ?? '');
+    assert.equal(new Set(ids).size, 5, 'ids are unique');
+    assert.deepEqual(ids, [...ids].sort(), 'ids are sorted');
+    for (const id of ids) assert.match(id, new RegExp(`^[${INSTANCE_ID_ALPHABET}]{5}$`));
+    assert.deepEqual(pods.map((c) => c.pod.metadata.name), ids.map((id) => `sample-${id}`));
+  });
+
+  test('the created pod and PVC are exactly the objects of spec §20.4', () => {
+    const cs = aCloneSet('sample').replicas(1).volumeClaimTemplate('data-vol').build();
+    const revs = { ...revisions(cs, '56dfb978d4'), collisionCount: 0 };
+    const p = planCloneSet(snapshot(cs, []), revs, plannerConfig(), fixedIds('x7k2p'));
+    const [only] = created(p.actions);
+    assert.ok(only);
+    assert.equal(only.revision, 'sample-56dfb978d4');
+    const owner = { apiVersion: only.pod.metadata.ownerReferences?.[0]?.apiVersion ?? '', kind: 'CloneSet', name: 'sample', uid: 'uid-sample', controller: true, blockOwnerDeletion: true };
+    assert.match(owner.apiVersion, /^apps\.kruise\.io\/v1(alpha|beta)1$/);
+    assert.deepEqual(only.pod, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: 'sample-x7k2p',
+        generateName: 'sample-',
+        namespace: 'default',
+        labels: {
+          app: 'sample',
+          'controller-revision-hash': 'sample-56dfb978d4',
+          'pod-template-hash': '56dfb978d4',
+          'apps.kruise.io/cloneset-instance-id': 'x7k2p',
+          'lifecycle.apps.kruise.io/state': 'PreparingNormal',
+        },
+        annotations: { 'lifecycle.apps.kruise.io/timestamp': '2025-01-02T03:04:05Z' },
+        ownerReferences: [owner],
+      },
+      spec: {
+        containers: [{ name: 'main', image: 'nginx:56dfb978d4' }],
+        readinessGates: [{ conditionType: 'InPlaceUpdateReady' }],
+        volumes: [{ name: 'data-vol', persistentVolumeClaim: { claimName: 'data-vol-sample-x7k2p', readOnly: false } }],
+      },
+    });
+    assert.deepEqual(only.pvcs.map((c) => [c.metadata.name, c.metadata.labels, c.metadata.ownerReferences]), [
+      ['data-vol-sample-x7k2p', { app: 'sample', 'apps.kruise.io/cloneset-instance-id': 'x7k2p' }, [owner]],
+    ]);
+  });
+
+  test('after creation, refresh sets InPlaceUpdateReady at once but PreparingNormal → Normal only once scheduled', () => {
+    const cs = aCloneSet('sample').replicas(5).build();
+    const world = newWorld(cs, [], [], { scheduleAfterSteps: 1_000 }); // the scheduler is ours to drive
+    // (step 1/4) create
+    assert.deepEqual(kinds(plan(world).actions), ['CreatePods']);
+    reconcileStep(world);
+    // (step 2/4) unscheduled: only the readiness-gate condition is written, no lifecycle change
+    const p2 = plan(world);
+    assert.equal(p2.phase, 'update');
+    assert.deepEqual(kinds(p2.actions), Array(5).fill('SetInPlaceUpdateReady'));
+    applyPlan(world, p2.actions);
+    // (step 3/4) scheduled: Normal
+    world.pods = world.pods.map((p, i) => ({ ...p, spec: { ...p.spec, nodeName: `node-${i}` } }));
+    const p3 = plan(world);
+    assert.deepEqual(p3.actions.map((a) => (a.kind === 'PatchPodLifecycle' ? a.state : a.kind)), Array(5).fill('Normal'));
+    applyPlan(world, p3.actions);
+    // (step 4/4) nothing left to do
+    assert.deepEqual(plan(world).actions, []);
+  });
+
+  test('a preNormal hook moves a pod to Normal when all handlers are present, scheduled or not', () => {
+    const cs = aCloneSet('sample').replicas(1).preNormalHook({ labelsHandler: { hooked: 'yes' } }).build();
+    const waiting = aPod(cs).instanceId('aaaaa').state('PreparingNormal').onNode('n1').build();
+    assert.deepEqual(kinds(planOf(cs, [waiting]).actions), []);
+    const hooked = aPod(cs).instanceId('aaaaa').state('PreparingNormal').label('hooked', 'yes').build();
+    assert.deepEqual(kinds(planOf(cs, [hooked]).actions), ['PatchPodLifecycle']);
+  });
+
+  test('scaleStrategy.maxUnavailable limits creations and warns ScaleUpLimited', () => {
+    const cs = aCloneSet('sample').replicas(6).maxUnavailable(1).scaleMaxUnavailable(2).build();
+    const pods = [...readyPods(cs, 2), aPod(cs).instanceId('nr000').running().build()];
+    const p = planOf(cs, pods);
+    assert.equal(created(p.actions).length, 1);
+    assert.deepEqual(p.events.map((e) => e.reason), ['ScaleUpLimited']);
+  });
+});
+
+describe('scale in (spec §10.3 step 8, §10.6)', () => {
+  test('victims follow the deletion order: unscheduled, then not ready, then lowest deletion cost', () => {
+    const cs = aCloneSet('sample').replicas(3).build();
+    const pods = [
+      aPod(cs).instanceId('ready').ready().build(),
+      aPod(cs).instanceId('cheap').ready().deletionCost(-100).build(),
+      aPod(cs).instanceId('unsch').pending().build(),
+      aPod(cs).instanceId('older').ready().createdAt(T0 - 10 * 3_600_000).build(),
+      aPod(cs).instanceId('notrd').running().build(),
+    ];
+    assert.deepEqual(deletedNames(planOf(cs, pods).actions), ['sample-unsch', 'sample-notrd']);
+    const healthy = pods.filter((p) => !['sample-unsch', 'sample-notrd'].includes(p.metadata.name ?? ''));
+    const cs2 = aCloneSet('sample').replicas(2).build();
+    assert.deepEqual(deletedNames(planOf(cs2, healthy).actions), ['sample-cheap']);
+  });
+
+  test('a deleted pod takes its PVCs (same instance id) with it', () => {
+    const cs = aCloneSet('sample').replicas(1).volumeClaimTemplate('data').volumeClaimTemplate('logs').build();
+    const pods = [aPod(cs).instanceId('keep1').ready().build(), aPod(cs).instanceId('gone1').pending().build()];
+    const pvcs = [
+      aPvc(cs).instanceId('keep1').build(),
+      aPvc(cs).instanceId('gone1').build(),
+      aPvc(cs).instanceId('gone1').fromTemplate('logs').build(),
+    ];
+    const [victim, ...rest] = deleted(planOf(cs, pods, { pvcs }).actions);
+    assert.equal(rest.length, 0);
+    assert.equal(victim?.pod.name, 'sample-gone1');
+    assert.equal(victim?.cause, 'ScaleIn');
+    assert.deepEqual([...(victim?.pvcNames ?? [])].sort(), ['data-sample-gone1', 'logs-sample-gone1']);
+  });
+
+  test('old-revision pods go first when scaling in during a rollout', () => {
+    const cs = aCloneSet('sample').replicas(3).build();
+    const pods = [...readyPods(cs, 2, 'r2'), ...readyPods(cs, 3, 'r1')];
+    const victims = deletedNames(planOf(cs, pods, { current: 'r1', update: 'r2' }).actions);
+    assert.equal(victims.length, 2);
+    assert.ok(victims.every((n) => n.startsWith('sample-old')), victims.join());
+  });
+
+  test('scale in only deletes as many ready pods as maxUnavailable allows', () => {
+    const cs = aCloneSet('sample').replicas(2).maxUnavailable(1).build();
+    // MU 1, 5 pods for 2 replicas: deleteReadyLimit = 1 + (5 − 2) − 0 = 4 ≥ 3
+    assert.equal(deletedNames(planOf(cs, readyPods(cs, 5)).actions).length, 3);
+    // a 10 → 1 scale-in with maxUnavailable 0: limit = 0 + 9 = 9, all surplus may go
+    const cs2 = aCloneSet('sample').replicas(1).maxUnavailable(0).maxSurge(1).build();
+    assert.equal(deletedNames(planOf(cs2, readyPods(cs2, 10)).actions).length, 9);
+  });
+});
+
+describe('selective pod deletion (user manual "Selective Pod deletion", spec §10.3 step 7)', () => {
+  test('podsToDelete with replicas 5 → 4 deletes exactly the listed pod', () => {
+    const pods = (cs: CloneSet) => readyPods(cs, 5);
+    const cs = aCloneSet('sample').replicas(4).podsToDelete('sample-old2x').build();
+    const p = planOf(cs, pods(cs));
+    assert.deepEqual(deletedNames(p.actions), ['sample-old2x']);
+    assert.equal(deleted(p.actions)[0]?.cause, 'SpecifiedDelete');
+  });
+
+  test('podsToDelete without a replicas change: delete now, replace in the next pass', () => {
+    const cs = aCloneSet('sample').replicas(3).podsToDelete('sample-old1x').build();
+    const world = newWorld(cs, readyPods(cs, 3));
+    assert.deepEqual(reconcileStep(world).record.actions, ['delete sample-old1x']);
+    const next = reconcileStep(world).record.actions;
+    assert.equal(next.length, 1);
+    assert.match(next[0] ?? '', /^create sample-\w{5}@r1$/);
+  });
+
+  test('the specified-delete label works like podsToDelete', () => {
+    const cs = aCloneSet('sample').replicas(3).build();
+    const pods = [...readyPods(cs, 2), aPod(cs).instanceId('label').ready().specifiedDelete().build()];
+    assert.deepEqual(deletedNames(planOf(cs, pods).actions), ['sample-label']);
+  });
+
+  // The manual's three examples (maxSurge section): pod-a is the only unavailable pod (it stays so).
+  const manual = (maxUnavailable: number, marked: 'a' | 'b') => {
+    const cs = aCloneSet('sample').replicas(5).maxUnavailable(maxUnavailable).maxSurge(1).build();
+    const podA = aPod(cs).instanceId('poda1').running();
+    const podB = aPod(cs).instanceId('podb1').ready();
+    (marked === 'a' ? podA : podB).specifiedDelete();
+    return { cs, pods: [podA.build(), podB.build(), ...readyPods(cs, 3)] };
+  };
+  const neverReady = (p: Pod): boolean => p.metadata.name !== 'sample-poda1';
+
+  test('maxUnavailable=2, maxSurge=1, pod-a unavailable: marking pod-b deletes it directly', () => {
+    const { cs, pods } = manual(2, 'b');
+    assert.deepEqual(deletedNames(planOf(cs, pods).actions), ['sample-podb1']);
+  });
+
+  test('maxUnavailable=1, maxSurge=1, pod-a unavailable: marking pod-b creates a surge pod, waits for it to be ready, then deletes pod-b', () => {
+    const { cs, pods } = manual(1, 'b');
+    const world = newWorld(cs, pods, [], { readyAfterSteps: 2, canBecomeReady: neverReady });
+    const rows: string[] = [];
+    let surgeReadyWhenDeleted: boolean | undefined;
+    for (let i = 0; i < 10 && surgeReadyWhenDeleted === undefined; i++) {
+      const surge = world.pods.find((p) => !pods.some((q) => q.metadata.name === p.metadata.name));
+      const step = reconcileStep(world);
+      assert.deepEqual(step.violations, []);
+      rows.push(`(step ${i + 1}) [${step.record.before}] ${step.record.actions.join('; ')}`);
+      if (step.record.actions.some((a) => a.includes('delete sample-podb1'))) {
+        surgeReadyWhenDeleted = surge?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+      }
+    }
+    assert.match(rows[0] ?? '', /create sample-\w{5}@r1/, rows.join('\n'));
+    assert.equal(surgeReadyWhenDeleted, true, rows.join('\n'));
+    assert.equal(world.pods.length, 5);
+  });
+
+  test('maxUnavailable=1, maxSurge=1: marking the unavailable pod-a deletes it directly', () => {
+    const { cs, pods } = manual(1, 'a');
+    assert.deepEqual(deletedNames(planOf(cs, pods).actions), ['sample-poda1']);
+  });
+
+  test('without maxSurge a ready specified pod waits while maxUnavailable is used up', () => {
+    const cs = aCloneSet('sample').replicas(5).maxUnavailable(1).build();
+    const pods = [aPod(cs).instanceId('poda1').running().build(), aPod(cs).instanceId('podb1').ready().specifiedDelete().build(), ...readyPods(cs, 3)];
+    assert.deepEqual(planOf(cs, pods).actions.filter((a) => a.kind === 'DeletePods'), []);
+  });
+});
+
+describe('inactive and foreign pods (spec §8.6, §8.7)', () => {
+  test('a Failed pod is not counted: a replacement with a fresh id is created next to it', () => {
+    const cs = aCloneSet('sample').replicas(3).volumeClaimTemplate('data').build();
+    const failed = aPod(cs).instanceId('fail1').failed().build();
+    const pods = [...readyPods(cs, 2), failed];
+    const pvcs = [aPvc(cs).instanceId('fail1').build(), aPvc(cs).instanceId('old0x').build(), aPvc(cs).instanceId('old1x').build()];
+    const p = planCloneSet(snapshot(cs, pods, pvcs), revisions(cs), plannerConfig(), fixedIds('fail1', 'fresh'));
+    const ids = created(p.actions).map((c) => c.pod.metadata.labels?.['apps.kruise.io/cloneset-instance-id']);
+    assert.deepEqual(ids, ['fresh'], 'the failed pod keeps its id; the random source is asked again');
+    assert.deepEqual(deleted(p.actions), [], 'the Failed pod is not deleted');
+    assert.equal(p.claimed.length, 2);
+  });
+
+  test('a PVC without a pod gives its id (and the PVC) to the next new pod', () => {
+    const cs = aCloneSet('sample').replicas(3).volumeClaimTemplate('data').build();
+    const pvcs = [aPvc(cs).instanceId('lost1').build()];
+    const p = planOf(cs, readyPods(cs, 2), { pvcs });
+    assert.deepEqual(created(p.actions).map((c) => c.pod.metadata.name), ['sample-lost1']);
+  });
+
+  test('terminating and Succeeded pods are not counted either', () => {
+    const cs = aCloneSet('sample').replicas(3).build();
+    const pods = [...readyPods(cs, 1), aPod(cs).instanceId('termx').ready().terminating().build(), aPod(cs).instanceId('succx').succeeded().build()];
+    assert.equal(created(planOf(cs, pods).actions).length, 2);
+  });
+
+  test('a pod whose labels stop matching is released and replaced in the same pass', () => {
+    const cs = aCloneSet('sample').replicas(3).build();
+    const stray = aPod(cs).instanceId('stray').ready().label('app', 'debugging').build();
+    const p = planOf(cs, [...readyPods(cs, 2), stray]);
+    assert.deepEqual(kinds(p.actions), ['ReleasePod', 'CreatePods']);
+    const release = p.actions[0];
+    assert.ok(release?.kind === 'ReleasePod');
+    assert.deepEqual([release.pod.name, release.ownerRefIndex, release.ownerUid], ['sample-stray', 0, 'uid-sample']);
+    assert.equal(created(p.actions).length, 1);
+  });
+
+  test('a released pod is gone from the world of the CloneSet afterwards', () => {
+    const cs = aCloneSet('sample').replicas(2).build();
+    const world = newWorld(cs, [...readyPods(cs, 1), aPod(cs).instanceId('stray').ready().label('app', 'other').build()]);
+    const s = reconcileStep(world);
+    assert.deepEqual(s.violations, []);
+    assert.equal(world.pods.find((p) => p.metadata.name === 'sample-stray')?.metadata.ownerReferences?.length, 0);
+    assert.ok(!plan(world).actions.some((a) => a.kind === 'ReleasePod'));
+  });
+
+  test('an orphan with matching labels is never adopted, counted or touched', () => {
+    const cs = aCloneSet('sample').replicas(3).build();
+    const orphan = aPod(cs).instanceId('orphn').ready().orphan().build();
+    const foreign = aPod(cs).instanceId('forgn').ready().ownedBy('uid-someone-else').build();
+    const p = planOf(cs, [...readyPods(cs, 2), orphan, foreign]);
+    assert.equal(created(p.actions).length, 1);
+    assert.ok(p.actions.every((a) => a.kind === 'CreatePods'), p.actions.map(describeAction).join());
+    assert.deepEqual(p.claimed.map((x) => x.metadata.name).sort(), ['sample-old0x', 'sample-old1x']);
+  });
+
+  test('a CloneSet being deleted plans nothing', () => {
+    const cs = aCloneSet('sample').replicas(3).deleting().build();
+    const p = planOf(cs, [aPod(cs).instanceId('stray').ready().label('app', 'other').build()]);
+    assert.deepEqual([p.phase, p.actions], ['idle', []]);
+  });
+});

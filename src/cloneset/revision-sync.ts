@@ -1,0 +1,98 @@
+// syncRevisions: makes sure a ControllerRevision exists for the current template and picks the current and
+// update revisions (spec §7.4) — the IO half of plan/revisions.ts. truncateHistory: §7.7.
+import type { Logger } from 'pino';
+import type { CloneSet } from '../api/cloneset.ts';
+import { DEFAULT_REVISION_HISTORY_LIMIT } from '../api/well-known.ts';
+import { isAlreadyExists } from '../kube/api-error.ts';
+import type { ControllerRevision, Pod } from '../kube/types.ts';
+import { errorText } from './execute.ts';
+import type { ResolvedRevisions } from './plan/index.ts';
+import { revisionMatches } from './plan/pod-predicates.ts';
+import {
+  chooseRevisions,
+  encodeControllerRevision,
+  renameForCollision,
+  revisionDataBytes,
+  sortRevisions,
+  templateFromRevision,
+} from './plan/revisions.ts';
+import type { RevisionTemplate } from './plan/scale.ts';
+import type { Ports } from './ports.ts';
+
+/** Hash collisions are astronomically rare; a bound keeps a broken API server from looping us forever. */
+const MAX_COLLISION_RETRIES = 100;
+
+export async function syncRevisions(cloneSet: CloneSet, revisions: readonly ControllerRevision[], ports: Ports): Promise<ResolvedRevisions> {
+  const ns = cloneSet.metadata.namespace ?? '';
+  const choice = chooseRevisions(cloneSet, revisions);
+  switch (choice.kind) {
+    case 'use':
+      return resolved(choice.current, choice.update, choice.collisionCount);
+    case 'bumpExisting': {
+      // A rollback to an older template reuses that revision under a new number (no new name).
+      const update = await ports.revisions.updateRevision(ns, choice.updated.metadata.name ?? '', encodeControllerRevision(choice.updated));
+      const current = choice.current === undefined || choice.current.metadata.name === update.metadata.name ? update : choice.current;
+      return resolved(current, update, choice.collisionCount);
+    }
+    case 'create': {
+      let candidate = choice.candidate;
+      let collisionCount = choice.collisionCount;
+      for (let attempt = 0; ; attempt++) {
+        const name = candidate.metadata.name ?? '';
+        try {
+          const update = await ports.revisions.createRevision(ns, name, encodeControllerRevision(candidate));
+          return resolved(choice.current ?? update, update, collisionCount);
+        } catch (e) {
+          if (!isAlreadyExists(e) || attempt >= MAX_COLLISION_RETRIES) throw e;
+          const existing = await ports.revisions.getRevision(ns, name);
+          // Same bytes: our own earlier create (the cache lagged). Different bytes: a hash collision.
+          if (revisionDataBytes(existing) === revisionDataBytes(candidate)) {
+            return resolved(choice.current ?? existing, existing, collisionCount);
+          }
+          collisionCount++;
+          candidate = renameForCollision(candidate, cloneSet.metadata.name ?? '', collisionCount);
+        }
+      }
+    }
+  }
+}
+
+function resolved(current: ControllerRevision, update: ControllerRevision, collisionCount: number): ResolvedRevisions {
+  return { current: templateOf(current), update: templateOf(update), collisionCount };
+}
+
+function templateOf(rev: ControllerRevision): RevisionTemplate {
+  const template = templateFromRevision(rev);
+  const name = rev.metadata.name ?? '';
+  if (template === undefined) throw new Error(`ControllerRevision ${name} does not hold a pod template in data.spec.template`);
+  return { name, template };
+}
+
+/**
+ * Deletes the oldest revisions that no pod uses until at most revisionHistoryLimit of them remain. Errors
+ * are only logged: history is housekeeping and must never fail a reconcile.
+ */
+export async function truncateHistory(
+  cloneSet: CloneSet,
+  revisions: readonly ControllerRevision[],
+  pods: readonly Pod[],
+  resolvedRevisions: ResolvedRevisions,
+  ports: Ports,
+  logger: Logger,
+): Promise<void> {
+  const limit = cloneSet.spec.revisionHistoryLimit ?? DEFAULT_REVISION_HISTORY_LIMIT;
+  const live = (rev: ControllerRevision): boolean => {
+    const name = rev.metadata.name ?? '';
+    if (name === resolvedRevisions.current.name || name === resolvedRevisions.update.name) return true;
+    return pods.some((p) => revisionMatches(p, name));
+  };
+  const nonLive = sortRevisions(revisions).filter((r) => !live(r));
+  for (const rev of nonLive.slice(0, Math.max(0, nonLive.length - limit))) {
+    try {
+      await ports.revisions.deleteRevision(cloneSet.metadata.namespace ?? '', rev.metadata.name ?? '');
+    } catch (e) {
+      logger.info({ cloneset: cloneSet.metadata.name, revision: rev.metadata.name, err: errorText(e) }, 'revision history truncation stopped');
+      return;
+    }
+  }
+}
