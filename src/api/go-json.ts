@@ -300,6 +300,22 @@ export function goTypedRoundTrip(value: unknown, structName: string): unknown {
   return JSON.parse(goTypedMarshal(value, structName));
 }
 
+/**
+ * The typed round-trip repeated until it no longer changes anything, as JSON text. A Kruise-managed object
+ * goes through several such round-trips before the controller hashes it (mutating webhook, conversion to
+ * the storage version, the controller's own decode), and a few inputs need more than one to settle: a
+ * pointer to the zero time prints as null, which decodes as nil, which is then omitted.
+ */
+export function goTypedMarshalStable(value: unknown, structName: string): string {
+  let text = goTypedMarshal(value, structName);
+  for (let i = 0; i < 4; i++) {
+    const next = goTypedMarshal(JSON.parse(text), structName);
+    if (next === text) break;
+    text = next;
+  }
+  return text;
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Hashes
 

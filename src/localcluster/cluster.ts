@@ -5,6 +5,7 @@
 //   kube-apiserver           the real API server: secure port only, client-certificate authn (admin = system:masters),
 //                            RBAC authz, service-account signing keys; default admission (ServiceAccount included).
 //                            APF off and generous in-flight limits so a 1000-pod benchmark is not throttled.
+//                            TaintNodesByCondition admission is off: nobody would remove its not-ready taint.
 //   kube-controller-manager  only what CloneSet tests need from a cluster: garbage collector (ownerReference
 //                            cascades when a CloneSet is deleted), namespace controller (namespace deletion), the
 //                            service-account controllers (the `default` ServiceAccount that pod admission requires)
@@ -116,7 +117,15 @@ export function readState(stateDir: string): ClusterState | undefined {
   try {
     const parsed: unknown = JSON.parse(readFileSync(p, 'utf8'));
     if (typeof parsed === 'object' && parsed !== null && 'version' in parsed && parsed.version === 1) {
-      return parsed as ClusterState;
+      const st = parsed as ClusterState;
+      // tolerate files written by older versions: a component without `binary` ran under its own name
+      const components = (Array.isArray(st.components) ? st.components : []).map((c: Partial<ComponentState>) => ({
+        name: c.name ?? 'etcd',
+        pid: typeof c.pid === 'number' ? c.pid : -1,
+        binary: typeof c.binary === 'string' ? c.binary : (c.name ?? ''),
+        logFile: c.logFile ?? '',
+      }));
+      return { ...st, components: components.filter((c) => c.pid > 0) };
     }
   } catch {
     // unreadable: treated as absent
@@ -467,7 +476,7 @@ async function bringUp(
   delete childEnv['KUBECONFIG'];
   const launch = async (name: BinaryName, args: readonly string[], extraEnv: Record<string, string> = {}): Promise<Started> => {
     const logFile = join(logs, `${name}.log`);
-    const started = startDetached(bins[name], args, logFile, { ...childEnv, ...extraEnv });
+    const started = startDetached(bins[name], args, logFile, { ...childEnv, ...extraEnv }, name);
     components.push({ name, pid: started.pid, binary: bins[name], logFile });
     await writeState({ ...baseState, components: [...components] });
     return started;

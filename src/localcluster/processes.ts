@@ -2,7 +2,6 @@
 // signalled as a group), with stdout+stderr appended to a log file.
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
-import { open } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -17,6 +16,7 @@ export function startDetached(
   args: readonly string[],
   logFile: string,
   env: Readonly<Record<string, string | undefined>>,
+  label: string = basename(command),
 ): Started {
   const fd = openSync(logFile, 'w');
   try {
@@ -26,7 +26,7 @@ export function startDetached(
     const exited = new Promise<never>((_resolve, reject) => {
       onSpawnError = reject;
       child.on('exit', (code, signal) => {
-        reject(new Error(`${basename(command)} exited (${signal ?? `code ${String(code)}`}); last lines of ${logFile}:\n${tail(logFile, 25)}`));
+        reject(new Error(`${label} exited (${signal ?? `code ${String(code)}`}); last lines of ${logFile}:\n${tail(logFile, 25)}`));
       });
     });
     child.on('error', (e) => onSpawnError(e));
@@ -139,14 +139,4 @@ export async function stopProcess(pid: number, timeoutMs: number): Promise<'term
   const killDeadline = Date.now() + 5000;
   while (isAlive(pid) && Date.now() < killDeadline) await sleep(20);
   return 'killed';
-}
-
-/** Appends a line to a file (best effort). */
-export async function appendLine(file: string, line: string): Promise<void> {
-  const h = await open(file, 'a');
-  try {
-    await h.write(`${line}\n`);
-  } finally {
-    await h.close();
-  }
 }

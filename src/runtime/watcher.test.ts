@@ -149,7 +149,11 @@ class ScriptedSource implements ListWatch<KubeObject> {
   readonly done: Promise<void>;
   #finish: () => void = () => undefined;
 
-  constructor() {
+  readonly #stop: AbortSignal;
+
+  /** When the script is exhausted the source hangs until `stop` aborts. */
+  constructor(stop: AbortSignal) {
+    this.#stop = stop;
     this.done = new Promise((r) => (this.#finish = r));
   }
 
@@ -169,13 +173,14 @@ class ScriptedSource implements ListWatch<KubeObject> {
 
   #exhausted(): Promise<never> {
     this.#finish();
-    return new Promise(() => undefined); // hang: the test aborts
+    return new Promise((_resolve, reject) => this.#stop.addEventListener('abort', () => reject(new Error('stopped'))));
   }
 }
 
 describe('runWatcher (driver)', () => {
   it('lists, watches, relists on a 410 event, sleeps the backoff after an error, and resumes from the bookmark', async () => {
-    const src = new ScriptedSource();
+    const ac = new AbortController();
+    const src = new ScriptedSource(ac.signal);
     src.lists.push(async () => ({ items: [obj('a', '5')], resourceVersion: '7' }));
     src.watches.push(async (emit) => {
       emit({ type: 'ADDED', object: obj('b', '8') });
@@ -191,7 +196,6 @@ describe('runWatcher (driver)', () => {
     const logs: WatcherLog[] = [];
     const sleeps: number[] = [];
     let now = 0;
-    const ac = new AbortController();
     const running = runWatcher<KubeObject>({
       source: src,
       sink: (evs) => sunk.push(...evs),
@@ -210,14 +214,14 @@ describe('runWatcher (driver)', () => {
   });
 
   it('stops promptly when aborted during a watch', async () => {
-    const src = new ScriptedSource();
+    const ac = new AbortController();
+    const src = new ScriptedSource(ac.signal);
     src.lists.push(async () => ({ items: [], resourceVersion: '1' }));
     let aborted = false;
     src.watches.push((_emit, signal) => new Promise<void>((resolve) => signal.addEventListener('abort', () => {
       aborted = true;
       resolve();
     })));
-    const ac = new AbortController();
     const running = runWatcher<KubeObject>({ source: src, sink: () => undefined, log: () => undefined, now: () => 0, sleep: async () => undefined, random: () => 0 }, ac.signal);
     await new Promise((r) => setImmediate(r));
     ac.abort();

@@ -211,6 +211,7 @@ export async function runWatcher<T extends KubeObject>(opts: WatcherDriverOption
         const { items, resourceVersion } = await opts.source.list();
         s = step(state, { type: 'listed', items, resourceVersion, now: opts.now() });
       } catch (error) {
+        if (signal.aborted) return; // shutting down: not a failure worth a log line
         s = step(state, { type: 'listFailed', error, now: opts.now() });
       }
       apply(s);
@@ -247,7 +248,7 @@ async function watchOnce<T extends KubeObject>(
     apply(s);
     return s.action;
   } catch (error) {
-    if (next !== undefined) return next;
+    if (next !== undefined || signal.aborted) return next ?? { kind: 'list', delayMs: 0 };
     const s = step<T>(current(), { type: 'watchFailed', error, now: opts.now() });
     apply(s);
     return s.action;

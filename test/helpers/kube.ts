@@ -8,7 +8,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeClient } from '../../src/kube/client.ts';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.ts';
-import { NAMESPACES } from '../../src/kube/resources.ts';
+import { NAMESPACES, type ResourceRef } from '../../src/kube/resources.ts';
+
+const SERVICE_ACCOUNTS: ResourceRef = { group: '', version: 'v1', plural: 'serviceaccounts', namespaced: true };
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -38,6 +40,8 @@ export function kubectlOk(args: readonly string[], input?: string): string {
 export async function newNamespace(client: KubeClient, prefix: string): Promise<string> {
   const name = `${prefix}-${randomBytes(3).toString('hex')}`;
   await client.create(NAMESPACES, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+  // ServiceAccount admission rejects pods until the namespace's default ServiceAccount exists.
+  await eventually(`ServiceAccount default in ${name}`, () => client.get(SERVICE_ACCOUNTS, name, 'default'));
   return name;
 }
 

@@ -60,7 +60,12 @@ export function progressingCondition(
   if (previous !== undefined) {
     const since = Date.parse(previous.lastUpdateTime ?? previous.lastTransitionTime ?? '');
     const expiresAtMs = since + deadline * 1000;
-    if (previous.reason === 'ProgressDeadlineExceeded' || (Number.isFinite(since) && expiresAtMs < nowMs)) {
+    // Only a CloneSetUpdated condition's time starts the clock (spec §14.4: the deadline runs from the entry into
+    // CloneSetUpdated; a pause or an Available period restarts it). Timing any previous reason made a rollout
+    // that starts long after the CloneSet became Available, or a resume after a long pause, time out at once.
+    // A negative deadline still times out as soon as any Progressing condition exists (spec §14.4).
+    const timed = previous.reason === 'CloneSetUpdated' || deadline < 0;
+    if (previous.reason === 'ProgressDeadlineExceeded' || (timed && Number.isFinite(since) && expiresAtMs < nowMs)) {
       return {
         condition: make('False', 'ProgressDeadlineExceeded', `CloneSet revision ${c.updateRevision} has timed out progressing`),
       };

@@ -3,7 +3,7 @@
 // that bumps an old revision) from the decision returned by `chooseRevisions`.
 import { API_VERSION, KIND, type CloneSet } from '../../api/cloneset.ts';
 import { defaultPodTemplate, defaultVolumeClaimTemplate, type TemplateDefaultOptions } from '../../api/defaults.ts';
-import { compareUtf8, fnv1_32, fnv1a_32, goMarshal, goQuote, goTypedMarshal, spewByteSlice } from '../../api/go-json.ts';
+import { compareUtf8, fnv1_32, fnv1a_32, goMarshal, goQuote, goTypedMarshal, goTypedMarshalStable, spewByteSlice } from '../../api/go-json.ts';
 import { ANNOTATION_VCT_HASH, LABEL_CONTROLLER_REVISION_HASH } from '../../api/well-known.ts';
 import type { ControllerRevision, PersistentVolumeClaim, PodTemplateSpec } from '../../kube/types.ts';
 
@@ -30,7 +30,7 @@ const MAX_PREFIX = 223;
  */
 export function revisionDataObject(cloneSet: CloneSet, opts: RevisionOptions = {}): Obj {
   const source = opts.applyDefaults === false ? cloneSet.spec.template : defaultPodTemplate(cloneSet.spec.template, opts);
-  const typed: unknown = JSON.parse(goTypedMarshal(source, 'PodTemplateSpec'));
+  const typed: unknown = JSON.parse(goTypedMarshalStable(source, 'PodTemplateSpec'));
   const template: Obj = isObj(typed) ? typed : {};
   template['$patch'] = 'replace';
   return { spec: { template } };
@@ -74,6 +74,7 @@ export function volumeClaimTemplatesHash(
   if (templates === undefined || templates === null || templates.length === 0) return '';
   const items = templates
     .map((t) => (opts.applyDefaults === false ? t : defaultVolumeClaimTemplate(t)))
+    .map((t) => stablePvc(t))
     .map((t) => ({ name: t.metadata?.name, pvc: { metadata: { name: t.metadata?.name }, spec: t.spec } }));
   const sorted = items
     .map((item, index) => ({ item, index }))
@@ -84,6 +85,12 @@ export function volumeClaimTemplatesHash(
 }
 
 const nameOf = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+/** The claim template as Kruise holds it after its typed round-trips. */
+function stablePvc(t: PersistentVolumeClaim): { readonly metadata?: { readonly name?: unknown }; readonly spec?: unknown } {
+  const v: unknown = JSON.parse(goTypedMarshalStable(t, 'PersistentVolumeClaim'));
+  return isObj(v) ? { ...(isObj(v['metadata']) ? { metadata: v['metadata'] } : {}), spec: v['spec'] } : {};
+}
 
 /**
  * A new ControllerRevision for the CloneSet's current template (spec §7.3): name `<name>-<hash>`, labels =

@@ -302,7 +302,10 @@ export function writeStatus(world: World, claimed: readonly Pod[]): number | und
 // ---------------------------------------------------------------------------------------------------------------
 // The scheduler + kubelet
 
-/** One kubelet step: schedule, start, make Ready (gates permitting), finish terminations. Returns #changes. */
+/**
+ * One kubelet step: schedule, start, make Ready (gates permitting), finish terminations. Returns the number of
+ * pods changed; `kubeletBusy` tells whether a later step would still change something on its own.
+ */
 export function kubeletStep(world: World): number {
   const k = world.kubelet;
   let changes = 0;
@@ -353,6 +356,18 @@ export function kubeletStep(world: World): number {
   return changes;
 }
 
+/** True while some pod would still move without the controller: unscheduled, starting, terminating. */
+export function kubeletBusy(world: World): boolean {
+  const k = world.kubelet;
+  return world.pods.some((p) => {
+    if (p.metadata.deletionTimestamp !== undefined) return true;
+    if (!isPodActive(p)) return false;
+    if ((p.spec.nodeName ?? '') === '' || p.status?.phase !== 'Running') return true;
+    const gatesTrue = (p.spec.readinessGates ?? []).every((g) => podCondition(p, g.conditionType)?.status === 'True');
+    return gatesTrue && podCondition(p, 'Ready')?.status !== 'True' && k.canBecomeReady(p);
+  });
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // converge
 
@@ -380,7 +395,7 @@ export interface ConvergeResult {
   readonly maxPods: number;
 }
 
-/** One reconcile pass + one kubelet step; returns the record, violations and whether anything changed. */
+/** One reconcile pass + one kubelet step; returns the record, violations and whether anything changed or will. */
 export function reconcileStep(world: World): { record: StepRecord; violations: string[]; changed: boolean; requeueAfterMs: number | undefined } {
   const violations: string[] = [];
   const before = describePods(world);
@@ -411,7 +426,7 @@ export function reconcileStep(world: World): { record: StepRecord; violations: s
   };
   world.step++;
   world.nowMs += world.kubelet.stepMs;
-  const changed = result.actions.length > 0 || kubeletChanges > 0 || statusBefore !== world.cloneSet.status;
+  const changed = result.actions.length > 0 || kubeletChanges > 0 || statusBefore !== world.cloneSet.status || kubeletBusy(world);
   return { record, violations: violations.map((v) => `step ${record.step}: ${v}`), changed, requeueAfterMs };
 }
 

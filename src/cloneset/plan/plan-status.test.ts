@@ -1,0 +1,200 @@
+// computeStatus: counters, currentRevision, expectedUpdatedReplicas (spec §14.1–§14.2) and the Progressing
+// condition (spec §14.4), with a pinned clock.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { CloneSet, CloneSetCondition } from '../../api/cloneset.ts';
+import type { Pod } from '../../kube/types.ts';
+import { rfc3339 } from './pod-template.ts';
+import { computeStatus, isStatusChanged, type StatusResult } from './status.ts';
+import { aCloneSet, aPod, readyPods, T0 } from './testing/builders.ts';
+
+const SEC = 1000;
+
+function statusOf(cs: CloneSet, pods: readonly Pod[], opts: { now?: number; current?: string; update?: string } = {}): StatusResult {
+  return computeStatus({
+    cloneSet: cs,
+    pods,
+    currentRevision: `sample-${opts.current ?? 'r1'}`,
+    updateRevision: `sample-${opts.update ?? 'r2'}`,
+    collisionCount: 0,
+    nowMs: opts.now ?? T0,
+  });
+}
+
+describe('status counters (spec §14.1)', () => {
+  test('ready ignores the lifecycle, available needs Normal and minReadySeconds, updated matches the update revision', () => {
+    const cs = aCloneSet('sample').replicas(4).minReadySeconds(10).build();
+    const pods = [
+      aPod(cs).instanceId('newok').ofRevision('r2').ready().build(), // ready, available, updated
+      aPod(cs).instanceId('newyg').ofRevision('r2').ready().since(T0 - 5 * SEC).build(), // ready for 5 s < 10 s
+      aPod(cs).instanceId('oldpn').ofRevision('r1').ready().state('PreparingNormal').build(), // ready, not Normal
+      aPod(cs).instanceId('oldnr').ofRevision('r1').running().build(), // not ready
+      aPod(cs).instanceId('newip').ofRevision('r2').ready().inPlaceUpdateReady(false).build(), // gate False: not ready
+      aPod(cs).instanceId('short').ofRevision('r2').shortHashLabel().ready().build(), // short-hash label still matches
+    ];
+    const { status, requeueAfterMs } = statusOf(cs, pods);
+    assert.deepEqual(
+      [status.replicas, status.readyReplicas, status.availableReplicas, status.updatedReplicas, status.updatedReadyReplicas, status.updatedAvailableReplicas],
+      [6, 4, 2, 4, 3, 2],
+    );
+    assert.equal(status.expectedUpdatedReplicas, 4);
+    assert.equal(status.labelSelector, 'app=sample');
+    assert.equal(status.observedGeneration, 1);
+    assert.equal(status.updateRevision, 'sample-r2');
+    assert.equal(status.currentRevision, 'sample-r1');
+    assert.equal(requeueAfterMs, 5 * SEC + 1, 'requeue when newyg crosses minReadySeconds');
+  });
+
+  test('expectedUpdatedReplicas = replicas − partition (percent rounds up)', () => {
+    const cs = aCloneSet('sample').replicas(5).partition('40%').build();
+    assert.equal(statusOf(cs, []).status.expectedUpdatedReplicas, 3);
+  });
+});
+
+describe('currentRevision (spec §14.2)', () => {
+  const cs = aCloneSet('sample').replicas(3).build();
+
+  test('becomes the update revision once every pod is on it and the count is right, ready or not', () => {
+    const pods = [...readyPods(cs, 2, 'r2'), aPod(cs).instanceId('young').ofRevision('r2').pending().build()];
+    assert.equal(statusOf(cs, pods).status.currentRevision, 'sample-r2');
+  });
+
+  test('stays while one pod is still old', () => {
+    assert.equal(statusOf(cs, [...readyPods(cs, 2, 'r2'), ...readyPods(cs, 1, 'r1')]).status.currentRevision, 'sample-r1');
+  });
+
+  test('stays while pods are missing, even if all present pods are updated', () => {
+    assert.equal(statusOf(cs, readyPods(cs, 2, 'r2')).status.currentRevision, 'sample-r1');
+  });
+
+  test('stays while there are surplus pods (replicas above spec.replicas)', () => {
+    assert.equal(statusOf(cs, readyPods(cs, 4, 'r2')).status.currentRevision, 'sample-r1');
+  });
+});
+
+describe('when the status is written (spec §14.3)', () => {
+  test('a changed counter is written; a changed collisionCount alone is not', () => {
+    const cs = aCloneSet('sample').replicas(1).build();
+    const { status } = statusOf(cs, readyPods(cs, 1, 'r2'));
+    assert.equal(isStatusChanged(status, { ...status, collisionCount: 3 }), false);
+    assert.equal(isStatusChanged(status, { ...status, readyReplicas: 0 }), true);
+    assert.equal(isStatusChanged(undefined, status), true);
+  });
+});
+
+describe('Progressing condition (spec §14.4), deadline 60 s, clock pinned at T0', () => {
+  const progressing = (r: StatusResult): CloneSetCondition | undefined => r.status.conditions?.find((c) => c.type === 'Progressing');
+  const condition = (reason: string, atMs: number, status: 'True' | 'False' = 'True'): CloneSetCondition => ({
+    type: 'Progressing',
+    status,
+    reason,
+    message: 'previous',
+    lastUpdateTime: rfc3339(atMs),
+    lastTransitionTime: rfc3339(atMs),
+  });
+  const base = () => aCloneSet('sample').replicas(3).progressDeadlineSeconds(60);
+  const rollingPods = (cs: CloneSet) => [...readyPods(cs, 2, 'r1'), aPod(cs).instanceId('young').ofRevision('r2').running().build()];
+
+  test('without progressDeadlineSeconds (or with MaxInt32) the condition is removed', () => {
+    for (const cs of [
+      aCloneSet('sample').replicas(3).conditions(condition('CloneSetUpdated', T0)).build(),
+      aCloneSet('sample').replicas(3).progressDeadlineSeconds(2147483647).conditions(condition('CloneSetUpdated', T0)).build(),
+    ]) {
+      const r = statusOf(cs, rollingPods(cs));
+      assert.equal(progressing(r), undefined);
+      assert.equal(r.requeueAfterMs, undefined);
+    }
+  });
+
+  test('case 1: all pods updated and available → True/CloneSetAvailable', () => {
+    const cs = base().build();
+    const r = statusOf(cs, readyPods(cs, 3, 'r2'));
+    assert.deepEqual(progressing(r), {
+      type: 'Progressing', status: 'True', reason: 'CloneSetAvailable', message: 'CloneSet is available',
+      lastUpdateTime: rfc3339(T0), lastTransitionTime: rfc3339(T0),
+    });
+    assert.equal(r.requeueAfterMs, undefined);
+  });
+
+  test('case 2: paused → True/CloneSetPaused', () => {
+    const cs = base().paused().build();
+    assert.equal(progressing(statusOf(cs, rollingPods(cs)))?.reason, 'CloneSetPaused');
+  });
+
+  test('case 3: the updated pods the partition asks for are available → True/ProgressPartitionAvailable', () => {
+    const cs = base().partition(2).build();
+    const pods = [...readyPods(cs, 2, 'r1'), ...readyPods(cs, 1, 'r2')];
+    const c = progressing(statusOf(cs, pods));
+    assert.deepEqual([c?.status, c?.reason, c?.message], ['True', 'ProgressPartitionAvailable', 'CloneSet has been paused due to partition ready']);
+  });
+
+  test('case 5: a rollout starting now → True/CloneSetUpdated, requeue at the deadline + 1 s', () => {
+    const cs = base().build();
+    const r = statusOf(cs, rollingPods(cs));
+    assert.deepEqual([progressing(r)?.status, progressing(r)?.reason, progressing(r)?.lastUpdateTime], ['True', 'CloneSetUpdated', rfc3339(T0)]);
+    assert.equal(r.requeueAfterMs, 61 * SEC);
+  });
+
+  test('an existing CloneSetUpdated condition is kept as is: progress does not extend the deadline', () => {
+    const cs = base().conditions(condition('CloneSetUpdated', T0 - 30 * SEC)).build();
+    const r = statusOf(cs, rollingPods(cs));
+    assert.deepEqual(progressing(r), condition('CloneSetUpdated', T0 - 30 * SEC));
+    assert.equal(r.requeueAfterMs, 31 * SEC);
+  });
+
+  test('with less than a second left the requeue is the remaining time, without the extra second', () => {
+    const cs = base().conditions(condition('CloneSetUpdated', T0 - 59 * SEC)).build();
+    assert.equal(statusOf(cs, rollingPods(cs), { now: T0 + 500 }).requeueAfterMs, 500);
+  });
+
+  test('case 4: past the deadline → False/ProgressDeadlineExceeded naming the update revision, no requeue', () => {
+    const cs = base().conditions(condition('CloneSetUpdated', T0 - 61 * SEC)).build();
+    const r = statusOf(cs, rollingPods(cs));
+    const c = progressing(r);
+    assert.deepEqual([c?.status, c?.reason, c?.message, c?.lastTransitionTime], ['False', 'ProgressDeadlineExceeded', 'CloneSet revision sample-r2 has timed out progressing', rfc3339(T0)]);
+    assert.equal(r.requeueAfterMs, undefined);
+  });
+
+  test('ProgressDeadlineExceeded is sticky: progress alone does not clear it, and the first message is kept', () => {
+    const exceeded = { ...condition('ProgressDeadlineExceeded', T0 - 5 * SEC, 'False'), message: 'CloneSet revision sample-r0 has timed out progressing' };
+    const cs = base().conditions(exceeded).build();
+    assert.deepEqual(progressing(statusOf(cs, rollingPods(cs))), exceeded);
+  });
+
+  test('ProgressDeadlineExceeded gives way to CloneSetAvailable when the rollout completes', () => {
+    const cs = base().conditions(condition('ProgressDeadlineExceeded', T0 - 5 * SEC, 'False')).build();
+    assert.equal(progressing(statusOf(cs, readyPods(cs, 3, 'r2')))?.reason, 'CloneSetAvailable');
+  });
+
+  test('resuming after a long pause restarts the clock (the Paused reason replaced CloneSetUpdated)', () => {
+    const cs = base().conditions(condition('CloneSetPaused', T0 - 3_600 * SEC)).build();
+    const r = statusOf(cs, rollingPods(cs));
+    assert.equal(progressing(r)?.reason, 'CloneSetUpdated');
+    assert.equal(progressing(r)?.lastUpdateTime, rfc3339(T0));
+    assert.equal(r.requeueAfterMs, 61 * SEC);
+  });
+
+  test('a new rollout long after the CloneSet became available gets a fresh deadline', () => {
+    const cs = base().conditions(condition('CloneSetAvailable', T0 - 24 * 3_600 * SEC)).build();
+    const r = statusOf(cs, rollingPods(cs));
+    assert.equal(progressing(r)?.status, 'True');
+    assert.equal(progressing(r)?.reason, 'CloneSetUpdated');
+    assert.equal(r.requeueAfterMs, 61 * SEC);
+  });
+
+  test('a negative deadline times out as soon as any Progressing condition exists', () => {
+    const cs = aCloneSet('sample').replicas(3).progressDeadlineSeconds(-1).conditions(condition('CloneSetAvailable', T0)).build();
+    assert.equal(progressing(statusOf(cs, rollingPods(cs)))?.reason, 'ProgressDeadlineExceeded');
+  });
+
+  test('FailedScale is set once and keeps its first message', () => {
+    const cs = base().build();
+    const first = computeStatus({ cloneSet: cs, pods: [], currentRevision: 'sample-r1', updateRevision: 'sample-r1', collisionCount: 0, nowMs: T0, failure: { type: 'FailedScale', message: 'quota' } });
+    const again = computeStatus({
+      cloneSet: { ...cs, status: first.status }, pods: [], currentRevision: 'sample-r1', updateRevision: 'sample-r1', collisionCount: 0, nowMs: T0 + 60 * SEC,
+      failure: { type: 'FailedScale', message: 'other' },
+    });
+    const failed = again.status.conditions?.filter((c) => c.type === 'FailedScale');
+    assert.deepEqual(failed?.map((c) => [c.status, c.message, c.lastTransitionTime]), [['True', 'quota', rfc3339(T0)]]);
+  });
+});

@@ -1,0 +1,206 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { pino } from 'pino';
+import { FakeClock } from './clock.ts';
+import { LeaderElector, type Lease, type LeaseGetResult, type LeasePort, type LeaseWriteResult } from './leader-election.ts';
+
+const silent = pino({ level: 'silent' });
+const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+async function advance(clock: FakeClock, ms: number, step = 100): Promise<void> {
+  for (let t = 0; t < ms; t += step) {
+    clock.advance(Math.min(step, ms - t));
+    await flush();
+  }
+}
+
+/** The API server's view: one Lease, resourceVersion bumped per write, stale updates rejected (409). */
+class MemoryLeases implements LeasePort {
+  lease: Lease | undefined;
+  #rv = 0;
+  async get(_ns: string, _name: string): Promise<LeaseGetResult> {
+    return this.lease === undefined ? { kind: 'notFound' } : { kind: 'found', lease: structuredClone(this.lease) };
+  }
+  async create(_ns: string, lease: Lease): Promise<LeaseWriteResult> {
+    if (this.lease !== undefined) return { kind: 'conflict' };
+    return this.#store(lease);
+  }
+  async update(_ns: string, _name: string, lease: Lease): Promise<LeaseWriteResult> {
+    if (this.lease === undefined) return { kind: 'error', error: new Error('not found') };
+    if (lease.metadata.resourceVersion !== this.lease.metadata.resourceVersion) return { kind: 'conflict' };
+    return this.#store(lease);
+  }
+  #store(lease: Lease): LeaseWriteResult {
+    this.lease = { ...lease, metadata: { ...lease.metadata, resourceVersion: String(++this.#rv) } };
+    return { kind: 'ok', lease: structuredClone(this.lease) };
+  }
+}
+
+/** One candidate's network path to the server: can be cut (errors) or made to hang. */
+class Link implements LeasePort {
+  down = false;
+  hang = false;
+  readonly #inner: LeasePort;
+  constructor(inner: LeasePort) {
+    this.#inner = inner;
+  }
+  #gate<T>(call: () => Promise<T>, failure: T): Promise<T> {
+    if (this.hang) return new Promise<T>(() => {});
+    return this.down ? Promise.resolve(failure) : call();
+  }
+  get(ns: string, name: string): Promise<LeaseGetResult> {
+    return this.#gate(() => this.#inner.get(ns, name), { kind: 'error', error: new Error('unreachable') });
+  }
+  create(ns: string, lease: Lease): Promise<LeaseWriteResult> {
+    return this.#gate(() => this.#inner.create(ns, lease), { kind: 'error', error: new Error('unreachable') });
+  }
+  update(ns: string, name: string, lease: Lease): Promise<LeaseWriteResult> {
+    return this.#gate(() => this.#inner.update(ns, name, lease), { kind: 'error', error: new Error('unreachable') });
+  }
+}
+
+interface Candidate {
+  readonly link: Link;
+  readonly log: string[];
+  leading: AbortSignal | undefined;
+  readonly abort: AbortController;
+  readonly done: Promise<void>;
+}
+
+function candidate(server: MemoryLeases, clock: FakeClock, identity: string): Candidate {
+  const link = new Link(server);
+  const abort = new AbortController();
+  const elector = new LeaderElector({ port: link, namespace: 'kruise-system', name: 'cloneset-controller', identity, clock, logger: silent, random: () => 0 });
+  const c: Omit<Candidate, 'done'> & { done?: Promise<void> } = { link, log: [], leading: undefined, abort };
+  c.done = elector.run(abort.signal, {
+    onStartedLeading: (leading) => {
+      c.leading = leading;
+      c.log.push(`started@${clock.now()}`);
+    },
+    onStoppedLeading: () => void c.log.push(`stopped@${clock.now()}`),
+  });
+  const done = c.done;
+  return Object.assign(c, { done });
+}
+
+test('a candidate acquires an absent lease by creating it', async () => {
+  const server = new MemoryLeases();
+  const clock = new FakeClock(Date.UTC(2025, 0, 1));
+  const a = candidate(server, clock, 'a');
+  await flush();
+  assert.deepEqual(a.log, [`started@${clock.now()}`]);
+  assert.equal(server.lease?.spec.holderIdentity, 'a');
+  assert.equal(server.lease?.spec.leaseDurationSeconds, 15);
+  assert.equal(server.lease?.spec.leaseTransitions, 0);
+  assert.equal(server.lease?.spec.renewTime, '2025-01-01T00:00:00.000000Z');
+  a.abort.abort();
+  await a.done;
+});
+
+test('the leader renews every retry period, keeping its acquire time', async () => {
+  const server = new MemoryLeases();
+  const clock = new FakeClock(Date.UTC(2025, 0, 1));
+  const a = candidate(server, clock, 'a');
+  await flush();
+  const acquired = server.lease?.spec.acquireTime;
+  await advance(clock, 2000);
+  assert.equal(server.lease?.spec.renewTime, '2025-01-01T00:00:02.000000Z');
+  await advance(clock, 60_000);
+  assert.equal(server.lease?.spec.renewTime, '2025-01-01T00:01:02.000000Z');
+  assert.equal(server.lease?.spec.acquireTime, acquired);
+  assert.equal(a.leading?.aborted, false);
+  a.abort.abort();
+  await a.done;
+});
+
+test('a leader that cannot renew within the renew deadline loses leadership', async () => {
+  const server = new MemoryLeases();
+  const clock = new FakeClock(0);
+  const a = candidate(server, clock, 'a');
+  await flush();
+  await advance(clock, 2000); // renewed at 2 s
+  a.link.down = true;
+  await advance(clock, 2000); // the renewal attempt at 4 s fails; the deadline is 14 s
+  await advance(clock, 9900);
+  assert.equal(a.leading?.aborted, false);
+  await advance(clock, 200);
+  assert.equal(a.leading?.aborted, true);
+  assert.deepEqual(a.log, ['started@0', 'stopped@14000']);
+  await a.done;
+});
+
+test('a hanging API call still ends leadership at the renew deadline', async () => {
+  const server = new MemoryLeases();
+  const clock = new FakeClock(0);
+  const a = candidate(server, clock, 'a');
+  await flush();
+  a.link.hang = true;
+  await advance(clock, 12_100);
+  assert.deepEqual(a.log, ['started@0', 'stopped@12000']);
+  await a.done;
+});
+
+test('another candidate waits while the leader renews, and takes over only after the lease expired', async () => {
+  const server = new MemoryLeases();
+  const clock = new FakeClock(0);
+  const a = candidate(server, clock, 'a');
+  await flush();
+  const b = candidate(server, clock, 'b');
+  await advance(clock, 60_000);
+  assert.deepEqual(b.log, [], 'b never leads while a renews');
+  a.link.down = true; // a is partitioned: it stops renewing (last renewal at 60 s)
+  await advance(clock, 14_000);
+  assert.deepEqual(b.log, [], 'not before b has seen the same record for the lease duration');
+  await advance(clock, 4_000);
+  assert.equal(b.log.length, 1);
+  assert.equal(server.lease?.spec.holderIdentity, 'b');
+  assert.equal(server.lease?.spec.leaseTransitions, 1);
+  assert.ok(a.log.includes('stopped@70000'), `a lost at its renew deadline: ${a.log.join()}`);
+  b.abort.abort();
+  await Promise.all([a.done, b.done]);
+});
+
+test('two candidates racing for an absent lease: exactly one wins (the other gets a conflict)', async () => {
+  const server = new MemoryLeases();
+  const clock = new FakeClock(0);
+  const a = candidate(server, clock, 'a');
+  const b = candidate(server, clock, 'b');
+  await advance(clock, 10_000);
+  assert.equal(a.log.length + b.log.length, 1);
+  a.abort.abort();
+  b.abort.abort();
+  await Promise.all([a.done, b.done]);
+});
+
+test('on abort the leader releases the lease so a successor takes over at its next retry', async () => {
+  const server = new MemoryLeases();
+  const clock = new FakeClock(0);
+  const a = candidate(server, clock, 'a');
+  await flush();
+  const b = candidate(server, clock, 'b');
+  await advance(clock, 3000);
+  a.abort.abort();
+  await a.done;
+  assert.deepEqual(a.log, ['started@0', 'stopped@3000']);
+  assert.equal(server.lease?.spec.holderIdentity, '');
+  assert.equal(server.lease?.spec.leaseDurationSeconds, 1);
+  await advance(clock, 2000);
+  assert.equal(server.lease?.spec.holderIdentity, 'b');
+  assert.equal(b.log.length, 1);
+  b.abort.abort();
+  await b.done;
+});
+
+test('aborting a candidate that never led resolves run without calling onStoppedLeading', async () => {
+  const server = new MemoryLeases();
+  const clock = new FakeClock(0);
+  const a = candidate(server, clock, 'a');
+  await flush();
+  const b = candidate(server, clock, 'b');
+  await advance(clock, 3000);
+  b.abort.abort();
+  await b.done;
+  assert.deepEqual(b.log, []);
+  a.abort.abort();
+  await a.done;
+});
