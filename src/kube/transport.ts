@@ -64,19 +64,22 @@ export class Transport {
     return url;
   }
 
-  async #options(method: string, contentType: string | undefined): Promise<https.RequestOptions> {
+  async #options(method: string, body: { contentType: string; data: string } | undefined): Promise<https.RequestOptions> {
     const auth: https.RequestOptions = {};
     await this.#kc.applyToHTTPSOptions(auth); // fills headers.Authorization / Impersonate-*, or basic `auth`
     const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': this.#userAgent };
     for (const [k, v] of Object.entries(auth.headers ?? {})) if (typeof v === 'string') headers[k] = v;
-    if (contentType !== undefined) headers['Content-Type'] = contentType;
+    if (body !== undefined) {
+      headers['Content-Type'] = body.contentType;
+      headers['Content-Length'] = String(Buffer.byteLength(body.data));
+    }
     return { method, agent: this.#agent, headers, ...(auth.auth === undefined ? {} : { auth: auth.auth }) };
   }
 
   /** One request, whole body read. Non-2xx is returned, not thrown; network failure → ConnectionError. */
   async request(method: string, path: string, query: Query, body?: { contentType: string; data: string }): Promise<HttpResponse> {
     const url = this.url(path, query);
-    const opts = await this.#options(method, body?.contentType);
+    const opts = await this.#options(method, body);
     const what = `${method} ${url.pathname}`;
     return new Promise<HttpResponse>((resolve, reject) => {
       const req = this.#mod.request(url, opts, (res) => {

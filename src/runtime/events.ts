@@ -131,7 +131,7 @@ export class EventRecorder {
   readonly #queue: Pending[] = [];
   #draining: Promise<void> | undefined;
   #seq = 0;
-  droppedTotal = 0;
+  #droppedTotal = 0;
 
   constructor(opts: EventRecorderOptions) {
     this.#sink = opts.sink;
@@ -155,7 +155,7 @@ export class EventRecorder {
       }
       this.#logger.debug({ object: `${involved.namespace ?? ''}/${involved.name}`, type, reason, message }, 'event');
       if (this.#queue.length >= this.#maxQueued) {
-        this.droppedTotal++;
+        this.#droppedTotal++;
         this.#logger.debug({ reason }, 'event dropped: queue full');
         return;
       }
@@ -165,6 +165,11 @@ export class EventRecorder {
     } catch (e: unknown) {
       this.#logger.debug({ err: e }, 'event dropped');
     }
+  }
+
+  /** Events dropped because too many were waiting to be written. */
+  get droppedTotal(): number {
+    return this.#droppedTotal;
   }
 
   /** Resolves when every event recorded so far has been written (or has failed). For tests and shutdown. */
@@ -237,8 +242,8 @@ export class EventRecorder {
     rec.messages.add(p.message);
     if (rec.messages.size < this.#maxSimilar) return { message: p.message, cacheKey: eventKey };
     // Keep the set bounded (client-go pops one); every further similar event now lands on the aggregate.
-    const any = rec.messages.values().next();
-    if (any.done !== true) rec.messages.delete(any.value);
+    const oldest = rec.messages.values().next();
+    if (oldest.done !== true) rec.messages.delete(oldest.value);
     return { message: `(combined from similar events): ${p.message}`, cacheKey: aggregateKey };
   }
 

@@ -37,9 +37,8 @@ export class WorkQueue {
   #shuttingDown = false;
   #drain = false;
   #idleWaiters: (() => void)[] = [];
-  /** Total keys actually enqueued (after dedupe) and total rate-limited re-adds, for metrics. */
-  addsTotal = 0;
-  retriesTotal = 0;
+  #addsTotal = 0;
+  #retriesTotal = 0;
 
   constructor(opts: WorkQueueOptions) {
     this.#clock = opts.clock;
@@ -75,7 +74,7 @@ export class WorkQueue {
   /** `addAfter(key, max(limiter.when(key), minDelayMs))`; `minDelayMs` honours a server's Retry-After. */
   addRateLimited(key: string, minDelayMs = 0): void {
     if (this.#shuttingDown) return;
-    this.retriesTotal++;
+    this.#retriesTotal++;
     this.addAfter(key, Math.max(this.#limiter.when(key), minDelayMs));
   }
 
@@ -110,6 +109,16 @@ export class WorkQueue {
     return this.#queue.length - this.#head;
   }
 
+  /** Keys actually enqueued (after dedupe), for metrics. */
+  get addsTotal(): number {
+    return this.#addsTotal;
+  }
+
+  /** Rate-limited re-adds, for metrics. */
+  get retriesTotal(): number {
+    return this.#retriesTotal;
+  }
+
   processingCount(): number {
     return this.#processing.size;
   }
@@ -136,7 +145,7 @@ export class WorkQueue {
   }
 
   #push(key: string): void {
-    this.addsTotal++;
+    this.#addsTotal++;
     const getter = this.#getters.shift();
     if (getter !== undefined) {
       this.#dirty.delete(key);

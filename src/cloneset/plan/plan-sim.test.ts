@@ -10,7 +10,7 @@ import { partitionAbs } from './int-or-percent.ts';
 import { isPodAvailable, revisionMatches } from './pod-predicates.ts';
 import { resolveLimits, replicaDiffInputFor } from './replica-diff.ts';
 import { aCloneSet, aPod, aPvc, plannerConfig } from './testing/builders.ts';
-import { activePods, converge, currentRevisionOf, formatSteps, newWorld, type World } from './testing/sim/world.ts';
+import { activePods, converge, currentRevisionOf, editSpec, formatSteps, newWorld, rollOut, type World } from './testing/sim/world.ts';
 
 type PodKind = 'ready' | 'running' | 'pending' | 'preparingNormal' | 'failed' | 'terminating';
 
@@ -163,6 +163,134 @@ describe('converge from random worlds (fast-check)', () => {
         assert.ok(r.steps.every((s) => s.actions.length === 0), formatSteps(r.steps));
       }),
       { numRuns: 50 },
+    );
+  });
+});
+
+describe('rollouts keep availability (fast-check)', () => {
+  test('a ReCreate rollout from R ready pods never has fewer than R − maxUnavailable available pods', () => {
+    const arb = fc.record({
+      replicas: fc.integer({ min: 1, max: 8 }),
+      partition: intOrPercent(8, ['0%', '50%']),
+      maxSurge: intOrPercent(3, ['0%', '20%', '50%']),
+      maxUnavailable: intOrPercent(3, ['0%', '20%', '50%', '100%']),
+      readyAfterSteps: fc.integer({ min: 0, max: 3 }),
+    });
+    fc.assert(
+      fc.property(arb, (s) => {
+        let b = aCloneSet('sample').replicas(s.replicas);
+        if (s.partition !== undefined) b = b.partition(s.partition);
+        if (s.maxSurge !== undefined) b = b.maxSurge(s.maxSurge);
+        if (s.maxUnavailable !== undefined) b = b.maxUnavailable(s.maxUnavailable);
+        const cs = b.build();
+        fc.pre(rollable(cs));
+        const pods = Array.from({ length: s.replicas }, (_, i) => aPod(cs).instanceId(`old${i}x`).ready().build());
+        const world = newWorld(cs, pods, [], { revisions: ['r1', 'r2'], readyAfterSteps: s.readyAfterSteps });
+        const floor = s.replicas - limits(cs).maxUnavailable;
+        const available = (w: World): number => activePods(w).filter((p) => isPodAvailable(p, 0, w.nowMs)).length;
+        const r = converge(world, {
+          maxSteps: 400,
+          invariants: [(w) => (available(w) < floor ? `${available(w)} available pods, fewer than ${floor}` : undefined)],
+        });
+        assert.deepEqual(r.violations, [], formatSteps(r.steps));
+        assert.ok(r.converged, formatSteps(r.steps));
+      }),
+      { numRuns: Number(process.env['FC_RUNS'] ?? 200) },
+    );
+  });
+});
+
+describe('spec changes while the controller is busy (fast-check)', () => {
+  type Edit =
+    | { readonly kind: 'replicas'; readonly n: number }
+    | { readonly kind: 'partition'; readonly p: IntOrString }
+    | { readonly kind: 'rollOut' }
+    | { readonly kind: 'pause'; readonly paused: boolean }
+    | { readonly kind: 'podsToDelete'; readonly index: number }
+    | { readonly kind: 'markPod'; readonly index: number }
+    | { readonly kind: 'killPod'; readonly index: number };
+  const edit: fc.Arbitrary<Edit> = fc.oneof(
+    fc.record({ kind: fc.constant('replicas' as const), n: fc.integer({ min: 0, max: 8 }) }),
+    fc.record({ kind: fc.constant('partition' as const), p: fc.oneof(fc.integer({ min: 0, max: 8 }), fc.constantFrom('0%', '50%', '100%')) }),
+    fc.record({ kind: fc.constant('rollOut' as const) }),
+    fc.record({ kind: fc.constant('pause' as const), paused: fc.boolean() }),
+    fc.record({ kind: fc.constant('podsToDelete' as const), index: fc.nat({ max: 9 }) }),
+    fc.record({ kind: fc.constant('markPod' as const), index: fc.nat({ max: 9 }) }),
+    fc.record({ kind: fc.constant('killPod' as const), index: fc.nat({ max: 9 }) }),
+  );
+
+  function applyEdit(w: World, e: Edit, nextRev: () => string): void {
+    const pods = activePods(w);
+    const target = pods.length > 0 ? pods[('index' in e ? e.index : 0) % pods.length] : undefined;
+    switch (e.kind) {
+      case 'replicas':
+        editSpec(w, (spec) => ({ ...spec, replicas: e.n }));
+        break;
+      case 'partition':
+        editSpec(w, (spec) => ({ ...spec, updateStrategy: { ...spec.updateStrategy, partition: e.p } }));
+        break;
+      case 'rollOut':
+        rollOut(w, nextRev());
+        break;
+      case 'pause':
+        editSpec(w, (spec) => ({ ...spec, updateStrategy: { ...spec.updateStrategy, paused: e.paused } }));
+        break;
+      case 'podsToDelete':
+        if (target !== undefined) editSpec(w, (spec) => ({ ...spec, scaleStrategy: { ...spec.scaleStrategy, podsToDelete: [target.metadata.name ?? ''] } }));
+        break;
+      case 'markPod':
+        if (target !== undefined) {
+          w.pods = w.pods.map((p) => (p === target ? { ...p, metadata: { ...p.metadata, labels: { ...p.metadata.labels, 'apps.kruise.io/specified-delete': 'true' } } } : p));
+        }
+        break;
+      case 'killPod': // someone else deletes a pod (eviction): its PVCs stay for reuse
+        if (target !== undefined) w.pods = w.pods.filter((p) => p !== target);
+        break;
+    }
+  }
+
+  test('after any sequence of edits the world settles on the final spec, within the surge limit at every step', () => {
+    const arb = fc.record({
+      replicas: fc.integer({ min: 0, max: 6 }),
+      maxSurge: intOrPercent(2, ['0%', '50%']),
+      maxUnavailable: fc.oneof(fc.integer({ min: 1, max: 3 }), fc.constantFrom('20%', '50%')),
+      withPvcs: fc.boolean(),
+      rollback: fc.boolean(),
+      edits: fc.array(fc.tuple(fc.integer({ min: 0, max: 12 }), edit), { maxLength: 5 }),
+    });
+    fc.assert(
+      fc.property(arb, (s) => {
+        let b = aCloneSet('sample').replicas(s.replicas).maxUnavailable(s.maxUnavailable);
+        if (s.maxSurge !== undefined) b = b.maxSurge(s.maxSurge);
+        if (s.withPvcs) b = b.volumeClaimTemplate('data');
+        const cs = b.build();
+        const world = newWorld(cs, [], [], { revisions: ['r1'], gates: { CloneSetPartitionRollback: s.rollback } });
+        let rev = 1;
+        const violations: string[] = [];
+        const steps: string[] = [];
+        for (const [runFor, e] of s.edits) {
+          const r = converge(world, { maxSteps: runFor });
+          violations.push(...r.violations);
+          steps.push(formatSteps(r.steps), `-- edit ${JSON.stringify(e)}`);
+          applyEdit(world, e, () => `r${++rev}`);
+        }
+        editSpec(world, (spec) => ({ ...spec, updateStrategy: { ...spec.updateStrategy, paused: false }, scaleStrategy: { ...spec.scaleStrategy, podsToDelete: [] } }));
+        const r = converge(world, { maxSteps: 500 });
+        violations.push(...r.violations);
+        steps.push(formatSteps(r.steps.slice(-20)));
+        const trace = `\n${steps.join('\n')}`;
+        assert.deepEqual(violations, [], trace);
+        assert.ok(r.converged, `did not converge${trace}`);
+        const replicas = world.cloneSet.spec.replicas ?? 1;
+        const pods = activePods(world);
+        assert.equal(pods.length, replicas, trace);
+        assert.ok(pods.every((p) => isPodAvailable(p, 0, world.nowMs)), trace);
+        const partition = partitionAbs(world.cloneSet.spec.updateStrategy?.partition, replicas);
+        assert.ok(updatedCount(world) >= replicas - partition, trace);
+        const ids = world.pods.map((p) => p.metadata.labels?.['apps.kruise.io/cloneset-instance-id']);
+        assert.equal(new Set(ids).size, ids.length, 'instance ids are unique');
+      }),
+      { numRuns: Number(process.env['FC_RUNS'] ?? 200) },
     );
   });
 });

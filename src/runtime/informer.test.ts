@@ -1,0 +1,96 @@
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { KubeConfig } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { CONFIGMAPS, KubeClient } from '../kube/client.ts';
+import type { KubeObject } from '../kube/types.ts';
+import { systemClock } from './clock.ts';
+import { Informer } from './informer.ts';
+import { indexByOwnerUid } from './store.ts';
+
+const cm = (name: string, rv: string, owner = 'o1'): KubeObject => ({
+  metadata: { name, namespace: 'ns', uid: `uid-${name}`, resourceVersion: rv, ownerReferences: [{ apiVersion: 'v1', kind: 'X', name: 'x', uid: owner }] },
+});
+const line = (type: string, object: unknown): string => JSON.stringify({ type, object }) + '\n';
+
+/**
+ * A scripted fake API server: the first list has a, b and d; the first watch modifies a without a new RV (no
+ * update expected), then with one, deletes b, and expires (410). The relist has a (newer) and c: d vanished.
+ */
+let lists = 0;
+let watches = 0;
+const server = http.createServer((req, res) => {
+  const url = new URL(req.url ?? '', 'http://x');
+  res.writeHead(200, { 'Content-Type': 'application/json' });
+  if (url.searchParams.get('watch') !== 'true') {
+    lists++;
+    const items = lists === 1 ? [cm('a', '1'), cm('b', '2'), cm('d', '3')] : [cm('a', '12'), cm('c', '13', 'o2')];
+    res.end(JSON.stringify({ metadata: { resourceVersion: lists === 1 ? '5' : '20' }, items }));
+    return;
+  }
+  watches++;
+  if (watches === 1) {
+    res.write(line('MODIFIED', cm('a', '1')));
+    res.write(line('MODIFIED', cm('a', '6')));
+    res.write(line('DELETED', cm('b', '7')));
+    res.write(line('BOOKMARK', { metadata: { resourceVersion: '9' } }));
+    res.end(line('ERROR', { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version: 9 (15)' }));
+    return;
+  }
+  req.on('close', () => res.end()); // a quiet watch until the client goes away
+});
+let client: KubeClient;
+
+before(async () => {
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
+    users: [{ name: 'u' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
+  client = await KubeClient.fromKubeConfig(kc, { qps: 100, burst: 100 });
+});
+after(() => {
+  client.close();
+  server.closeAllConnections();
+  server.close();
+});
+
+describe('Informer against a scripted API server', () => {
+  it('delivers adds, (old, new) updates, deletes; relists after 410 with tombstones; keeps indexes', async () => {
+    const seen: string[] = [];
+    const informer = new Informer<KubeObject>({
+      client, resource: CONFIGMAPS, namespace: 'ns', indexers: { owner: indexByOwnerUid }, clock: systemClock, logger: pino({ level: 'silent' }),
+    });
+    informer.addHandlers({
+      onAdd: (o) => seen.push(`add ${o.metadata?.name}@${o.metadata?.resourceVersion}`),
+      onUpdate: (a, b) => seen.push(`update ${a.metadata?.name}@${a.metadata?.resourceVersion}->${b.metadata?.resourceVersion}`),
+      onDelete: (o, info) => seen.push(`delete ${o.metadata?.name}${info.finalStateUnknown ? ' (tombstone)' : ''}`),
+    });
+    const ac = new AbortController();
+    assert.equal(informer.hasSynced(), false);
+    informer.start(ac.signal);
+    await informer.waitForSync(AbortSignal.timeout(5000));
+    assert.ok(informer.hasSynced());
+    const deadline = Date.now() + 5000;
+    while (informer.stats.lists < 2 || informer.store.get('ns/c') === undefined) {
+      assert.ok(Date.now() < deadline, `no relist: ${JSON.stringify(informer.stats)} ${seen.join(', ')}`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    ac.abort();
+    assert.deepEqual(seen, ['add a@1', 'add b@2', 'add d@3', 'update a@1->6', 'delete b', 'update a@6->12', 'add c@13', 'delete d (tombstone)']);
+    assert.deepEqual(informer.store.list().map((o) => o.metadata?.name).sort(), ['a', 'c']);
+    assert.deepEqual(informer.store.byIndex('owner', 'o2').map((o) => o.metadata?.name), ['c']);
+  });
+
+  it('waitForSync rejects when its signal aborts first', async () => {
+    const informer = new Informer<KubeObject>({ client, resource: CONFIGMAPS, clock: systemClock, logger: pino({ level: 'silent' }) });
+    await assert.rejects(informer.waitForSync(AbortSignal.timeout(10)));
+  });
+});
