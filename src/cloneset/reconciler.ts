@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import type { CloneSet } from '../api/cloneset.ts';
 import type { FeatureGates } from '../api/well-known.ts';
+import { isConflict } from '../kube/api-error.ts';
 import { isEmptySelector, matchesLabelSelector } from '../kube/selectors.ts';
 import type { Clock } from '../runtime/clock.ts';
 import type { ReconcileResult } from '../runtime/controller.ts';
@@ -88,11 +89,22 @@ export async function reconcileCloneSet(key: string, d: ReconcileDeps): Promise<
     nowMs,
     ...(failure !== undefined ? { failure } : {}),
   });
-  if (isStatusChanged(cloneSet.status, status)) await d.ports.cloneSets.updateStatus(cloneSet, status);
+  let statusRequeueMs: number | undefined;
+  if (isStatusChanged(cloneSet.status, status)) {
+    try {
+      await d.ports.cloneSets.updateStatus(cloneSet, status);
+    } catch (e) {
+      // Our cached CloneSet is older than the stored one (often our own previous status write): the watch
+      // event that brings the newer object requeues us anyway, so this is not worth an error and a backoff.
+      if (!isConflict(e)) throw e;
+      d.logger.debug({ cloneset: key }, 'status write conflicted with a newer object; retrying shortly');
+      statusRequeueMs = 200;
+    }
+  }
   await truncatePodsToDelete(cloneSet, plan.claimed, d.ports, d.logger);
   await truncateHistory(cloneSet, revisionList, plan.claimed, revisions, d.ports, d.logger);
   if (outcome.failure !== undefined) throw outcome.failure.error;
-  const requeue = minDelay(requeueAfterMs, plan.requeueAfterMs);
+  const requeue = minDelay(requeueAfterMs, plan.requeueAfterMs, statusRequeueMs);
   return requeue === undefined ? {} : { requeueAfterMs: requeue };
 }
 

@@ -1,0 +1,170 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parse } from 'yaml';
+import { cloneSetCrd, renderCrdYaml } from './crd-schema.ts';
+
+const ROOT = resolve(import.meta.dirname, '..', '..');
+const read = (p: string): string => readFileSync(resolve(ROOT, p), 'utf8');
+
+type Schema = Readonly<Record<string, unknown>>;
+const isObj = (v: unknown): v is Schema => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function openApiSchema(): Schema {
+  const crd = parse(read('config/crd/apps.kruise.io_clonesets.yaml')) as { spec: { versions: { schema: { openAPIV3Schema: Schema } }[] } };
+  const v = crd.spec.versions[0];
+  assert.ok(v !== undefined);
+  return v.schema.openAPIV3Schema;
+}
+
+/** A small structural validator: the problems the API server would report or prune for. */
+function check(schema: Schema, value: unknown, path: string, problems: string[]): void {
+  if (schema['x-kubernetes-preserve-unknown-fields'] === true) return;
+  if (schema['x-kubernetes-int-or-string'] === true) {
+    if (typeof value !== 'number' && typeof value !== 'string') problems.push(`${path}: not int-or-string`);
+    return;
+  }
+  switch (schema['type']) {
+    case 'string':
+      if (typeof value !== 'string') problems.push(`${path}: not a string`);
+      break;
+    case 'boolean':
+      if (typeof value !== 'boolean') problems.push(`${path}: not a boolean`);
+      break;
+    case 'integer':
+      if (!Number.isInteger(value)) problems.push(`${path}: not an integer`);
+      else if (typeof schema['minimum'] === 'number' && (value as number) < schema['minimum']) problems.push(`${path}: below minimum`);
+      break;
+    case 'array':
+      if (!Array.isArray(value)) problems.push(`${path}: not an array`);
+      else value.forEach((v: unknown, i) => check(schema['items'] as Schema, v, `${path}[${i}]`, problems));
+      break;
+    case 'object': {
+      if (!isObj(value)) {
+        problems.push(`${path}: not an object`);
+        break;
+      }
+      const props = schema['properties'];
+      const additional = schema['additionalProperties'];
+      for (const r of (schema['required'] as string[] | undefined) ?? []) if (!(r in value)) problems.push(`${path}.${r}: required`);
+      for (const [k, v] of Object.entries(value)) {
+        if (isObj(props) && isObj(props[k])) check(props[k], v, `${path}.${k}`, problems);
+        else if (isObj(additional)) check(additional, v, `${path}.${k}`, problems);
+        else if (isObj(props)) problems.push(`${path}.${k}: unknown field (would be pruned)`);
+      }
+      break;
+    }
+    default:
+      problems.push(`${path}: schema without type`);
+  }
+  if (Array.isArray(schema['enum']) && !schema['enum'].includes(value)) problems.push(`${path}: not in enum`);
+}
+
+describe('CRD clonesets.apps.kruise.io', () => {
+  test('config/crd/apps.kruise.io_clonesets.yaml is up to date (regenerate: node hack/gen-crd.ts)', () => {
+    assert.equal(read('config/crd/apps.kruise.io_clonesets.yaml'), renderCrdYaml());
+  });
+
+  test('identity, version, subresources and printer columns as Kruise', () => {
+    const crd = parse(renderCrdYaml()) as {
+      metadata: { name: string };
+      spec: {
+        group: string; scope: string; names: Record<string, unknown>;
+        versions: { name: string; served: boolean; storage: boolean; subresources: unknown; additionalPrinterColumns: { name: string; jsonPath: string; priority?: number }[] }[];
+      };
+    };
+    assert.equal(crd.metadata.name, 'clonesets.apps.kruise.io');
+    assert.equal(crd.spec.scope, 'Namespaced');
+    assert.deepEqual(crd.spec.names, { kind: 'CloneSet', listKind: 'CloneSetList', plural: 'clonesets', singular: 'cloneset', shortNames: ['clone'] });
+    assert.equal(crd.spec.versions.length, 1);
+    const v = crd.spec.versions[0];
+    assert.ok(v !== undefined);
+    assert.deepEqual([v.name, v.served, v.storage], ['v1alpha1', true, true]);
+    assert.deepEqual(v.subresources, {
+      status: {},
+      scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.labelSelector' },
+    });
+    assert.deepEqual(v.additionalPrinterColumns.map((c) => `${c.name} ${c.jsonPath}${c.priority === undefined ? '' : ` p${c.priority}`}`), [
+      'DESIRED .spec.replicas',
+      'UPDATED .status.updatedReplicas',
+      'UPDATED_READY .status.updatedReadyReplicas',
+      'UPDATED_AVAILABLE .status.updatedAvailableReplicas',
+      'READY .status.readyReplicas',
+      'TOTAL .status.replicas',
+      'AGE .metadata.creationTimestamp',
+      'CONTAINERS .spec.template.spec.containers[*].name p1',
+      'IMAGES .spec.template.spec.containers[*].image p1',
+      'SELECTOR .status.labelSelector p1',
+    ]);
+  });
+
+  test('the schema is structural: every node has a type (or is int-or-string)', () => {
+    const walk = (s: Schema, path: string): void => {
+      assert.ok(typeof s['type'] === 'string' || s['x-kubernetes-int-or-string'] === true, `${path} has no type`);
+      if (isObj(s['properties'])) for (const [k, v] of Object.entries(s['properties'])) walk(v as Schema, `${path}.${k}`);
+      if (isObj(s['items'])) walk(s['items'], `${path}[]`);
+      if (isObj(s['additionalProperties'])) walk(s['additionalProperties'], `${path}{}`);
+    };
+    walk(openApiSchema(), '');
+  });
+
+  test('required lists: spec.selector/template, the five status counters', () => {
+    const s = openApiSchema() as { properties: { spec: Schema; status: Schema } };
+    assert.deepEqual(s.properties.spec['required'], ['selector', 'template']);
+    assert.deepEqual(s.properties.status['required'], ['availableReplicas', 'readyReplicas', 'replicas', 'updatedReadyReplicas', 'updatedReplicas']);
+    const template = (s.properties.spec['properties'] as Record<string, Schema>)['template'];
+    assert.equal(template?.['x-kubernetes-preserve-unknown-fields'], true);
+  });
+
+  test('the manual sample applies unchanged (nothing rejected or pruned)', () => {
+    const sample = parse(read('config/samples/cloneset-sample.yaml')) as unknown;
+    const problems: string[] = [];
+    check(openApiSchema(), sample, '', problems);
+    assert.deepEqual(problems, []);
+    assert.deepEqual(sample, {
+      apiVersion: 'apps.kruise.io/v1alpha1',
+      kind: 'CloneSet',
+      metadata: { labels: { app: 'sample' }, name: 'sample' },
+      spec: {
+        replicas: 5,
+        selector: { matchLabels: { app: 'sample' } },
+        template: { metadata: { labels: { app: 'sample' } }, spec: { containers: [{ name: 'nginx', image: 'nginx:alpine' }] } },
+      },
+    });
+  });
+
+  test('a fully populated object passes; wrong types and enum values do not', () => {
+    const full = {
+      apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', metadata: { name: 'x' },
+      spec: {
+        replicas: 3, selector: { matchLabels: { a: 'b' }, matchExpressions: [{ key: 'k', operator: 'In', values: ['v'] }] },
+        template: { anything: { goes: true } }, volumeClaimTemplates: [{ metadata: { name: 'd' }, spec: {} }],
+        scaleStrategy: { podsToDelete: ['p'], maxUnavailable: '10%', disablePVCReuse: true },
+        updateStrategy: {
+          type: 'InPlaceIfPossible', partition: 1, maxUnavailable: '20%', maxSurge: 0, paused: false,
+          priorityStrategy: { weightPriority: [{ weight: 50, matchSelector: { matchLabels: { a: 'b' } } }], orderPriority: [{ orderedKey: 'k' }] },
+          scatterStrategy: [{ key: 'k', value: 'v' }], inPlaceUpdateStrategy: { gracePeriodSeconds: 10 },
+        },
+        revisionHistoryLimit: 5, minReadySeconds: 1, progressDeadlineSeconds: 600,
+        lifecycle: { preDelete: { finalizersHandler: ['f'], markPodNotReady: true }, inPlaceUpdate: { labelsHandler: { a: 'b' } }, preNormal: {} },
+      },
+      status: {
+        observedGeneration: 1, replicas: 1, readyReplicas: 1, availableReplicas: 1, updatedReplicas: 1, updatedReadyReplicas: 1,
+        updatedAvailableReplicas: 1, expectedUpdatedReplicas: 1, updateRevision: 'x-1', currentRevision: 'x-1', collisionCount: 0,
+        labelSelector: 'a=b', conditions: [{ type: 'Progressing', status: 'True', lastUpdateTime: 't', lastTransitionTime: 't', reason: 'r', message: 'm' }],
+      },
+    };
+    const problems: string[] = [];
+    check(openApiSchema(), full, '', problems);
+    assert.deepEqual(problems, []);
+    const bad: string[] = [];
+    check(openApiSchema(), { ...full, spec: { ...full.spec, replicas: -1, updateStrategy: { type: 'OnDelete' } } }, '', bad);
+    assert.deepEqual(bad, ['.spec.replicas: below minimum', '.spec.updateStrategy.type: not in enum']);
+  });
+
+  test('cloneSetCrd() is JSON-serialisable (no undefined, no functions)', () => {
+    const crd = cloneSetCrd();
+    assert.deepEqual(JSON.parse(JSON.stringify(crd)), crd);
+  });
+});

@@ -1,0 +1,172 @@
+// The client and the informer against the real kube-apiserver of the local control plane.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { pino, type Logger } from 'pino';
+import { ApiError, isAlreadyExists, isConflict, isInvalid, isNotFound } from '../../src/kube/api-error.ts';
+import { CONFIGMAPS, NAMESPACES, NODES, PODS, type KubeClient } from '../../src/kube/client.ts';
+import type { KubeList, KubeObject, Pod } from '../../src/kube/types.ts';
+import { systemClock } from '../../src/runtime/clock.ts';
+import { Informer } from '../../src/runtime/informer.ts';
+import { indexByOwnerUid } from '../../src/runtime/store.ts';
+import { eventually, newNamespace, testClient } from '../helpers/kube.ts';
+
+interface ConfigMap extends KubeObject {
+  readonly data?: Readonly<Record<string, string>>;
+}
+
+let client: KubeClient;
+let ns: string;
+const stops: AbortController[] = [];
+
+/** A logger whose lines the test can read. */
+function capturingLogger(): { logger: Logger; lines: () => { level: number; msg: string }[] } {
+  const raw: string[] = [];
+  const logger = pino({ level: 'debug' }, { write: (s: string) => void raw.push(s) });
+  return { logger, lines: () => raw.map((s) => JSON.parse(s) as { level: number; msg: string }) };
+}
+
+function startInformer(opts: { logger?: Logger; resumeFrom?: string } = {}): Informer<ConfigMap> {
+  const informer = new Informer<ConfigMap>({
+    client, resource: CONFIGMAPS, namespace: ns, indexers: { owner: indexByOwnerUid }, clock: systemClock,
+    logger: opts.logger ?? pino({ level: 'silent' }), ...(opts.resumeFrom === undefined ? {} : { resumeFrom: opts.resumeFrom }),
+  });
+  const ac = new AbortController();
+  stops.push(ac);
+  informer.start(ac.signal);
+  return informer;
+}
+
+const configMap = (name: string, data: Record<string, string>, owner?: ConfigMap): object => ({
+  apiVersion: 'v1', kind: 'ConfigMap', data,
+  metadata: {
+    name,
+    ...(owner === undefined ? {} : { ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: owner.metadata?.name, uid: owner.metadata?.uid }] }),
+  },
+});
+
+before(async () => {
+  client = await testClient();
+  ns = await newNamespace(client, 'informer');
+});
+after(async () => {
+  for (const ac of stops) ac.abort();
+  await client.delete(NAMESPACES, undefined, ns).catch(() => undefined);
+  client.close();
+});
+
+describe('Informer on ConfigMaps', () => {
+  it('lists existing objects, then sees creates, updates (old and new) and deletes', async () => {
+    await client.create(CONFIGMAPS, ns, configMap('before', { k: '1' }));
+    const events: string[] = [];
+    const informer = startInformer();
+    informer.addHandlers({
+      onAdd: (o) => events.push(`add ${o.metadata?.name}`),
+      onUpdate: (a, b) => events.push(`update ${a.metadata?.name} ${a.data?.['k']}->${b.data?.['k']}`),
+      onDelete: (o) => events.push(`delete ${o.metadata?.name} ${o.data?.['k']}`),
+    });
+    await informer.waitForSync(AbortSignal.timeout(10_000));
+    assert.ok(informer.hasSynced());
+    assert.equal(informer.store.get(`${ns}/before`)?.data?.['k'], '1');
+
+    await client.create(CONFIGMAPS, ns, configMap('after', { k: 'a' }));
+    await client.patch(CONFIGMAPS, ns, 'after', { data: { k: 'b' } }, 'merge');
+    await client.patch(CONFIGMAPS, ns, 'after', { data: { k: 'b' } }, 'merge'); // no-op: no new RV, no event
+    await client.delete(CONFIGMAPS, ns, 'before');
+    await eventually('the informer to see the delete', async () => (events.includes('delete before 1') ? true : undefined), { timeoutMs: 10_000 });
+    assert.deepEqual(events.filter((e) => !e.startsWith('add kube-root-ca.crt')), ['add before', 'add after', 'update after a->b', 'delete before 1']);
+    const cached = informer.store.get(`${ns}/after`);
+    assert.ok(cached !== undefined && Object.isFrozen(cached) && cached.metadata?.managedFields === undefined);
+  });
+
+  it('indexes by owner UID and follows ownerReference changes', async () => {
+    const owner = await client.create<ConfigMap>(CONFIGMAPS, ns, configMap('owner', {}));
+    const uid = owner.metadata?.uid ?? '';
+    await client.create(CONFIGMAPS, ns, configMap('child-1', {}, owner));
+    await client.create(CONFIGMAPS, ns, configMap('child-2', {}, owner));
+    const informer = startInformer();
+    await informer.waitForSync(AbortSignal.timeout(10_000));
+    const children = (): string[] => informer.store.byIndex('owner', uid).map((o) => o.metadata?.name ?? '').sort();
+    assert.deepEqual(children(), ['child-1', 'child-2']);
+    await client.patch(CONFIGMAPS, ns, 'child-1', [{ op: 'remove', path: '/metadata/ownerReferences' }], 'json');
+    await client.create(CONFIGMAPS, ns, configMap('child-3', {}, owner));
+    await eventually('the index to follow', async () => (children().join() === 'child-2,child-3' ? true : undefined), { timeoutMs: 10_000 });
+  });
+
+  it('relists after a 410 (watch from resourceVersion "1") and stays correct', async () => {
+    const { logger, lines } = capturingLogger();
+    const informer = startInformer({ logger, resumeFrom: '1' });
+    await informer.waitForSync(AbortSignal.timeout(15_000));
+    const expired = lines().filter((l) => /watch expired at resourceVersion 1 \(410/.test(l.msg));
+    assert.equal(expired.length, 1, `one 410 log line expected, got: ${lines().map((l) => l.msg).join(' | ')}`);
+    assert.equal(informer.stats.lists, 1);
+    const listed = await client.list<ConfigMap>(CONFIGMAPS, ns);
+    const names = (xs: readonly ConfigMap[]): string => xs.map((o) => o.metadata?.name).sort().join();
+    assert.equal(names(informer.store.list()), names(listed.items));
+    await client.create(CONFIGMAPS, ns, configMap('after-relist', { k: 'v' }));
+    await eventually('the watch after the relist to deliver', async () => informer.store.get(`${ns}/after-relist`));
+  });
+});
+
+describe('KubeClient against the API server', () => {
+  it('applies merge, json and strategic patches (strategic merges containers by name) and subresources', async () => {
+    const cm = await client.create<ConfigMap>(CONFIGMAPS, ns, configMap('patched', { a: '1' }));
+    const merged = await client.patch<ConfigMap>(CONFIGMAPS, ns, 'patched', { data: { b: '2' } }, 'merge');
+    assert.deepEqual(merged.data, { a: '1', b: '2' });
+    const rv = merged.metadata?.resourceVersion;
+    const jsonPatched = await client.patch<ConfigMap>(CONFIGMAPS, ns, 'patched', [
+      { op: 'test', path: '/metadata/resourceVersion', value: rv },
+      { op: 'replace', path: '/data/a', value: 'x' },
+    ], 'json');
+    assert.deepEqual(jsonPatched.data, { a: 'x', b: '2' });
+    assert.notEqual(cm.metadata?.resourceVersion, jsonPatched.metadata?.resourceVersion);
+
+    const pod = {
+      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p1' },
+      spec: { schedulerName: 'nobody', containers: [{ name: 'a', image: 'img-a:1' }, { name: 'b', image: 'img-b:1' }] },
+    };
+    await client.create(PODS, ns, pod);
+    const sp = await client.patch<Pod>(PODS, ns, 'p1', { spec: { containers: [{ name: 'b', image: 'img-b:2' }] } }, 'strategic');
+    assert.deepEqual(sp.spec.containers.map((c) => `${c.name}=${c.image}`), ['a=img-a:1', 'b=img-b:2']);
+
+    const withStatus = await client.patch<Pod>(PODS, ns, 'p1', { status: { conditions: [{ type: 'Custom', status: 'True' }] } }, 'strategic', { subresource: 'status' });
+    assert.ok(withStatus.status?.conditions?.some((c) => c.type === 'Custom'));
+
+    const nodes = await client.list<KubeObject>(NODES, undefined);
+    const node = nodes.items[0]?.metadata?.name;
+    assert.ok(node !== undefined, 'the local cluster has fake nodes');
+    await client.create(PODS, ns, { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'p1' }, target: { apiVersion: 'v1', kind: 'Node', name: node } }, { subresource: 'binding' });
+    assert.equal((await client.get<Pod>(PODS, ns, 'p1')).spec.nodeName, node);
+  });
+
+  it('reports NotFound, AlreadyExists, Conflict and Invalid as typed ApiErrors', async () => {
+    const reasonOf = async (p: Promise<unknown>): Promise<string> => {
+      try {
+        await p;
+        return 'no error';
+      } catch (e) {
+        assert.ok(e instanceof ApiError, String(e));
+        return `${e.reason}/${e.code}`;
+      }
+    };
+    assert.equal(await reasonOf(client.get(CONFIGMAPS, ns, 'missing')), 'NotFound/404');
+    await assert.rejects(client.delete(CONFIGMAPS, ns, 'missing'), isNotFound);
+
+    const cm = await client.create<ConfigMap>(CONFIGMAPS, ns, configMap('dup', { k: '1' }));
+    await assert.rejects(client.create(CONFIGMAPS, ns, configMap('dup', {})), isAlreadyExists);
+
+    await client.patch(CONFIGMAPS, ns, 'dup', { data: { k: '2' } }, 'merge');
+    await assert.rejects(client.update(CONFIGMAPS, ns, 'dup', { ...cm, data: { k: 'stale' } }), isConflict);
+    assert.equal(await reasonOf(client.delete(CONFIGMAPS, ns, 'dup', { preconditionUid: 'not-the-uid' })), 'Conflict/409');
+
+    try {
+      await client.create(CONFIGMAPS, ns, configMap('Not_A_Valid_Name', {}));
+      assert.fail('invalid name accepted');
+    } catch (e) {
+      assert.ok(isInvalid(e) && e instanceof ApiError);
+      assert.equal(e.code, 422);
+      assert.ok(e.causes.some((c) => c.field === 'metadata.name'), JSON.stringify(e.causes));
+    }
+    const list = await client.list<ConfigMap>(CONFIGMAPS, ns, { limit: 1 });
+    assert.equal((list as KubeList<ConfigMap>).items.length, 1);
+  });
+});
