@@ -4,7 +4,11 @@ import { pino } from 'pino';
 import { parseConfig, UsageError, USAGE } from './config.ts';
 import { KubeClient } from './kube/client.ts';
 import { KubeConfigError, loadKubeConfig } from './kube/kubeconfig.ts';
-import { startCloneSetManager } from './cloneset/manager.ts';
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { startCloneSetManager, type CloneSetManager } from './cloneset/manager.ts';
+import { apiLeasePort } from './kube/lease-port.ts';
+import { LeaderElector } from './runtime/leader-election.ts';
 import { systemClock } from './runtime/clock.ts';
 import { metricsHandler, metricsRegistry, probeHandler, startServer } from './server.ts';
 
@@ -43,21 +47,56 @@ async function main(): Promise<number> {
   process.once('SIGINT', () => stop('SIGINT'));
   process.once('SIGTERM', () => stop('SIGTERM'));
   logger.info({ server: kubeConfig.getCurrentCluster()?.server, namespace: config.namespace ?? '(all)' }, 'starting cloneset-controller');
-  const manager = startCloneSetManager(client, config, systemClock, logger, abort.signal);
+  let manager: CloneSetManager | undefined;
   const sources = {
-    stats: () => manager.controller.stats(),
-    ready: () => manager.informers.every((i) => i.hasSynced()),
+    stats: () => manager?.controller.stats() ?? EMPTY_STATS,
+    ready: () => manager?.informers.every((i) => i.hasSynced()) ?? false,
     apiRequests: () => client.requestCount,
   };
   const servers = [
     startServer(config.metricsBindAddress, metricsHandler(metricsRegistry(sources)), logger, 'metrics'),
     startServer(config.healthProbeBindAddress, probeHandler(sources), logger, 'health-probe'),
   ];
-  await manager.done;
+  let code = 0;
+  if (!config.leaderElect) {
+    manager = startCloneSetManager(client, config, systemClock, logger, abort.signal);
+    await manager.done;
+  } else {
+    const elector = new LeaderElector({
+      port: apiLeasePort(client),
+      namespace: config.leaderElectionNamespace,
+      name: config.leaderElectionId,
+      identity: `${hostname()}_${randomUUID()}`,
+      clock: systemClock,
+      logger,
+    });
+    let done: Promise<void> | undefined;
+    await elector.run(abort.signal, {
+      onStartedLeading: (leading) => {
+        logger.info('became leader; starting the controller');
+        manager = startCloneSetManager(client, config, systemClock, logger, leading);
+        done = manager.done;
+      },
+      onStoppedLeading: () => {
+        // Like controller-runtime: a replica that lost its lease exits so that it restarts clean.
+        if (!abort.signal.aborted) {
+          logger.error('lost the leader lease; exiting');
+          code = 1;
+          abort.abort();
+        }
+      },
+    });
+    await done;
+  }
   for (const s of servers) s?.close();
   client.close();
-  return 0;
+  return code;
 }
+
+const EMPTY_STATS = {
+  reconcilesTotal: 0, reconcileErrorsTotal: 0, reconcileTimeMsTotal: 0, activeWorkers: 0, queueDepth: 0, queueAddsTotal: 0, queueRetriesTotal: 0,
+  reconcilesByOutcome: { success: 0, requeue_after: 0, error: 0, terminal_error: 0 },
+};
 
 main().then(
   (code) => process.exit(code),

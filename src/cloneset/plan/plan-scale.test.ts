@@ -294,3 +294,68 @@ describe('inactive and foreign pods (spec §8.6, §8.7)', () => {
     assert.deepEqual([p.phase, p.actions], ['idle', []]);
   });
 });
+
+describe('preDelete hook and PreparingDelete (spec §10.3 steps 3 and 6, §10.5, §13.2)', () => {
+  const hook = { labelsHandler: { 'example.com/drain': 'true' } };
+  const hooked = (cs: CloneSet, id: string) => aPod(cs).instanceId(id).ready().label('example.com/drain', 'true');
+
+  test('a hooked scale-in victim moves to PreparingDelete instead of being deleted', () => {
+    const cs = aCloneSet('sample').replicas(2).preDeleteHook(hook).build();
+    const pods = [...readyPods(cs, 2), hooked(cs, 'hookd').pending().onNode('n1').build()];
+    const p = planOf(cs, pods);
+    assert.deepEqual(p.actions.map(describeAction), ['lifecycle sample-hookd=PreparingDelete']);
+    assert.equal(p.phase, 'scale');
+  });
+
+  test('an unhooked victim is deleted as usual when the CloneSet has a preDelete hook', () => {
+    const cs = aCloneSet('sample').replicas(2).preDeleteHook(hook).build();
+    assert.deepEqual(deletedNames(planOf(cs, [...readyPods(cs, 2), aPod(cs).instanceId('plain').pending().build()]).actions), ['sample-plain']);
+  });
+
+  test('a PreparingDelete pod waits while hooked, and is deleted with its PVCs once the hook is released', () => {
+    const cs = aCloneSet('sample').replicas(2).preDeleteHook(hook).volumeClaimTemplate('data').build();
+    const pvcs = [aPvc(cs).instanceId('hookd').build()];
+    const waiting = hooked(cs, 'hookd').state('PreparingDelete').build();
+    assert.deepEqual(planOf(cs, [...readyPods(cs, 2), waiting], { pvcs }).actions.filter((a) => a.kind !== 'SetInPlaceUpdateReady'), []);
+    const released = aPod(cs).instanceId('hookd').ready().state('PreparingDelete').build();
+    const d = deleted(planOf(cs, [...readyPods(cs, 2), released], { pvcs }).actions);
+    assert.deepEqual(d.map((x) => [x.pod.name, x.pvcNames]), [['sample-hookd', ['data-sample-hookd']]]);
+  });
+
+  test('a ReCreate update of a hooked pod goes through PreparingDelete too', () => {
+    const cs = aCloneSet('sample').replicas(1).preDeleteHook(hook).build();
+    const world = newWorld(cs, [hooked(cs, 'hookd').build()], [], { revisions: ['r1', 'r2'] });
+    assert.deepEqual(reconcileStep(world).record.actions, ['mark sample-hookd']);
+    assert.deepEqual(reconcileStep(world).record.actions, ['lifecycle sample-hookd=PreparingDelete']);
+    assert.deepEqual(reconcileStep(world).record.actions, []);
+    // the hook owner finishes and removes its label
+    world.pods = world.pods.map((p) => ({ ...p, metadata: { ...p.metadata, labels: { ...p.metadata.labels, 'example.com/drain': 'done' } } }));
+    assert.deepEqual(reconcileStep(world).record.actions, ['delete sample-hookd']);
+    assert.match(reconcileStep(world).record.actions[0] ?? '', /^create sample-\w{5}@r2$/);
+  });
+
+  test('when replicas grow back, a scale-in victim in PreparingDelete returns to PreparingNormal (no new pod)', () => {
+    const cs = aCloneSet('sample').replicas(3).preDeleteHook(hook).build();
+    const pods = [...readyPods(cs, 2), hooked(cs, 'hookd').state('PreparingDelete').build()];
+    const p = planOf(cs, pods);
+    assert.deepEqual(p.actions.map(describeAction), ['lifecycle sample-hookd=PreparingNormal']);
+  });
+
+  test('a specified-delete pod in PreparingDelete is not brought back', () => {
+    const cs = aCloneSet('sample').replicas(3).preDeleteHook(hook).build();
+    const pods = [...readyPods(cs, 2), hooked(cs, 'hookd').state('PreparingDelete').specifiedDelete().build()];
+    assert.deepEqual(planOf(cs, pods).actions.filter((a) => a.kind === 'PatchPodLifecycle'), []);
+  });
+
+  test('with markPodNotReady the PreparingDelete pod is never brought back', () => {
+    const cs = aCloneSet('sample').replicas(3).preDeleteHook({ ...hook, markPodNotReady: true }).build();
+    const pods = [...readyPods(cs, 2), hooked(cs, 'hookd').state('PreparingDelete').build()];
+    assert.deepEqual(planOf(cs, pods).actions.filter((a) => a.kind === 'PatchPodLifecycle'), []);
+  });
+
+  test('excluding PreparingDelete pods from replicas creates the replacement while the old pod waits', () => {
+    const cs = aCloneSet('sample').replicas(2).preDeleteHook({ ...hook, markPodNotReady: true }).labels({ 'apps.kruise.io/cloneset-scaling-exclude-preparing-delete': 'true' }).build();
+    const pods = [...readyPods(cs, 1), hooked(cs, 'hookd').state('PreparingDelete').specifiedDelete().build()];
+    assert.equal(created(planOf(cs, pods).actions).length, 1);
+  });
+});

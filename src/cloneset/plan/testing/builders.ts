@@ -45,6 +45,7 @@ export class CloneSetBuilder {
   private statusValue: CloneSetStatus | undefined = undefined;
   private deletion: string | undefined = undefined;
   private preNormal: LifecycleHook | undefined = undefined;
+  private preDelete: LifecycleHook | undefined = undefined;
   private csLabels: Record<string, string> = {};
 
   constructor(name: string) {
@@ -96,6 +97,10 @@ export class CloneSetBuilder {
     this.preNormal = hook;
     return this;
   }
+  preDeleteHook(hook: LifecycleHook): this {
+    this.preDelete = hook;
+    return this;
+  }
   status(s: CloneSetStatus): this {
     this.statusValue = s;
     return this;
@@ -145,7 +150,14 @@ export class CloneSetBuilder {
         updateStrategy: { type: 'ReCreate', ...this.update },
         ...(this.minReady !== undefined ? { minReadySeconds: this.minReady } : {}),
         ...(this.deadline !== undefined ? { progressDeadlineSeconds: this.deadline } : {}),
-        ...(this.preNormal !== undefined ? { lifecycle: { preNormal: this.preNormal } } : {}),
+        ...(this.preNormal !== undefined || this.preDelete !== undefined
+          ? {
+              lifecycle: {
+                ...(this.preNormal !== undefined ? { preNormal: this.preNormal } : {}),
+                ...(this.preDelete !== undefined ? { preDelete: this.preDelete } : {}),
+              },
+            }
+          : {}),
       },
       ...(this.statusValue !== undefined ? { status: this.statusValue } : {}),
     };

@@ -468,14 +468,16 @@ export function surgeLimit(world: World): number {
   return input.replicas + resolveLimits(input).maxSurge;
 }
 
-const MUTATING_UPDATE = new Set(['MarkSpecifiedDelete']);
-const SCALING = new Set(['CreatePods', 'DeletePods']);
+/** Writes only the Update step makes (refresh or update): never in the same pass as a create or delete. */
+function isUpdateWrite(a: PlanAction): boolean {
+  return a.kind === 'MarkSpecifiedDelete' || a.kind === 'SetInPlaceUpdateReady' || a.kind === 'PatchPodTemplateHash' || (a.kind === 'PatchPodLifecycle' && a.state === 'Normal');
+}
 
 function planViolations(world: World, result: PlanResult): string[] {
   const out: string[] = [];
-  const kinds = new Set(result.actions.map((a) => a.kind));
-  if ([...kinds].some((k) => SCALING.has(k)) && [...kinds].some((k) => MUTATING_UPDATE.has(k) || k === 'PatchPodLifecycle')) {
-    out.push(`scaling and updating in the same pass: ${[...kinds].join(', ')}`);
+  const scaling = result.actions.some((a) => a.kind === 'CreatePods' || a.kind === 'DeletePods');
+  if (scaling && result.actions.some(isUpdateWrite)) {
+    out.push(`scaling and updating in the same pass: ${result.actions.map(describeAction).join('; ')}`);
   }
   for (const a of result.actions) {
     if (a.kind === 'CreatePods' || a.kind === 'DeletePods') continue;
