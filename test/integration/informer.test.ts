@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { pino, type Logger } from 'pino';
 import { ApiError, isAlreadyExists, isConflict, isInvalid, isNotFound } from '../../src/kube/api-error.ts';
-import { CONFIGMAPS, NAMESPACES, NODES, PODS, type KubeClient } from '../../src/kube/client.ts';
+import { CONFIGMAPS, CRDS, NAMESPACES, NODES, PODS, type KubeClient, type ResourceRef } from '../../src/kube/client.ts';
 import type { KubeList, KubeObject, Pod } from '../../src/kube/types.ts';
 import { systemClock } from '../../src/runtime/clock.ts';
 import { Informer } from '../../src/runtime/informer.ts';
@@ -25,10 +25,9 @@ function capturingLogger(): { logger: Logger; lines: () => { level: number; msg:
   return { logger, lines: () => raw.map((s) => JSON.parse(s) as { level: number; msg: string }) };
 }
 
-function startInformer(opts: { logger?: Logger; resumeFrom?: string } = {}): Informer<ConfigMap> {
+function startInformer(): Informer<ConfigMap> {
   const informer = new Informer<ConfigMap>({
-    client, resource: CONFIGMAPS, namespace: ns, indexers: { owner: indexByOwnerUid }, clock: systemClock,
-    logger: opts.logger ?? pino({ level: 'silent' }), ...(opts.resumeFrom === undefined ? {} : { resumeFrom: opts.resumeFrom }),
+    client, resource: CONFIGMAPS, namespace: ns, indexers: { owner: indexByOwnerUid }, clock: systemClock, logger: pino({ level: 'silent' }),
   });
   const ac = new AbortController();
   stops.push(ac);
@@ -92,20 +91,51 @@ describe('Informer on ConfigMaps', () => {
     await eventually('the index to follow', async () => (children().join() === 'child-2,child-3' ? true : undefined), { timeoutMs: 10_000 });
   });
 
-  it('relists after a 410 (watch from resourceVersion "1") and stays correct', async () => {
+  it('relists after a 410 (watch from resourceVersion "1", older than the watch cache window) and stays correct', async () => {
+    // ConfigMaps cannot show this on a fresh cluster: their watch cache was filled from etcd revision 1, so
+    // RV "1" is still in its window. A CRD's cache starts when the CRD is established, so "1" is too old.
+    await ensureWidgetCrd();
+    await client.create(WIDGETS, ns, { apiVersion: 'informer.test.dev/v1', kind: 'Widget', metadata: { name: 'w1' }, size: 1 });
+    await client.create(WIDGETS, ns, { apiVersion: 'informer.test.dev/v1', kind: 'Widget', metadata: { name: 'w2' }, size: 2 });
     const { logger, lines } = capturingLogger();
-    const informer = startInformer({ logger, resumeFrom: '1' });
-    await informer.waitForSync(AbortSignal.timeout(15_000));
-    const expired = lines().filter((l) => /watch expired at resourceVersion 1 \(410/.test(l.msg));
-    assert.equal(expired.length, 1, `one 410 log line expected, got: ${lines().map((l) => l.msg).join(' | ')}`);
+    const informer = new Informer<KubeObject>({ client, resource: WIDGETS, namespace: ns, clock: systemClock, logger, resumeFrom: '1' });
+    const ac = new AbortController();
+    stops.push(ac);
+    informer.start(ac.signal);
+    await informer.waitForSync(AbortSignal.timeout(20_000));
+    const msgs = (): string => lines().map((l) => l.msg).join(' | ');
+    assert.equal(lines().filter((l) => /watch expired at resourceVersion 1 \(410: too old resource version/.test(l.msg)).length, 1, msgs());
     assert.equal(informer.stats.lists, 1);
-    const listed = await client.list<ConfigMap>(CONFIGMAPS, ns);
-    const names = (xs: readonly ConfigMap[]): string => xs.map((o) => o.metadata?.name).sort().join();
-    assert.equal(names(informer.store.list()), names(listed.items));
-    await client.create(CONFIGMAPS, ns, configMap('after-relist', { k: 'v' }));
-    await eventually('the watch after the relist to deliver', async () => informer.store.get(`${ns}/after-relist`));
+    const names = (xs: readonly KubeObject[]): string => xs.map((o) => o.metadata?.name).sort().join();
+    assert.equal(names(informer.store.list()), 'w1,w2');
+    await client.create(WIDGETS, ns, { apiVersion: 'informer.test.dev/v1', kind: 'Widget', metadata: { name: 'w3' } });
+    await client.delete(WIDGETS, ns, 'w1');
+    await eventually('the watch after the relist to deliver', async () => (names(informer.store.list()) === 'w2,w3' ? true : undefined), { timeoutMs: 10_000 });
   });
 });
+
+const WIDGETS: ResourceRef = { group: 'informer.test.dev', version: 'v1', plural: 'widgets', namespaced: true };
+
+/** A throwaway CRD (cluster-scoped, kept across runs: re-creating it is idempotent). */
+async function ensureWidgetCrd(): Promise<void> {
+  const crd = {
+    apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'widgets.informer.test.dev' },
+    spec: {
+      group: 'informer.test.dev', scope: 'Namespaced',
+      names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
+      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+    },
+  };
+  await client.create(CRDS, undefined, crd).catch((e: unknown) => {
+    if (!isAlreadyExists(e)) throw e;
+  });
+  await eventually('the Widget CRD to be established and served', async () => {
+    const got = await client.get<{ status?: { conditions?: { type: string; status: string }[] } }>(CRDS, undefined, crd.metadata.name);
+    if (!(got.status?.conditions ?? []).some((c) => c.type === 'Established' && c.status === 'True')) return undefined;
+    await client.list(WIDGETS, ns, { limit: 1 });
+    return true;
+  });
+}
 
 describe('KubeClient against the API server', () => {
   it('applies merge, json and strategic patches (strategic merges containers by name) and subresources', async () => {

@@ -12,12 +12,13 @@ import { resolveLimits, replicaDiffInputFor } from './replica-diff.ts';
 import { aCloneSet, aPod, aPvc, plannerConfig } from './testing/builders.ts';
 import { activePods, converge, currentRevisionOf, editSpec, formatSteps, newWorld, rollOut, type World } from './testing/sim/world.ts';
 
-type PodKind = 'ready' | 'running' | 'pending' | 'preparingNormal' | 'failed' | 'terminating';
+type PodKind = 'ready' | 'running' | 'pending' | 'preparingNormal' | 'preparingDelete' | 'failed' | 'terminating';
 
 interface StartPod {
   readonly rev: 'r1' | 'r2';
   readonly kind: PodKind;
   readonly cost: number;
+  readonly hooked: boolean;
 }
 
 interface Scenario {
@@ -34,6 +35,8 @@ interface Scenario {
   readonly scheduleAfterSteps: number;
   readonly terminationSteps: number;
   readonly pods: readonly StartPod[];
+  /** A preDelete hook (label example.com/drain) whose owner releases pods after some steps. */
+  readonly hook: { readonly markPodNotReady: boolean; readonly releaseAfterSteps: number; readonly exclude: boolean } | null;
 }
 
 const intOrPercent = (maxInt: number, percents: readonly string[]): fc.Arbitrary<IntOrString | undefined> =>
@@ -55,11 +58,13 @@ const scenario: fc.Arbitrary<Scenario> = fc.record({
   pods: fc.array(
     fc.record({
       rev: fc.constantFrom('r1', 'r2'),
-      kind: fc.constantFrom<PodKind>('ready', 'ready', 'ready', 'running', 'pending', 'preparingNormal', 'failed', 'terminating'),
+      kind: fc.constantFrom<PodKind>('ready', 'ready', 'ready', 'running', 'pending', 'preparingNormal', 'preparingDelete', 'failed', 'terminating'),
       cost: fc.constantFrom(0, 0, -100, 100),
+      hooked: fc.boolean(),
     }),
     { maxLength: 10 },
   ),
+  hook: fc.option(fc.record({ markPodNotReady: fc.boolean(), releaseAfterSteps: fc.integer({ min: 0, max: 3 }), exclude: fc.boolean() })),
 });
 
 function buildWorld(s: Scenario, specifiedDelete: ReadonlySet<number>): World {
@@ -69,6 +74,8 @@ function buildWorld(s: Scenario, specifiedDelete: ReadonlySet<number>): World {
   if (s.maxUnavailable !== undefined) b = b.maxUnavailable(s.maxUnavailable);
   if (s.scaleMaxUnavailable !== undefined) b = b.scaleMaxUnavailable(s.scaleMaxUnavailable);
   if (s.withPvcs) b = b.volumeClaimTemplate('data');
+  if (s.hook !== null) b = b.preDeleteHook({ labelsHandler: { [HOOK]: 'true' }, markPodNotReady: s.hook.markPodNotReady });
+  if (s.hook?.exclude === true) b = b.labels({ 'apps.kruise.io/cloneset-scaling-exclude-preparing-delete': 'true' });
   const cs = b.build();
   const pods: Pod[] = [];
   const pvcs: PersistentVolumeClaim[] = [];
@@ -79,6 +86,8 @@ function buildWorld(s: Scenario, specifiedDelete: ReadonlySet<number>): World {
     if (p.kind === 'running') pb = pb.running();
     if (p.kind === 'pending') pb = pb.pending();
     if (p.kind === 'preparingNormal') pb = pb.pending().state('PreparingNormal').inPlaceUpdateReady(undefined);
+    if (p.kind === 'preparingDelete') pb = pb.ready().state('PreparingDelete');
+    if (p.hooked) pb = pb.label(HOOK, 'true');
     if (p.kind === 'failed') pb = pb.failed();
     if (p.kind === 'terminating') pb = pb.ready().terminating();
     if (specifiedDelete.has(i)) pb = pb.specifiedDelete();
@@ -92,8 +101,11 @@ function buildWorld(s: Scenario, specifiedDelete: ReadonlySet<number>): World {
     readyAfterSteps: s.readyAfterSteps,
     scheduleAfterSteps: s.scheduleAfterSteps,
     terminationSteps: s.terminationSteps,
+    ...(s.hook !== null ? { preDeleteHook: { label: HOOK, releaseAfterSteps: s.hook.releaseAfterSteps } } : {}),
   });
 }
+
+const HOOK = 'example.com/drain';
 
 function limits(cs: CloneSet): ReturnType<typeof resolveLimits> {
   const cfg = plannerConfig();

@@ -5,6 +5,7 @@ import { LABEL_INSTANCE_ID, type FeatureGates } from '../../api/well-known.ts';
 import type { Node, PersistentVolumeClaim, Pod, PodTemplateSpec } from '../../kube/types.ts';
 import { podRefOf, type DeleteCause, type PlanAction, type PlannedEvent, type PodToCreate, type PodToDelete } from './actions.ts';
 import { allocateInstanceIds, type InstanceIdSource } from './instance-ids.ts';
+import { isHooked } from './lifecycle.ts';
 import { isReadyForDelete, isSpecifiedDelete, lifecycleStateOf } from './pod-predicates.ts';
 import { newPod, pvcsFor } from './pod-template.ts';
 import { choosePodsToDelete } from './pod-ranking.ts';
@@ -56,6 +57,13 @@ export function planScale(input: ScaleInput): ScaleResult {
     }),
   );
   const events: PlannedEvent[] = [];
+  const result = (actions: PlanAction[], explain: string): ScaleResult => ({ actions, events, diff, explain: [explain] });
+
+  // Spec §10.3 step 3 (was missing: a scale-in victim waiting in PreparingDelete was deleted even after the
+  // replicas grew back, instead of returning to PreparingNormal as in Kruise).
+  const cancelled = cancelPreparingDelete(input, preparingDelete, numToDelete);
+  if (cancelled.length > 0) return result(cancelled, `${cancelled.length} PreparingDelete pods are wanted again`);
+
   if (diff.scaleUpNum > diff.scaleUpLimit) {
     events.push({
       type: 'Warning',
@@ -63,7 +71,6 @@ export function planScale(input: ScaleInput): ScaleResult {
       message: `scaleUp is limited because of scaleStrategy.maxUnavailable, limit: ${diff.scaleUpLimit}`,
     });
   }
-  const result = (actions: PlanAction[], explain: string): ScaleResult => ({ actions, events, diff, explain: [explain] });
 
   if (diff.scaleUpNum > 0) {
     // A pass that needs more pods ends here, even when the limit allows none (spec §19.14).
@@ -73,9 +80,9 @@ export function planScale(input: ScaleInput): ScaleResult {
       `scale up: ${diff.scaleUpNum} missing, creating ${creations.length} (limit ${diff.scaleUpLimit})`,
     );
   }
-  if (preparingDelete.length > 0) {
-    return result([deletion(input, preparingDelete, 'SpecifiedDelete')], `deleting ${preparingDelete.length} PreparingDelete pods`);
-  }
+  // Step 6: pods whose preDelete hook is still present stay in PreparingDelete; if none can go, carry on.
+  const released = deletion(input, preparingDelete, 'SpecifiedDelete');
+  if (released.length > 0) return result(released, `deleting ${preparingDelete.length} PreparingDelete pods`);
   let readyBudget = diff.deleteReadyLimit;
   const withinBudget = (pod: Pod): boolean => {
     if (!isReadyForDelete(pod, input.nowMs)) return true;
@@ -85,7 +92,7 @@ export function planScale(input: ScaleInput): ScaleResult {
   };
   const specifiedNow = specified.filter((p) => lifecycleStateOf(p) !== 'PreparingDelete').filter(withinBudget);
   if (specifiedNow.length > 0) {
-    return result([deletion(input, specifiedNow, 'SpecifiedDelete')], `deleting ${specifiedNow.length} specified pods`);
+    return result(deletion(input, specifiedNow, 'SpecifiedDelete'), `deleting ${specifiedNow.length} specified pods`);
   }
   if (diff.scaleDownNum > 0) {
     if (numToDelete > 0) return result([], 'scale in waits for the pods already being deleted');
@@ -99,7 +106,7 @@ export function planScale(input: ScaleInput): ScaleResult {
       topologySpreadConstraints: input.update.template.spec.topologySpreadConstraints ?? [],
     }).filter(withinBudget);
     return result(
-      victims.length > 0 ? [deletion(input, victims, 'ScaleIn')] : [],
+      deletion(input, victims, 'ScaleIn'),
       `scale in: ${diff.scaleDownNum} too many, deleting ${victims.length}`,
     );
   }
@@ -119,13 +126,44 @@ function podsToCreate(input: ScaleInput, diff: ReplicaDiff): PodToCreate[] {
   });
 }
 
-function deletion(input: ScaleInput, pods: readonly Pod[], cause: DeleteCause): PlanAction {
-  const list: PodToDelete[] = pods.map((pod) => {
+/**
+ * deletePods (spec §10.5): a pod hooked by `lifecycle.preDelete` is moved to PreparingDelete and waits for its
+ * hook instead of being deleted (this was missing: hooked pods were deleted at once); the others are deleted
+ * with their PVCs. `markPodNotReady` (the KruisePodReady condition) has no plan action and is not applied.
+ */
+function deletion(input: ScaleInput, pods: readonly Pod[], cause: DeleteCause): PlanAction[] {
+  const hook = input.cloneSet.spec.lifecycle?.preDelete;
+  const actions: PlanAction[] = [];
+  const list: PodToDelete[] = [];
+  for (const pod of pods) {
+    if (isHooked(hook, pod)) {
+      if (lifecycleStateOf(pod) !== 'PreparingDelete') actions.push({ kind: 'PatchPodLifecycle', pod: podRefOf(pod), state: 'PreparingDelete' });
+      continue;
+    }
     const id = pod.metadata.labels?.[LABEL_INSTANCE_ID] ?? '';
     const pvcNames = input.pvcs
       .filter((c) => (c.metadata.labels?.[LABEL_INSTANCE_ID] ?? '') === id)
       .map((c) => c.metadata.name ?? '');
-    return { pod: podRefOf(pod), pvcNames, cause };
-  });
-  return { kind: 'DeletePods', pods: list };
+    list.push({ pod: podRefOf(pod), pvcNames, cause });
+  }
+  return list.length > 0 ? [...actions, { kind: 'DeletePods', pods: list }] : actions;
+}
+
+/**
+ * managePreparingDelete (spec §10.3 step 3): while fewer pods are wanted to stay than replicas, PreparingDelete
+ * pods that are not specified for deletion go back to PreparingNormal — unless a hook marks pods not ready.
+ */
+function cancelPreparingDelete(input: ScaleInput, preparingDelete: readonly Pod[], numToDelete: number): PlanAction[] {
+  const lifecycle = input.cloneSet.spec.lifecycle;
+  if (lifecycle?.preDelete?.markPodNotReady === true || lifecycle?.inPlaceUpdate?.markPodNotReady === true) return [];
+  const podsToDelete = input.cloneSet.spec.scaleStrategy?.podsToDelete ?? [];
+  let wanted = (input.cloneSet.spec.replicas ?? 1) - input.pods.length + numToDelete;
+  const actions: PlanAction[] = [];
+  for (const pod of preparingDelete) {
+    if (wanted <= 0) break;
+    if (isSpecifiedDelete(pod, podsToDelete)) continue;
+    actions.push({ kind: 'PatchPodLifecycle', pod: podRefOf(pod), state: 'PreparingNormal' });
+    wanted--;
+  }
+  return actions;
 }

@@ -9,6 +9,7 @@ import {
   LABEL_INSTANCE_ID,
   LABEL_LIFECYCLE_STATE,
   LABEL_POD_TEMPLATE_HASH,
+  LABEL_SCALING_EXCLUDE_PREPARING_DELETE,
   LABEL_SPECIFIED_DELETE,
   type FeatureGates,
 } from '../../../../api/well-known.ts';
@@ -34,6 +35,11 @@ export interface KubeletOptions {
   readonly nodes: number;
   /** Pods for which this returns false never become Ready (e.g. a broken image). */
   readonly canBecomeReady: (pod: Pod) => boolean;
+  /**
+   * A preDelete hook owner: created pods get `label: "true"` (as a webhook would add it), and a pod that has
+   * waited `releaseAfterSteps` steps in PreparingDelete gets `label: "done"` (the hook is released).
+   */
+  readonly preDeleteHook: { readonly label: string; readonly releaseAfterSteps: number } | undefined;
 }
 
 export interface WorldOptions extends Partial<KubeletOptions> {
@@ -57,7 +63,7 @@ export interface World {
   readonly config: PlannerConfig;
   readonly ids: InstanceIdSource;
   /** Simulator bookkeeping per pod uid (not visible to the planner). */
-  readonly ages: Map<string, { created: number; running?: number; deletedAt?: number }>;
+  readonly ages: Map<string, { created: number; running?: number; deletedAt?: number; preparingDeleteSince?: number }>;
   step: number;
   rv: number;
   uidSeq: number;
@@ -70,6 +76,7 @@ const DEFAULT_KUBELET: KubeletOptions = {
   terminationSteps: 0,
   nodes: 3,
   canBecomeReady: () => true,
+  preDeleteHook: undefined,
 };
 
 export function newWorld(cloneSet: CloneSet, pods: readonly Pod[] = [], pvcs: readonly PersistentVolumeClaim[] = [], opts: WorldOptions = {}): World {
@@ -107,6 +114,7 @@ function definedOnly(opts: WorldOptions): Partial<KubeletOptions> {
   if (opts.terminationSteps !== undefined) out.terminationSteps = opts.terminationSteps;
   if (opts.nodes !== undefined) out.nodes = opts.nodes;
   if (opts.canBecomeReady !== undefined) out.canBecomeReady = opts.canBecomeReady;
+  if (opts.preDeleteHook !== undefined) out.preDeleteHook = opts.preDeleteHook;
   return out;
 }
 
@@ -223,9 +231,11 @@ export function applyPlan(world: World, actions: readonly PlanAction[]): string[
             continue;
           }
           const uid = `uid-${name}-${world.uidSeq++}`;
+          const hook = world.kubelet.preDeleteHook;
+          const labels = hook !== undefined ? { ...c.pod.metadata.labels, [hook.label]: 'true' } : c.pod.metadata.labels;
           world.pods.push({
             ...c.pod,
-            metadata: { ...c.pod.metadata, uid, resourceVersion: nextRv(world), creationTimestamp: now },
+            metadata: { ...c.pod.metadata, ...(labels !== undefined ? { labels } : {}), uid, resourceVersion: nextRv(world), creationTimestamp: now },
             status: { phase: 'Pending' },
           });
           world.ages.set(uid, { created: world.step });
@@ -328,6 +338,13 @@ export function kubeletStep(world: World): number {
       continue;
     }
     let p = pod;
+    const hook = k.preDeleteHook;
+    if (hook !== undefined && p.metadata.labels?.[LABEL_LIFECYCLE_STATE] === 'PreparingDelete' && p.metadata.labels[hook.label] === 'true') {
+      age.preparingDeleteSince ??= world.step;
+      if (world.step - age.preparingDeleteSince >= hook.releaseAfterSteps) p = withLabel(p, hook.label, 'done');
+    } else {
+      delete age.preparingDeleteSince;
+    }
     const node = p.spec.nodeName ?? '';
     if (node === '') {
       if (world.step - age.created >= k.scheduleAfterSteps) {
@@ -362,6 +379,8 @@ export function kubeletBusy(world: World): boolean {
   return world.pods.some((p) => {
     if (p.metadata.deletionTimestamp !== undefined) return true;
     if (!isPodActive(p)) return false;
+    const hook = k.preDeleteHook;
+    if (hook !== undefined && p.metadata.labels?.[LABEL_LIFECYCLE_STATE] === 'PreparingDelete' && p.metadata.labels[hook.label] === 'true') return true;
     if ((p.spec.nodeName ?? '') === '' || p.status?.phase !== 'Running') return true;
     const gatesTrue = (p.spec.readinessGates ?? []).every((g) => podCondition(p, g.conditionType)?.status === 'True');
     return gatesTrue && podCondition(p, 'Ready')?.status !== 'True' && k.canBecomeReady(p);
@@ -399,7 +418,7 @@ export interface ConvergeResult {
 export function reconcileStep(world: World): { record: StepRecord; violations: string[]; changed: boolean; requeueAfterMs: number | undefined } {
   const violations: string[] = [];
   const before = describePods(world);
-  const countBefore = activePods(world).length;
+  const countBefore = surgeCount(world);
   let result: PlanResult;
   try {
     result = plan(world);
@@ -411,7 +430,7 @@ export function reconcileStep(world: World): { record: StepRecord; violations: s
   const statusBefore = world.cloneSet.status;
   const requeueAfterMs = writeStatus(world, result.claimed);
   const limit = surgeLimit(world);
-  const countAfter = activePods(world).length;
+  const countAfter = surgeCount(world);
   if (countAfter > Math.max(countBefore, limit)) {
     violations.push(`${countAfter} pods after the pass, more than replicas + maxSurge = ${limit} (had ${countBefore})`);
   }
@@ -452,6 +471,12 @@ export function converge(world: World, opts: ConvergeOptions = {}): ConvergeResu
     }
   }
   return { converged: false, steps, violations, maxPods };
+}
+
+/** The pods the surge limit applies to: claimed active pods, PreparingDelete ones left out when excluded. */
+export function surgeCount(world: World): number {
+  const excluded = world.config.excludePreparingDelete || world.cloneSet.metadata.labels?.[LABEL_SCALING_EXCLUDE_PREPARING_DELETE] === 'true';
+  return activePods(world).filter((p) => !(excluded && p.metadata.labels?.[LABEL_LIFECYCLE_STATE] === 'PreparingDelete')).length;
 }
 
 /** replicas + maxSurge as the diff resolves them (paused forces maxSurge to 0). */
