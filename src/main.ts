@@ -39,6 +39,7 @@ async function main(): Promise<number> {
     throw e;
   }
   const client = await KubeClient.fromKubeConfig(kubeConfig, { qps: config.qps, burst: config.burst });
+  const eventsClient = await KubeClient.fromKubeConfig(kubeConfig, { qps: config.qps, burst: config.burst });
   const abort = new AbortController();
   const stop = (sig: string): void => {
     logger.info({ signal: sig }, 'shutting down');
@@ -51,7 +52,7 @@ async function main(): Promise<number> {
   const sources = {
     stats: () => manager?.controller.stats() ?? EMPTY_STATS,
     ready: () => manager?.informers.every((i) => i.hasSynced()) ?? false,
-    apiRequests: () => client.requestCount,
+    apiRequests: () => client.requestCount + eventsClient.requestCount,
   };
   const servers = [
     startServer(config.metricsBindAddress, metricsHandler(metricsRegistry(sources)), logger, 'metrics'),
@@ -59,7 +60,7 @@ async function main(): Promise<number> {
   ];
   let code = 0;
   if (!config.leaderElect) {
-    manager = startCloneSetManager(client, config, systemClock, logger, abort.signal);
+    manager = startCloneSetManager(client, eventsClient, config, systemClock, logger, abort.signal);
     await manager.done;
   } else {
     const elector = new LeaderElector({
@@ -74,7 +75,7 @@ async function main(): Promise<number> {
     await elector.run(abort.signal, {
       onStartedLeading: (leading) => {
         logger.info('became leader; starting the controller');
-        manager = startCloneSetManager(client, config, systemClock, logger, leading);
+        manager = startCloneSetManager(client, eventsClient, config, systemClock, logger, leading);
         done = manager.done;
       },
       onStoppedLeading: () => {
@@ -90,6 +91,7 @@ async function main(): Promise<number> {
   }
   for (const s of servers) s?.close();
   client.close();
+  eventsClient.close();
   return code;
 }
 
