@@ -2,6 +2,7 @@
 // Flag names follow Kubernetes and Kruise conventions (--kubeconfig, -n, --feature-gates, --cloneset-workers).
 import { parseArgs } from 'node:util';
 import { FEATURE_GATE_DEFAULTS, type FeatureGateName, type FeatureGates } from './api/well-known.ts';
+import type { SurgeRule } from './cloneset/plan/replica-diff.ts';
 
 export interface ControllerConfig {
   readonly kubeconfig?: string;
@@ -12,6 +13,8 @@ export interface ControllerConfig {
   readonly burst: number;
   readonly gates: FeatureGates;
   readonly excludePreparingDelete: boolean;
+  /** --cloneset-surge-rule: how rollouts size their surge (replica-diff.ts SurgeRule). */
+  readonly surgeRule: SurgeRule;
   readonly expectationTimeoutMs: number;
   readonly rateLimiter: { readonly baseDelayMs: number; readonly maxDelayMs: number; readonly qps: number; readonly burst: number };
   readonly metricsBindAddress: string;
@@ -39,6 +42,9 @@ Flags:
       --feature-gates string               comma-separated Name=true|false, Kruise gate names (e.g. CloneSetShortHash=true)
       --cloneset-scaling-exclude-preparing-delete
                                            exclude PreparingDelete pods from the replica count, for all CloneSets
+      --cloneset-surge-rule string         sustained: keep the full maxSurge until fewer old pods than maxSurge remain;
+                                           kruise: Kruise's arithmetic, whose surge decays near the end of a rollout
+                                           (kruise#1442, kruise#2491) (default "sustained")
       --expectation-timeout duration       how long to wait for the cache to show our own writes (default 5m)
       --rate-limiter-base-delay duration   per-key retry backoff base (default 5ms)
       --rate-limiter-max-delay duration    per-key retry backoff cap (default 1000s)
@@ -80,6 +86,11 @@ export function parseFeatureGates(text: string): FeatureGates {
   return Object.freeze(gates);
 }
 
+function parseSurgeRule(text: string): SurgeRule {
+  if (text === 'sustained' || text === 'kruise') return text;
+  throw new UsageError(`--cloneset-surge-rule must be "sustained" or "kruise", got "${text}"`);
+}
+
 function int(name: string, v: string | undefined, def: number): number {
   if (v === undefined) return def;
   const n = Number(v);
@@ -101,6 +112,7 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Co
         'kube-api-burst': { type: 'string' },
         'feature-gates': { type: 'string' },
         'cloneset-scaling-exclude-preparing-delete': { type: 'boolean' },
+        'cloneset-surge-rule': { type: 'string' },
         'expectation-timeout': { type: 'string' },
         'rate-limiter-base-delay': { type: 'string' },
         'rate-limiter-max-delay': { type: 'string' },
@@ -129,6 +141,7 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Co
     burst: int('kube-api-burst', v['kube-api-burst'], 50),
     gates: parseFeatureGates(v['feature-gates'] ?? ''),
     excludePreparingDelete: v['cloneset-scaling-exclude-preparing-delete'] === true,
+    surgeRule: parseSurgeRule(v['cloneset-surge-rule'] ?? 'sustained'),
     expectationTimeoutMs: parseDuration(v['expectation-timeout'] ?? '5m'),
     rateLimiter: {
       baseDelayMs: parseDuration(v['rate-limiter-base-delay'] ?? '5ms'),

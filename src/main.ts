@@ -52,7 +52,7 @@ async function main(): Promise<number> {
   const sources = {
     stats: () => manager?.controller.stats() ?? EMPTY_STATS,
     ready: () => manager?.informers.every((i) => i.hasSynced()) ?? false,
-    apiRequests: () => client.requestCount + eventsClient.requestCount,
+    apiRequests: () => sumCounts(client.requestCounts(), eventsClient.requestCounts()),
   };
   const servers = [
     startServer(config.metricsBindAddress, metricsHandler(metricsRegistry(sources)), logger, 'metrics'),
@@ -93,6 +93,12 @@ async function main(): Promise<number> {
   client.close();
   eventsClient.close();
   return code;
+}
+
+function sumCounts(...counts: readonly Readonly<Partial<Record<string, number>>>[]): Record<string, number> {
+  const sum: Record<string, number> = {};
+  for (const c of counts) for (const [verb, n] of Object.entries(c)) sum[verb] = (sum[verb] ?? 0) + (n ?? 0);
+  return sum;
 }
 
 const EMPTY_STATS = {

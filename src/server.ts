@@ -7,7 +7,8 @@ import type { ControllerStats } from './runtime/controller.ts';
 export interface ServerSources {
   readonly stats: () => ControllerStats;
   readonly ready: () => boolean;
-  readonly apiRequests: () => number;
+  /** API requests sent so far, by verb (get, list, watch, create, update, patch, delete). */
+  readonly apiRequests: () => Readonly<Partial<Record<string, number>>>;
 }
 
 export function parseBindAddress(address: string): { host: string; port: number } | undefined {
@@ -32,7 +33,15 @@ export function metricsRegistry(src: ServerSources): Registry {
   gauge('workqueue_depth', 'Current depth of workqueue', (s) => s.queueDepth);
   gauge('workqueue_adds_total', 'Total number of adds handled by workqueue', (s) => s.queueAddsTotal);
   gauge('workqueue_retries_total', 'Total number of retries handled by workqueue', (s) => s.queueRetriesTotal);
-  new Gauge({ name: 'rest_client_requests_total', help: 'Number of HTTP requests sent to the API server', registers: [registry], collect() { this.set(src.apiRequests()); } });
+  new Gauge({
+    name: 'rest_client_requests_total',
+    help: 'Number of HTTP requests sent to the API server, by verb',
+    labelNames: ['verb'],
+    registers: [registry],
+    collect() {
+      for (const [verb, n] of Object.entries(src.apiRequests())) if (n !== undefined) this.set({ verb }, n);
+    },
+  });
   return registry;
 }
 

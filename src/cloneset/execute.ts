@@ -65,22 +65,43 @@ async function executeAction(cs: CloneSet, key: string, action: PlanAction, deps
     case 'DeletePods':
       return deletePods(cs, key, action.pods, deps);
     case 'PatchPodLifecycle': {
+      const finalizers = action.addFinalizers ?? [];
       const patch = {
         metadata: {
-          labels: { [LABEL_LIFECYCLE_STATE]: action.state },
+          labels: { [LABEL_LIFECYCLE_STATE]: action.state, ...(action.addLabels ?? {}) },
           annotations: { [ANNOTATION_LIFECYCLE_TIMESTAMP]: rfc3339(deps.nowMs()) },
+          // Strategic merge: finalizers are merged into the pod's list, never replace it.
+          ...(finalizers.length > 0 ? { finalizers: [...finalizers] } : {}),
         },
       };
       return patchPodExpectingRv(ns, action.pod.uid, action.pod.name, patch, deps);
+    }
+    case 'PatchPodConditions': {
+      // pods/status, strategic merge keyed by condition type: the kubelet's and others' conditions stay as they are.
+      const lastTransitionTime = rfc3339(deps.nowMs());
+      const conditions = action.conditions.map((c) => ({ ...c, lastTransitionTime }));
+      const pod = await ignoreNotFound(pods.patchPodStatus(ns, action.pod.name, { status: { conditions } }, 'strategic'));
+      if (pod === undefined) return 0;
+      const rv = pod.metadata.resourceVersion;
+      if (rv !== undefined) deps.rvExpectations.expect(action.pod.uid, rv);
+      return 1;
     }
     case 'PatchPodTemplateHash':
       return patchPodExpectingRv(ns, action.pod.uid, action.pod.name, { metadata: { labels: { [LABEL_POD_TEMPLATE_HASH]: action.hash } } }, deps);
     case 'SetInPlaceUpdateReady': {
       const condition = { type: CONDITION_INPLACE_UPDATE_READY, status: 'True', lastTransitionTime: rfc3339(deps.nowMs()) };
       // Strategic merge keys conditions by type: the kubelet's own conditions are untouched.
+      if (action.guardResourceVersion === true) {
+        return writeInPlace(action.pod, deps, (rv) => pods.patchPodStatus(ns, action.pod.name, { metadata: { resourceVersion: rv }, status: { conditions: [condition] } }, 'strategic'));
+      }
       await ignoreNotFound(pods.patchPodStatus(ns, action.pod.name, { status: { conditions: [condition] } }, 'strategic'));
       return 1;
     }
+    case 'MarkPodNotReadyForInPlaceUpdate':
+    case 'UpdatePodInPlace':
+      return executeInPlace(cs, action, deps);
+    case 'FailUpdate':
+      throw new Error(action.message);
     case 'MarkSpecifiedDelete': {
       try {
         await patchPodExpectingRv(ns, action.pod.uid, action.pod.name, { metadata: { labels: { [LABEL_SPECIFIED_DELETE]: 'true' } } }, deps);
@@ -89,9 +110,80 @@ async function executeAction(cs: CloneSet, key: string, action: PlanAction, deps
         deps.recorder.event(cs, 'Warning', 'FailedUpdatePodReCreate', `failed to patch pod specified-delete ${action.pod.name} for update(revision ${action.revision}): ${msg}`);
         throw e;
       }
+      // Recorded here, after the write, so a failed patch never also reports success.
+      deps.recorder.event(cs, 'Normal', 'SuccessfulUpdatePodReCreate', `successfully patch pod ${action.pod.name} specified-delete for update(revision ${action.revision})`);
       return 1;
     }
+    case 'ReownPvc':
+      return reownPvc(cs, action, deps);
+    case 'DeletePvc':
+      return cleanupPvc(cs, key, action, deps);
   }
+}
+
+/**
+ * The in-place writes (spec §12.3, §12.5, §12.6). The pod patch carries the cached pod's resourceVersion: a 409
+ * means the cache is behind the server, nothing was applied, and the watch event that brings the newer pod
+ * requeues the CloneSet — it is not a failure. Every successful write sets the RV expectation.
+ */
+async function executeInPlace(
+  cs: CloneSet,
+  action: Extract<PlanAction, { kind: 'MarkPodNotReadyForInPlaceUpdate' | 'UpdatePodInPlace' }>,
+  deps: ExecuteDeps,
+): Promise<number> {
+  const ns = cs.metadata.namespace ?? '';
+  const { pods } = deps.ports;
+  const name = action.pod.name;
+  try {
+    if (action.kind === 'MarkPodNotReadyForInPlaceUpdate') {
+      const pod = await ignoreNotFound(pods.patchPodStatus(ns, name, action.patch, 'strategic'));
+      if (pod === undefined) return 0;
+      expectRv(action.pod.uid, pod.metadata.resourceVersion, deps);
+      return 1;
+    }
+    let writes = 0;
+    const resize = action.resize;
+    const result = await writeInPlace(action.pod, deps, async (rv) => {
+      let current = rv;
+      if (resize !== undefined) {
+        // The resize carries the same precondition; the pod patch then expects the resize's new version.
+        const resized = await pods.patchPodResize(ns, name, withResourceVersion(resize, current));
+        writes++;
+        expectRv(action.pod.uid, resized.metadata.resourceVersion, deps);
+        current = resized.metadata.resourceVersion ?? current;
+      }
+      return pods.patchPod(ns, name, withResourceVersion(action.patch, current), 'strategic');
+    });
+    if (result === 0) return writes;
+    if (action.step === 'update') {
+      deps.recorder.event(cs, 'Normal', 'SuccessfulUpdatePodInPlace', `successfully update pod ${name} in-place(revision ${action.revision})`);
+    }
+    return writes + 1;
+  } catch (e) {
+    deps.recorder.event(cs, 'Warning', 'FailedUpdatePodInPlace', `failed to update pod ${name} in-place(revision ${action.revision}): ${errorText(e)}`);
+    throw e;
+  }
+}
+
+/** Runs a write guarded by the cached resourceVersion; 0 (no write) when the pod is gone or changed meanwhile. */
+async function writeInPlace(pod: { readonly uid: string; readonly resourceVersion?: string }, deps: ExecuteDeps, write: (rv: string) => Promise<{ readonly metadata: { readonly resourceVersion?: string } }>): Promise<number> {
+  try {
+    const written = await write(pod.resourceVersion ?? '');
+    expectRv(pod.uid, written.metadata.resourceVersion, deps);
+    return 1;
+  } catch (e) {
+    if (isConflict(e) || isNotFound(e)) return 0;
+    throw e;
+  }
+}
+
+function withResourceVersion(patch: Readonly<Record<string, unknown>>, rv: string): Record<string, unknown> {
+  const metadata = patch['metadata'];
+  return { ...patch, metadata: { ...(typeof metadata === 'object' && metadata !== null ? metadata : {}), resourceVersion: rv } };
+}
+
+function expectRv(uid: string, rv: string | undefined, deps: ExecuteDeps): void {
+  if (rv !== undefined) deps.rvExpectations.expect(uid, rv);
 }
 
 async function patchPodExpectingRv(ns: string, uid: string, name: string, patch: unknown, deps: ExecuteDeps): Promise<number> {
@@ -187,6 +279,45 @@ async function deletePods(cs: CloneSet, key: string, list: readonly PodToDelete[
     }
   }
   return writes;
+}
+
+/**
+ * Hands a PVC to its inactive pod (spec §8.5): a JSON patch that first tests the PVC's uid and the CloneSet
+ * reference at the planned index (a stale cache fails the test instead of overwriting someone else's change),
+ * then removes that reference and adds the pod's. Never a whole-object PUT.
+ */
+async function reownPvc(cs: CloneSet, action: Extract<PlanAction, { kind: 'ReownPvc' }>, deps: ExecuteDeps): Promise<number> {
+  const path = `/metadata/ownerReferences/${action.ownerRefIndex}`;
+  const patch = [
+    { op: 'test', path: '/metadata/uid', value: action.pvc.uid },
+    { op: 'test', path: `${path}/uid`, value: action.ownerUid },
+    { op: 'remove', path },
+    ...(action.podRef !== undefined ? [{ op: 'add', path: '/metadata/ownerReferences/-', value: action.podRef }] : []),
+  ];
+  try {
+    await deps.ports.pvcs.patchPvc(cs.metadata.namespace ?? '', action.pvc.name, patch, 'json');
+  } catch (e) {
+    deps.recorder.event(cs, 'Warning', 'FailedUpdate', `failed to update PVC ${action.pvc.name}: ${errorText(e)}`);
+    if (isNotFound(e)) return 0;
+    throw e;
+  }
+  return 1;
+}
+
+/** Deletes a PVC whose instance id matches no owned pod (spec §8.5), under a scale expectation. */
+async function cleanupPvc(cs: CloneSet, key: string, action: Extract<PlanAction, { kind: 'DeletePvc' }>, deps: ExecuteDeps): Promise<number> {
+  const name = action.pvc.name;
+  deps.scaleExpectations.expect(key, 'delete', name, 'pvc');
+  try {
+    await deps.ports.pvcs.deletePvc(cs.metadata.namespace ?? '', name, action.pvc.uid);
+  } catch (e) {
+    deps.scaleExpectations.observe(key, 'delete', name, 'pvc');
+    deps.recorder.event(cs, 'Warning', 'FailedDelete', `failed to clean up PVC ${name}: ${errorText(e)}`);
+    // Gone already, or replaced by a new incarnation (uid precondition): nothing of ours left to delete.
+    if (isNotFound(e) || isConflict(e)) return 0;
+    throw e;
+  }
+  return 1;
 }
 
 export function errorText(e: unknown): string {

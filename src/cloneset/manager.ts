@@ -15,6 +15,7 @@ import { defaultControllerRateLimiter } from '../runtime/rate-limiter.ts';
 import { cloneSetHandlers, podHandlers, pvcHandlers } from './event-handlers.ts';
 import { randomInstanceIdSource } from './plan/instance-ids.ts';
 import { apiPorts } from './ports.ts';
+import { apiImagePullJobPort, discoverInPlaceCapabilities, ImagePreDownloader } from './inplace/predownload-sync.ts';
 import { reconcileCloneSet } from './reconciler.ts';
 import { INDEX_NAMESPACE, INDEX_OWNER_UID } from './snapshot.ts';
 
@@ -67,14 +68,26 @@ export function startCloneSetManager(
     logger,
   });
   const stores = { cloneSets: cloneSets.store, pods: pods.store, pvcs: pvcs.store, revisions: revisions.store, nodes: nodes.store };
+  // Decided once at start-up (before the workers start): the pods/resize subresource and the ImagePullJob kind.
+  const discovery = discoverInPlaceCapabilities(client, logger);
+  const reconcileConfig = {
+    gates: config.gates,
+    excludePreparingDelete: config.excludePreparingDelete,
+    surgeRule: config.surgeRule,
+    resizeSubresource: false,
+  };
+  let preDownload: ImagePreDownloader | undefined;
   const deps = {
+    get preDownload(): ImagePreDownloader | undefined {
+      return preDownload;
+    },
     stores,
     ports: apiPorts(client),
     scaleExpectations,
     rvExpectations,
     recorder,
     clock,
-    config: { gates: config.gates, excludePreparingDelete: config.excludePreparingDelete },
+    config: reconcileConfig,
     ids: randomInstanceIdSource((n) => randomInt(n)),
     logger,
   };
@@ -96,7 +109,16 @@ export function startCloneSetManager(
   for (const inf of informers) inf.start(signal);
   const synced = Promise.all(informers.map((inf) => inf.waitForSync(signal))).then(() => undefined);
   // Workers start only after every cache has synced: a half-filled cache would look like missing pods.
-  const done = synced.then(() => {
+  const done = synced.then(async () => {
+    const caps = await discovery;
+    reconcileConfig.resizeSubresource = caps.resizeSubresource;
+    if (config.gates.PreDownloadImageForInPlaceUpdate && config.gates.KruiseDaemon) {
+      if (caps.imagePullJob) {
+        preDownload = new ImagePreDownloader({ jobs: apiImagePullJobPort(client), revisions: deps.ports.revisions, recorder, logger, gates: config.gates });
+      } else {
+        logger.info('PreDownloadImageForInPlaceUpdate: the ImagePullJob kind (apps.kruise.io/v1alpha1) is not served; image pre-download is off');
+      }
+    }
     logger.info({ namespace: ns ?? '(all)', workers: config.workers }, 'caches synced; starting workers');
     return controller.run(signal);
   });

@@ -13,11 +13,15 @@ export interface PodControl {
   deletePod(namespace: string, name: string, uid: string): Promise<void>;
   patchPod(namespace: string, name: string, patch: unknown, type: PatchType): Promise<Pod>;
   patchPodStatus(namespace: string, name: string, patch: unknown, type: PatchType): Promise<Pod>;
+  /** PATCH pods/<name>/resize (strategic merge): in-place cpu/memory changes on servers ≥ 1.32. */
+  patchPodResize(namespace: string, name: string, patch: unknown): Promise<Pod>;
 }
 
 export interface PvcControl {
   createPvc(namespace: string, pvc: PersistentVolumeClaim): Promise<PersistentVolumeClaim>;
-  deletePvc(namespace: string, name: string): Promise<void>;
+  /** With `uid`, deletes exactly this incarnation (a PVC re-created under the same name is left alone). */
+  deletePvc(namespace: string, name: string, uid?: string): Promise<void>;
+  patchPvc(namespace: string, name: string, patch: unknown, type: PatchType): Promise<PersistentVolumeClaim>;
 }
 
 export interface RevisionControl {
@@ -50,10 +54,12 @@ export function apiPorts(client: KubeClient): Ports {
       deletePod: (ns, name, uid) => client.delete(PODS, ns, name, { preconditionUid: uid }),
       patchPod: (ns, name, patch, type) => client.patch<Pod>(PODS, ns, name, patch, type),
       patchPodStatus: (ns, name, patch, type) => client.patch<Pod>(PODS, ns, name, patch, type, { subresource: 'status' }),
+      patchPodResize: (ns, name, patch) => client.patch<Pod>(PODS, ns, name, patch, 'strategic', { subresource: 'resize' }),
     },
     pvcs: {
       createPvc: (ns, pvc) => client.create<PersistentVolumeClaim>(PVCS, ns, pvc),
-      deletePvc: (ns, name) => client.delete(PVCS, ns, name),
+      deletePvc: (ns, name, uid) => client.delete(PVCS, ns, name, uid !== undefined ? { preconditionUid: uid } : {}),
+      patchPvc: (ns, name, patch, type) => client.patch<PersistentVolumeClaim>(PVCS, ns, name, patch, type),
     },
     revisions: {
       createRevision: (ns, _name, encoded) => client.create<ControllerRevision>(CONTROLLER_REVISIONS, ns, { rawJson: encoded }),

@@ -9,8 +9,10 @@ import type { ReconcileResult } from '../runtime/controller.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import type { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.ts';
 import { executePlan, errorText } from './execute.ts';
+import type { ImagePreDownloader } from './inplace/predownload-sync.ts';
 import { minDelay } from './plan/actions.ts';
 import { planCloneSet } from './plan/index.ts';
+import type { SurgeRule } from './plan/replica-diff.ts';
 import type { InstanceIdSource } from './plan/instance-ids.ts';
 import { computeStatus, isStatusChanged } from './plan/status.ts';
 import type { Ports } from './ports.ts';
@@ -21,6 +23,10 @@ import { truncatePodsToDelete } from './pods-to-delete.ts';
 export interface ReconcileConfig {
   readonly gates: FeatureGates;
   readonly excludePreparingDelete: boolean;
+  /** undefined → 'kruise'; main.ts passes --cloneset-surge-rule (default 'sustained'). */
+  readonly surgeRule?: SurgeRule;
+  /** The API server has `pods/<name>/resize` (discovered at start-up). */
+  readonly resizeSubresource?: boolean;
 }
 
 export interface ReconcileDeps {
@@ -33,6 +39,8 @@ export interface ReconcileDeps {
   readonly config: ReconcileConfig;
   readonly ids: InstanceIdSource;
   readonly logger: Logger;
+  /** Image pre-download for in-place updates (gate PreDownloadImageForInPlaceUpdate, ImagePullJob served). */
+  readonly preDownload?: ImagePreDownloader | undefined;
 }
 
 export async function reconcileCloneSet(key: string, d: ReconcileDeps): Promise<ReconcileResult> {
@@ -69,6 +77,8 @@ export async function reconcileCloneSet(key: string, d: ReconcileDeps): Promise<
       d.rvExpectations.forget(uid);
     }
   }
+  // Spec §6 step 13: image pre-download, after the expectation checks and before scale/update (only logs errors).
+  if (d.preDownload !== undefined) await d.preDownload.sync(cloneSet, revisions);
   const plan = planCloneSet(snapshot, revisions, d.config, d.ids);
   for (const line of plan.explain) d.logger.debug({ cloneset: key, phase: plan.phase }, line);
   for (const e of plan.events) d.recorder.event(cloneSet, e.type, e.reason, e.message);

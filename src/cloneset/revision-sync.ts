@@ -27,12 +27,12 @@ export async function syncRevisions(cloneSet: CloneSet, revisions: readonly Cont
   const choice = chooseRevisions(cloneSet, revisions);
   switch (choice.kind) {
     case 'use':
-      return resolved(choice.current, choice.update, choice.collisionCount);
+      return resolved(choice.current, choice.update, choice.collisionCount, revisions);
     case 'bumpExisting': {
       // A rollback to an older template reuses that revision under a new number (no new name).
       const update = await ports.revisions.updateRevision(ns, choice.updated.metadata.name ?? '', encodeControllerRevision(choice.updated));
       const current = choice.current === undefined || choice.current.metadata.name === update.metadata.name ? update : choice.current;
-      return resolved(current, update, choice.collisionCount);
+      return resolved(current, update, choice.collisionCount, withRevision(revisions, update));
     }
     case 'create': {
       let candidate = choice.candidate;
@@ -41,13 +41,13 @@ export async function syncRevisions(cloneSet: CloneSet, revisions: readonly Cont
         const name = candidate.metadata.name ?? '';
         try {
           const update = await ports.revisions.createRevision(ns, name, encodeControllerRevision(candidate));
-          return resolved(choice.current ?? update, update, collisionCount);
+          return resolved(choice.current ?? update, update, collisionCount, withRevision(revisions, update));
         } catch (e) {
           if (!isAlreadyExists(e) || attempt >= MAX_COLLISION_RETRIES) throw e;
           const existing = await ports.revisions.getRevision(ns, name);
           // Same bytes: our own earlier create (the cache lagged). Different bytes: a hash collision.
           if (revisionDataBytes(existing) === revisionDataBytes(candidate)) {
-            return resolved(choice.current ?? existing, existing, collisionCount);
+            return resolved(choice.current ?? existing, existing, collisionCount, withRevision(revisions, existing));
           }
           collisionCount++;
           candidate = renameForCollision(candidate, cloneSet.metadata.name ?? '', collisionCount);
@@ -57,8 +57,13 @@ export async function syncRevisions(cloneSet: CloneSet, revisions: readonly Cont
   }
 }
 
-function resolved(current: ControllerRevision, update: ControllerRevision, collisionCount: number): ResolvedRevisions {
-  return { current: templateOf(current), update: templateOf(update), collisionCount };
+function resolved(current: ControllerRevision, update: ControllerRevision, collisionCount: number, history: readonly ControllerRevision[]): ResolvedRevisions {
+  return { current: templateOf(current), update: templateOf(update), collisionCount, history };
+}
+
+/** The listed revisions with `rev` added or replacing the listed one of the same name. */
+function withRevision(revisions: readonly ControllerRevision[], rev: ControllerRevision): ControllerRevision[] {
+  return [...revisions.filter((r) => r.metadata.name !== rev.metadata.name), rev];
 }
 
 function templateOf(rev: ControllerRevision): RevisionTemplate {

@@ -129,6 +129,11 @@ export class KubeClient {
     this.#counts.set(verb, (this.#counts.get(verb) ?? 0) + 1);
   }
 
+  /** GET of a path outside the resource tree: `/version`, discovery documents such as `/apis/<group>/<version>`. */
+  async getPath<T>(path: string): Promise<T> {
+    return (await this.#call('get', 'GET', path, {})) as T;
+  }
+
   async get<T>(r: ResourceRef, ns: string | undefined, name: string): Promise<T> {
     return (await this.#call('get', 'GET', resourcePath(r, ns, name), {})) as T;
   }
@@ -200,7 +205,12 @@ export class KubeClient {
    * too-old resourceVersion), ConnectionError, or what `onEvent` threw. ERROR events are passed to onEvent.
    */
   async watch(r: ResourceRef, ns: string | undefined, opts: WatchOptions, onEvent: (e: WatchEvent) => void, signal: AbortSignal): Promise<void> {
-    await this.#bucket.take(signal);
+    try {
+      await this.#bucket.take(signal);
+    } catch (e) {
+      if (signal.aborted) return; // aborted while waiting for a token
+      throw e;
+    }
     if (signal.aborted) return;
     this.#count('watch');
     const query: Query = {

@@ -9,8 +9,12 @@
 //   kube-controller-manager  only what CloneSet tests need from a cluster: garbage collector (ownerReference
 //                            cascades when a CloneSet is deleted), namespace controller (namespace deletion), the
 //                            service-account controllers (the `default` ServiceAccount that pod admission requires)
-//                            and the kube-root-ca.crt publisher. No workload controllers: the CloneSet is ours.
-//   kube-scheduler           binds pods to nodes (kwok only acts on bound pods), with a high client QPS.
+//                            and the kube-root-ca.crt publisher, the PVC-protection controller (removes the
+//                            kubernetes.io/pvc-protection finalizer so deleted PVCs go away), the EndpointSlice
+//                            controller (Services' endpoints, for the lifecycle-hook example that drains pods).
+//                            No workload controllers: the CloneSet is ours.
+//   kube-scheduler           binds pods to nodes (kwok only acts on bound pods), with a high client QPS; the
+//                            VolumeBinding/VolumeZone plugins are off (no storage: PVCs stay Pending).
 //   kwok                     out-of-cluster "kubelet" for fake Nodes annotated kwok.x-k8s.io/node=fake: keeps them
 //                            Ready (leases) and plays the pod Stages of config/kwok/ (Running, readiness gates,
 //                            in-place image restarts, deletion).
@@ -552,10 +556,13 @@ async function bringUp(
     kind: 'KubeSchedulerConfiguration',
     clientConnection: { kubeconfig: schedKc.path, qps: 500, burst: 1000 },
     leaderElection: { leaderElect: false },
+    // No storage backend here: PVCs stay Pending (unbound), so the volume plugins would keep every pod with a
+    // PVC unschedulable. Without them such pods are scheduled and run like any other (the claims stay Pending).
+    profiles: [{ schedulerName: 'default-scheduler', plugins: { multiPoint: { disabled: [{ name: 'VolumeBinding' }, { name: 'VolumeZone' }] } } }],
   }));
   const kcm = await launch('kube-controller-manager', [
     `--kubeconfig=${kcmKc.path}`,
-    '--controllers=garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,root-ca-certificate-publisher-controller',
+    '--controllers=garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,root-ca-certificate-publisher-controller,persistentvolumeclaim-protection-controller,endpointslice-controller',
     '--leader-elect=false',
     // each controller acts as its own service account (kube-system/generic-garbage-collector…), as in kubeadm
     '--use-service-account-credentials=true',

@@ -168,6 +168,24 @@ describe('KubeClient against the API server', () => {
     assert.equal((await client.get<Pod>(PODS, ns, 'p1')).spec.nodeName, node);
   });
 
+  it('streams a watch that ends at timeoutSeconds; bookmarks, when the server sends them, carry a resourceVersion', async (t) => {
+    const listed = await client.list<ConfigMap>(CONFIGMAPS, ns, { limit: 1 });
+    const rv = listed.metadata.resourceVersion ?? '';
+    await client.create(CONFIGMAPS, ns, configMap('watched', {}));
+    const types: string[] = [];
+    let bookmarkRv = '';
+    const started = Date.now();
+    await client.watch(CONFIGMAPS, ns, { resourceVersion: rv, timeoutSeconds: 5, allowWatchBookmarks: true }, (e) => {
+      types.push(e.type === 'ERROR' ? 'ERROR' : `${e.type}:${e.object.metadata?.name ?? ''}`);
+      if (e.type === 'BOOKMARK') bookmarkRv = e.object.metadata?.resourceVersion ?? '';
+    }, AbortSignal.timeout(20_000));
+    assert.ok(Date.now() - started < 15_000, 'the server ended the watch at its timeoutSeconds');
+    assert.ok(types.includes('ADDED:watched'), types.join());
+    // Bookmarks are at the server's discretion (about once a minute; on short watches only sometimes).
+    t.diagnostic(bookmarkRv === '' ? 'no bookmark on this short watch' : `bookmark at resourceVersion ${bookmarkRv}`);
+    if (bookmarkRv !== '') assert.ok(BigInt(bookmarkRv) > BigInt(rv));
+  });
+
   it('reports NotFound, AlreadyExists, Conflict and Invalid as typed ApiErrors', async () => {
     const reasonOf = async (p: Promise<unknown>): Promise<string> => {
       try {

@@ -1,6 +1,6 @@
 // The plan a pure planner returns: what to write, in order. Only the executor performs it.
 import type { LifecycleState } from '../../api/well-known.ts';
-import type { PersistentVolumeClaim, Pod } from '../../kube/types.ts';
+import type { OwnerReference, PersistentVolumeClaim, Pod } from '../../kube/types.ts';
 
 /** Enough to address a pod and to refuse a write to a different incarnation with the same name. */
 export interface PodRef {
@@ -16,7 +16,25 @@ export interface PodToCreate {
   readonly revision: string;
 }
 
+/** A PVC incarnation: writes carry the uid so a PVC re-created under the same name is left alone. */
+export interface PvcRef {
+  readonly name: string;
+  readonly uid: string;
+  readonly resourceVersion?: string;
+}
+
+/** One condition of a pods/status patch (see PatchPodConditions). */
+export interface PodConditionPatch {
+  readonly type: string;
+  readonly status: 'True' | 'False';
+  readonly reason?: string;
+  readonly message?: string;
+}
+
 export type DeleteCause = 'ScaleIn' | 'SpecifiedDelete';
+
+/** Which in-place write: the update itself, the end of its grace period, a later container batch, a stale grace. */
+export type InPlaceStep = 'update' | 'finishGrace' | 'nextBatch' | 'dropGrace';
 
 export interface PodToDelete {
   readonly pod: PodRef;
@@ -29,10 +47,41 @@ export type PlanAction =
   | { readonly kind: 'ReleasePod'; readonly pod: PodRef; readonly ownerRefIndex: number; readonly ownerUid: string }
   | { readonly kind: 'CreatePods'; readonly pods: readonly PodToCreate[] }
   | { readonly kind: 'DeletePods'; readonly pods: readonly PodToDelete[] }
-  | { readonly kind: 'PatchPodLifecycle'; readonly pod: PodRef; readonly state: LifecycleState }
+  /**
+   * Lifecycle label + timestamp (spec §13.3). `addLabels`/`addFinalizers`: the inPlaceUpdate hook's handlers,
+   * put back on Updated → PreparingUpdate (setStateWithHandler; strategic merge merges finalizers).
+   */
+  | { readonly kind: 'PatchPodLifecycle'; readonly pod: PodRef; readonly state: LifecycleState; readonly addLabels?: Readonly<Record<string, string>>; readonly addFinalizers?: readonly string[] }
+  /** Pod conditions merged into pods/status by type (strategic merge); the executor stamps lastTransitionTime. */
+  | { readonly kind: 'PatchPodConditions'; readonly pod: PodRef; readonly conditions: readonly PodConditionPatch[] }
   | { readonly kind: 'PatchPodTemplateHash'; readonly pod: PodRef; readonly hash: string }
-  | { readonly kind: 'SetInPlaceUpdateReady'; readonly pod: PodRef }
-  | { readonly kind: 'MarkSpecifiedDelete'; readonly pod: PodRef; readonly revision: string };
+  /**
+   * InPlaceUpdateReady=True (spec §12.6 step 3). `guardResourceVersion`: sent with the cached pod's
+   * resourceVersion, so it only applies to the pod version it was decided on (409 otherwise, ignored).
+   */
+  | { readonly kind: 'SetInPlaceUpdateReady'; readonly pod: PodRef; readonly guardResourceVersion?: boolean }
+  /** In-place update, step 1 (spec §12.3): pods/status patch InPlaceUpdateReady=False (+ Ready=False). */
+  | { readonly kind: 'MarkPodNotReadyForInPlaceUpdate'; readonly pod: PodRef; readonly revision: string; readonly patch: Readonly<Record<string, unknown>> }
+  /**
+   * In-place update writes to the pod (spec §12.3 step 3, §12.5, §12.6): a strategic merge patch sent with the
+   * cached pod's resourceVersion (409 when the cache is stale: nothing applied, re-planned). `resize`: first
+   * patched into `pods/<name>/resize` (gate InPlaceWorkloadVerticalScaling, servers ≥ 1.32).
+   */
+  | {
+    readonly kind: 'UpdatePodInPlace';
+    readonly pod: PodRef;
+    readonly step: InPlaceStep;
+    readonly revision: string;
+    readonly patch: Readonly<Record<string, unknown>>;
+    readonly resize?: Readonly<Record<string, unknown>>;
+  }
+  /** The update pass fails with this message (FailedUpdate condition, error requeue), e.g. InPlaceOnly refused. */
+  | { readonly kind: 'FailUpdate'; readonly message: string }
+  | { readonly kind: 'MarkSpecifiedDelete'; readonly pod: PodRef; readonly revision: string }
+  /** PVC reuse disabled (spec §8.5): drop the CloneSet reference at ownerRefIndex, add `podRef` when given. */
+  | { readonly kind: 'ReownPvc'; readonly pvc: PvcRef; readonly ownerRefIndex: number; readonly ownerUid: string; readonly podRef?: OwnerReference }
+  /** PVC reuse disabled (spec §8.5): a PVC whose instance id matches no owned pod. */
+  | { readonly kind: 'DeletePvc'; readonly pvc: PvcRef };
 
 export type PlanPhase = 'claim' | 'scale' | 'update' | 'idle';
 

@@ -1,12 +1,15 @@
 // planCloneSet: one reconcile pass as a pure function — claim, then scale OR update (never both, spec §6).
 import type { CloneSet } from '../../api/cloneset.ts';
 import type { FeatureGates } from '../../api/well-known.ts';
-import type { Node, PersistentVolumeClaim, Pod } from '../../kube/types.ts';
-import type { Plan, PlanAction } from './actions.ts';
+import type { ControllerRevision, Node, PersistentVolumeClaim, Pod } from '../../kube/types.ts';
+import { inPlaceRevisions, withoutInPlaceOnlySurge, type InPlaceContext } from '../inplace/plan.ts';
+import { minDelay, type Plan, type PlanAction } from './actions.ts';
 import { claimPods } from './claim.ts';
 import type { InstanceIdSource } from './instance-ids.ts';
+import { planPvcCleanup } from './pvc-cleanup.ts';
 import { planRefresh } from './refresh.ts';
 import { planScale, type RevisionTemplate } from './scale.ts';
+import type { SurgeRule } from './replica-diff.ts';
 import { planUpdate } from './update.ts';
 
 /** Everything a decision needs, read from the caches only. */
@@ -24,12 +27,18 @@ export interface ResolvedRevisions {
   readonly current: RevisionTemplate;
   readonly update: RevisionTemplate;
   readonly collisionCount: number;
+  /** Every revision of the CloneSet (the in-place engine finds each pod's own revision there, spec §11.7). */
+  readonly history?: readonly ControllerRevision[];
 }
 
 export interface PlannerConfig {
   readonly gates: FeatureGates;
   /** --cloneset-scaling-exclude-preparing-delete */
   readonly excludePreparingDelete: boolean;
+  /** How rollouts size their surge; undefined → 'kruise' (the controller passes --cloneset-surge-rule). */
+  readonly surgeRule?: SurgeRule;
+  /** The API server has the `pods/<name>/resize` subresource (decided at start-up; default false). */
+  readonly resizeSubresource?: boolean;
 }
 
 export interface PlanResult extends Plan {
@@ -37,17 +46,37 @@ export interface PlanResult extends Plan {
   readonly claimed: readonly Pod[];
 }
 
-export function planCloneSet(s: Snapshot, revisions: ResolvedRevisions, cfg: PlannerConfig, ids: InstanceIdSource): PlanResult {
-  const { claimed, release } = claimPods(s.cloneSet, s.pods);
-  const base = { claimed, explain: [] as string[] };
+export function planCloneSet(snapshot: Snapshot, revisions: ResolvedRevisions, cfg: PlannerConfig, ids: InstanceIdSource): PlanResult {
+  // InPlaceOnly never surges (spec §2.2): the whole pass works on a copy without maxSurge.
+  const surge = withoutInPlaceOnlySurge(snapshot.cloneSet);
+  const s: Snapshot = surge.cloneSet === snapshot.cloneSet ? snapshot : { ...snapshot, cloneSet: surge.cloneSet };
+  const planned = planPass(s, revisions, cfg, ids);
+  return surge.event === undefined ? planned : { ...planned, events: [surge.event, ...planned.events] };
+}
+
+function planPass(s: Snapshot, revisions: ResolvedRevisions, cfg: PlannerConfig, ids: InstanceIdSource): PlanResult {
+  const inPlace: InPlaceContext = {
+    nowMs: s.nowMs,
+    gates: cfg.gates,
+    resizeSubresource: cfg.resizeSubresource ?? false,
+    revisions: inPlaceRevisions(revisions),
+    currentRevision: revisions.current.name,
+    updateRevision: revisions.update.name,
+  };
+  // Spec §6 step 6, before claiming: with PVC reuse disabled, PVCs of vanished pods go; scaling only sees the rest.
+  const cleanup = planPvcCleanup(s.cloneSet, s.pods, s.pvcs);
+  const { claimed, release: released } = claimPods(s.cloneSet, s.pods);
+  // The cleanup writes lead every plan (they never count as scaling or updating: the phase stays the same).
+  const release = [...cleanup.actions, ...released];
   if (s.cloneSet.metadata.deletionTimestamp !== undefined) {
-    return { ...base, phase: 'idle', actions: [], events: [], explain: ['CloneSet is being deleted'] };
+    return { claimed, phase: cleanup.actions.length > 0 ? 'claim' : 'idle', actions: cleanup.actions, events: [], explain: [...cleanup.explain, 'CloneSet is being deleted'] };
   }
   const scale = planScale({
     cloneSet: s.cloneSet,
     pods: claimed,
     allPods: s.pods,
-    pvcs: s.pvcs,
+    pvcs: cleanup.pvcs,
+    retiredPvcs: s.pvcs.filter((c) => !cleanup.pvcs.includes(c)),
     nodes: s.nodes,
     current: revisions.current,
     update: revisions.update,
@@ -55,14 +84,16 @@ export function planCloneSet(s: Snapshot, revisions: ResolvedRevisions, cfg: Pla
     gates: cfg.gates,
     excludePreparingDeleteFlag: cfg.excludePreparingDelete,
     ids,
+    ...(cfg.surgeRule !== undefined ? { surgeRule: cfg.surgeRule } : {}),
   });
   if (scale.actions.length > 0) {
-    return { claimed, phase: 'scale', actions: [...release, ...scale.actions], events: scale.events, explain: scale.explain };
+    return { claimed, phase: 'scale', actions: [...release, ...scale.actions], events: scale.events, explain: [...cleanup.explain, ...scale.explain] };
   }
-  const refresh = planRefresh(s.cloneSet, claimed);
+  const refresh = planRefresh(s.cloneSet, claimed, { updateRevision: revisions.update.name }, inPlace);
   const actions: PlanAction[] = [...release, ...refresh.actions];
   if (refresh.blocksUpdate) {
-    return { claimed, phase: 'update', actions, events: scale.events, explain: [...scale.explain, 'refresh only'] };
+    const requeue = refresh.requeueAfterMs !== undefined ? { requeueAfterMs: refresh.requeueAfterMs } : {};
+    return { claimed, phase: 'update', actions, events: scale.events, explain: [...cleanup.explain, ...scale.explain, ...refresh.explain, 'refresh only'], ...requeue };
   }
   const update = planUpdate({
     cloneSet: s.cloneSet,
@@ -72,13 +103,17 @@ export function planCloneSet(s: Snapshot, revisions: ResolvedRevisions, cfg: Pla
     nowMs: s.nowMs,
     gates: cfg.gates,
     excludePreparingDeleteFlag: cfg.excludePreparingDelete,
+    ...(cfg.surgeRule !== undefined ? { surgeRule: cfg.surgeRule } : {}),
+    inPlace,
   });
   const all = [...actions, ...update.actions];
+  const requeueAfterMs = minDelay(refresh.requeueAfterMs, update.requeueAfterMs);
   return {
     claimed,
     phase: all.length > 0 ? 'update' : release.length > 0 ? 'claim' : 'idle',
     actions: all,
     events: [...scale.events, ...update.events],
-    explain: [...scale.explain, ...update.explain],
+    explain: [...cleanup.explain, ...scale.explain, ...refresh.explain, ...update.explain],
+    ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}),
   };
 }

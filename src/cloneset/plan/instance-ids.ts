@@ -22,8 +22,9 @@ function idOf(obj: Pod | PersistentVolumeClaim): string {
 }
 
 /**
- * `count` ids for new pods, sorted ascending. Ids of PVCs without a live pod come first (their PVCs are
- * reused); fresh ids never collide with any id in use by a pod (active or not) or a PVC.
+ * Up to `count` ids for new pods, sorted ascending. Ids of PVCs whose pod is terminating are awaited (fewer ids
+ * this pass), then ids of PVCs without any pod come first (their PVCs are reused); fresh ids never collide with
+ * any id in use by a pod (active or not) or a PVC.
  */
 export function allocateInstanceIds(
   count: number,
@@ -31,15 +32,25 @@ export function allocateInstanceIds(
   allPods: readonly Pod[],
   pvcs: readonly PersistentVolumeClaim[],
   source: InstanceIdSource,
+  /** PVCs still present but not offered for reuse (being cleaned up, spec §8.5): their ids are never drawn. */
+  retired: readonly PersistentVolumeClaim[] = [],
 ): string[] {
   const podIds = new Set(activePods.map(idOf).filter((id) => id !== ''));
-  const used = new Set([...allPods.map(idOf), ...pvcs.map(idOf), ...podIds].filter((id) => id !== ''));
+  const used = new Set([...allPods.map(idOf), ...pvcs.map(idOf), ...retired.map(idOf), ...podIds].filter((id) => id !== ''));
   // Kruise takes an arbitrary element; we take them in sorted order so a plan is reproducible.
   // An id whose pod still exists (e.g. a Failed pod) is not reusable: the pod name would collide.
   const allPodIds = new Set(allPods.map(idOf));
-  const reusable = [...new Set(pvcs.map(idOf))].filter((id) => id !== '' && !allPodIds.has(id)).sort();
+  const pvcIds = [...new Set(pvcs.map(idOf))].filter((id) => id !== '').sort();
+  const reusable = pvcIds.filter((id) => !allPodIds.has(id));
+  // An id whose PVC belongs to a pod that is going away (deletionTimestamp, e.g. deleted by hand) is awaited: its
+  // replacement is created under the same id, with the same PVC, once the old pod is gone (its delete event brings
+  // us back) — as the manual promises. Kruise would reuse the id at once and fail with AlreadyExists until then;
+  // drawing a fresh id instead would strand the PVC. Each awaited id takes one of the `count` slots.
+  const staying = new Set(allPods.filter((p) => p.metadata.deletionTimestamp === undefined).map(idOf));
+  const going = new Set(allPods.filter((p) => p.metadata.deletionTimestamp !== undefined).map(idOf));
+  const awaited = pvcIds.filter((id) => going.has(id) && !staying.has(id));
   const result = new Set<string>();
-  for (let i = 0; i < count; i++) {
+  for (let i = awaited.length; i < count; i++) {
     const reused = reusable.shift();
     if (reused !== undefined) {
       result.add(reused);

@@ -52,6 +52,11 @@ export function scaledValue(v: IntOrString | undefined, total: number, roundUp: 
   return toInt(roundUp ? Math.ceil(scaled) : Math.floor(scaled));
 }
 
+/** Whether Kruise's `CalculatePartitionReplicas` accepts the value (spec §10.0: a string must be a decimal percent). */
+export function partitionParses(v: IntOrString | undefined): boolean {
+  return typeof v !== 'string' || (v.endsWith('%') && goParseFloat(v.slice(0, -1)) !== undefined);
+}
+
 /**
  * The absolute partition (number of pods kept at the current revision), Kruise's `CalculatePartitionReplicas`:
  * - `undefined` → 0; an integer → itself;

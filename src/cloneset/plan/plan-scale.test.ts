@@ -7,7 +7,8 @@ import type { PlanAction, PodToCreate, PodToDelete } from './actions.ts';
 import { planCloneSet, type Snapshot } from './index.ts';
 import { INSTANCE_ID_ALPHABET } from './instance-ids.ts';
 import { aCloneSet, aPod, aPvc, fixedIds, plannerConfig, readyPods, revisions, sequentialIds, T0 } from './testing/builders.ts';
-import { applyPlan, describeAction, kubeletStep, newWorld, plan, reconcileStep } from './testing/sim/world.ts';
+import { activePods, applyPlan, describeAction, newWorld, plan, reconcileStep } from './testing/sim/world.ts';
+import { isPodAvailable } from './pod-predicates.ts';
 import type { CloneSet } from '../../api/cloneset.ts';
 import type { PersistentVolumeClaim } from '../../kube/types.ts';
 
@@ -353,9 +354,42 @@ describe('preDelete hook and PreparingDelete (spec §10.3 steps 3 and 6, §10.5,
     assert.deepEqual(planOf(cs, pods).actions, [], 'it stays in PreparingDelete while hooked');
   });
 
+  test('Kruise-conformant (spec §19.14): a scale-up blocked by scaleStrategy.maxUnavailable also blocks deleting PreparingDelete pods', () => {
+    // The released PreparingDelete pod counts as unavailable, so scaleUpLimit = 1 − 1 = 0; the pass that needs a
+    // pod ends at the (empty) creation step and never reaches the deletion — this stays so until the user acts.
+    const cs = aCloneSet('sample').replicas(2).preDeleteHook(hook).scaleMaxUnavailable(1).build();
+    const p = planOf(cs, [aPod(cs).instanceId('gone1').ready().state('PreparingDelete').specifiedDelete().build()]);
+    assert.deepEqual(p.actions, []);
+    assert.deepEqual(p.events.map((e) => e.reason), ['ScaleUpLimited']);
+  });
+
   test('excluding PreparingDelete pods from replicas creates the replacement while the old pod waits', () => {
     const cs = aCloneSet('sample').replicas(2).preDeleteHook({ ...hook, markPodNotReady: true }).labels({ 'apps.kruise.io/cloneset-scaling-exclude-preparing-delete': 'true' }).build();
     const pods = [...readyPods(cs, 1), hooked(cs, 'hookd').state('PreparingDelete').specifiedDelete().build()];
     assert.equal(created(planOf(cs, pods).actions).length, 1);
+  });
+});
+
+describe('scale-up rate limiting (spec §10.7, last paragraph)', () => {
+  test('with scaleStrategy.maxUnavailable 1 and minReadySeconds 60, pods are created one at a time, each after the previous one is available', () => {
+    const cs = aCloneSet('sample').replicas(4).scaleMaxUnavailable(1).minReadySeconds(60).build();
+    const world = newWorld(cs, [], [], { stepMs: 10_000 });
+    const creations: { atMs: number; previousAvailable: boolean }[] = [];
+    let limitedPasses = 0;
+    for (let i = 0; i < 100 && activePods(world).length < 4; i++) {
+      const prev = activePods(world);
+      const p = plan(world);
+      if (p.events.some((e) => e.reason === 'ScaleUpLimited')) limitedPasses++;
+      const n = created(p.actions).length;
+      if (n > 0) {
+        assert.equal(n, 1, 'one pod per pass');
+        creations.push({ atMs: world.nowMs, previousAvailable: prev.every((x) => isPodAvailable(x, 60, world.nowMs)) });
+      }
+      assert.deepEqual(reconcileStep(world).violations, []);
+    }
+    assert.equal(creations.length, 4);
+    assert.ok(creations.every((c) => c.previousAvailable));
+    for (let i = 1; i < creations.length; i++) assert.ok((creations[i]?.atMs ?? 0) - (creations[i - 1]?.atMs ?? 0) > 60_000);
+    assert.ok(limitedPasses > 0, 'ScaleUpLimited is reported while waiting');
   });
 });

@@ -7,6 +7,8 @@ import type { Pod } from '../../kube/types.ts';
 import { rfc3339 } from './pod-template.ts';
 import { computeStatus, isStatusChanged, type StatusResult } from './status.ts';
 import { aCloneSet, aPod, readyPods, T0 } from './testing/builders.ts';
+import { converge, newWorld, reconcileStep, rollOut } from './testing/sim/world.ts';
+import { revisionMatches } from './pod-predicates.ts';
 
 const SEC = 1000;
 
@@ -48,6 +50,13 @@ describe('status counters (spec §14.1)', () => {
   test('expectedUpdatedReplicas = replicas − partition (percent rounds up)', () => {
     const cs = aCloneSet('sample').replicas(5).partition('40%').build();
     assert.equal(statusOf(cs, []).status.expectedUpdatedReplicas, 3);
+  });
+
+  test('expectedUpdatedReplicas stays 0 when the partition does not parse (a string without %)', () => {
+    for (const bad of ['50', 'abc%', '%']) {
+      const cs = aCloneSet('sample').replicas(5).partition(bad).build();
+      assert.equal(statusOf(cs, []).status.expectedUpdatedReplicas, 0, bad);
+    }
   });
 });
 
@@ -196,5 +205,32 @@ describe('Progressing condition (spec §14.4), deadline 60 s, clock pinned at T0
     });
     const failed = again.status.conditions?.filter((c) => c.type === 'FailedScale');
     assert.deepEqual(failed?.map((c) => [c.status, c.message, c.lastTransitionTime]), [['True', 'quota', rfc3339(T0)]]);
+  });
+});
+
+describe('Progressing over a whole rollout (simulator, deadline 60 s, 10 s per pass)', () => {
+  test('a rollout whose pods never become ready times out, stays timed out across a new revision, and recovers when it completes', () => {
+    const cs = aCloneSet('sample').replicas(3).progressDeadlineSeconds(60).build();
+    const world = newWorld(cs, readyPods(cs, 3), [], {
+      revisions: ['r1', 'r2'],
+      stepMs: 10_000,
+      canBecomeReady: (p) => !revisionMatches(p, 'sample-r2'),
+    });
+    const reasons: string[] = [];
+    const track = (): void => {
+      const c = world.cloneSet.status?.conditions?.find((x) => x.type === 'Progressing');
+      const r = `${c?.reason ?? '-'}`;
+      if (reasons[reasons.length - 1] !== r) reasons.push(r);
+    };
+    for (let i = 0; i < 12; i++) {
+      reconcileStep(world);
+      track();
+    }
+    assert.deepEqual(reasons, ['CloneSetUpdated', 'ProgressDeadlineExceeded']);
+    rollOut(world, 'r3'); // a fixed image
+    const r = converge(world, { invariants: [() => (track(), undefined)] });
+    assert.ok(r.converged);
+    assert.deepEqual(reasons, ['CloneSetUpdated', 'ProgressDeadlineExceeded', 'CloneSetAvailable']);
+    assert.equal(world.cloneSet.status?.currentRevision, 'sample-r3');
   });
 });

@@ -3,6 +3,7 @@ import { API_VERSION, KIND, type CloneSet } from '../../api/cloneset.ts';
 import {
   ANNOTATION_LIFECYCLE_TIMESTAMP,
   CONDITION_INPLACE_UPDATE_READY,
+  CONDITION_KRUISE_POD_READY,
   LABEL_INSTANCE_ID,
   LABEL_LIFECYCLE_STATE,
   LABEL_POD_TEMPLATE_HASH,
@@ -10,6 +11,7 @@ import {
 } from '../../api/well-known.ts';
 import type { OwnerReference, PersistentVolumeClaim, Pod, PodTemplateSpec, Volume } from '../../kube/types.ts';
 import { shortHash } from './pod-predicates.ts';
+import { usesMarkPodNotReady } from './pod-readiness.ts';
 
 export interface NewPodOptions {
   /** Feature gate CloneSetShortHash: the revision label holds the bare hash. */
@@ -39,7 +41,8 @@ export function pvcName(templateName: string, cloneSetName: string, instanceId: 
 
 /**
  * The pod for `instanceId` at `revisionName`, whose template is the one stored in that revision.
- * Every pod gets the InPlaceUpdateReady readiness gate, whatever the update policy (spec §8.1).
+ * Every pod gets the InPlaceUpdateReady readiness gate, whatever the update policy (spec §8.1), and the
+ * KruisePodReady gate when a lifecycle hook uses markPodNotReady (spec §13.4).
  */
 export function newPod(
   cloneSet: CloneSet,
@@ -62,10 +65,14 @@ export function newPod(
     ...(meta.annotations ?? {}),
     [ANNOTATION_LIFECYCLE_TIMESTAMP]: rfc3339(opts.nowMs),
   };
-  const gates = template.spec.readinessGates ?? [];
-  const readinessGates = gates.some((g) => g.conditionType === CONDITION_INPLACE_UPDATE_READY)
-    ? gates
-    : [...gates, { conditionType: CONDITION_INPLACE_UPDATE_READY }];
+  const readinessGates = [...(template.spec.readinessGates ?? [])];
+  const addGate = (conditionType: string): void => {
+    if (!readinessGates.some((g) => g.conditionType === conditionType)) readinessGates.push({ conditionType });
+  };
+  addGate(CONDITION_INPLACE_UPDATE_READY);
+  // Kruise's pod webhook injects KruisePodReady; without a webhook we add it ourselves, only for CloneSets whose
+  // hooks use markPodNotReady (the only writer of the condition besides its initialisation, pod-readiness.ts).
+  if (usesMarkPodNotReady(cloneSet)) addGate(CONDITION_KRUISE_POD_READY);
   const volumes = volumesFor(cloneSet, template, instanceId);
   const spec = { ...template.spec, readinessGates, ...(volumes.length > 0 ? { volumes } : {}) };
   return {

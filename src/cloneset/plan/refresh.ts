@@ -3,46 +3,60 @@
 import type { CloneSet } from '../../api/cloneset.ts';
 import { CONDITION_INPLACE_UPDATE_READY, LABEL_POD_TEMPLATE_HASH, LABEL_REVISION_HASH } from '../../api/well-known.ts';
 import type { Pod } from '../../kube/types.ts';
-import { podRefOf, type PlanAction } from './actions.ts';
-import { isAllHooked } from './lifecycle.ts';
-import { lifecycleStateOf, podCondition, shortHash } from './pod-predicates.ts';
+import { podUpdateComplete } from '../inplace/completion.ts';
+import { deferReadyToUpdate, refreshInPlace, type InPlaceContext } from '../inplace/plan.ts';
+import { minDelay, podRefOf, type PlanAction } from './actions.ts';
+import { refreshLifecycle, type RefreshContext } from './lifecycle-state.ts';
+import { podCondition, shortHash } from './pod-predicates.ts';
 
 export interface RefreshResult {
   readonly actions: readonly PlanAction[];
   /** A lifecycle or pod-template-hash write happened: no pod is updated in this pass. */
   readonly blocksUpdate: boolean;
+  /** The nearest end of an in-place grace period (spec §12.5), if any. */
+  readonly requeueAfterMs?: number;
+  readonly explain: readonly string[];
 }
 
-export function planRefresh(cloneSet: CloneSet, pods: readonly Pod[]): RefreshResult {
+export function planRefresh(cloneSet: CloneSet, pods: readonly Pod[], ctx: RefreshContext = {}, inPlace?: InPlaceContext): RefreshResult {
   const actions: PlanAction[] = [];
+  const explain: string[] = [];
+  const errors: string[] = [];
   let blocksUpdate = false;
+  let requeueAfterMs: number | undefined;
+  const lifecycleCtx: RefreshContext = inPlace === undefined ? ctx : { ...ctx, isUpdateComplete: (p) => podUpdateComplete(p, inPlace.gates).complete };
   for (const pod of pods) {
     const ref = podRefOf(pod);
-    // The controller is the only writer of InPlaceUpdateReady; without it a new pod never becomes Ready.
-    const hasGate = (pod.spec.readinessGates ?? []).some((g) => g.conditionType === CONDITION_INPLACE_UPDATE_READY);
-    if (hasGate && podCondition(pod, CONDITION_INPLACE_UPDATE_READY)?.status !== 'True') {
-      actions.push({ kind: 'SetInPlaceUpdateReady', pod: ref });
+    if (inPlace !== undefined) {
+      // The in-place refresh (spec §12.6): grace period end, next container batch, InPlaceUpdateReady=True.
+      const r = refreshInPlace(pod, inPlace);
+      actions.push(...r.actions);
+      requeueAfterMs = minDelay(requeueAfterMs, r.requeueAfterMs);
+      if (r.explain !== undefined) explain.push(r.explain);
+      if (r.error !== undefined) errors.push(r.error);
+      // A pod marked not ready for an update still to come is left to the update step (kruise#2276).
+      if (r.readyAction !== undefined && !deferReadyToUpdate(cloneSet, pod, inPlace)) actions.push(r.readyAction);
+    } else {
+      // The controller is the only writer of InPlaceUpdateReady; without it a new pod never becomes Ready.
+      const hasGate = (pod.spec.readinessGates ?? []).some((g) => g.conditionType === CONDITION_INPLACE_UPDATE_READY);
+      if (hasGate && podCondition(pod, CONDITION_INPLACE_UPDATE_READY)?.status !== 'True') {
+        actions.push({ kind: 'SetInPlaceUpdateReady', pod: ref });
+      }
     }
-    if (shouldBecomeNormal(cloneSet, pod)) {
-      actions.push({ kind: 'PatchPodLifecycle', pod: ref, state: 'Normal' });
-      blocksUpdate = true;
-    }
+    // Lifecycle transitions and the KruisePodReady condition (lifecycle-state.ts); only a label change blocks.
+    const lifecycle = refreshLifecycle(cloneSet, pod, lifecycleCtx);
+    actions.push(...lifecycle.actions);
+    if (lifecycle.stateChanged) blocksUpdate = true;
     const revisionLabel = pod.metadata.labels?.[LABEL_REVISION_HASH];
     if (pod.metadata.labels?.[LABEL_POD_TEMPLATE_HASH] === undefined && revisionLabel !== undefined) {
       actions.push({ kind: 'PatchPodTemplateHash', pod: ref, hash: shortHash(revisionLabel) });
       blocksUpdate = true;
     }
   }
-  return { actions, blocksUpdate };
-}
-
-/**
- * PreparingNormal → Normal: without a preNormal hook, once the pod is scheduled (Kruise waits for
- * nodeName to work around an old kube-scheduler bug); with a hook, once every handler is present.
- */
-function shouldBecomeNormal(cloneSet: CloneSet, pod: Pod): boolean {
-  if (lifecycleStateOf(pod) !== 'PreparingNormal') return false;
-  const hook = cloneSet.spec.lifecycle?.preNormal;
-  if (hook === undefined) return (pod.spec.nodeName ?? '') !== '';
-  return isAllHooked(hook, pod);
+  if (errors.length > 0) {
+    // Kruise aborts Update on a refresh error (FailedUpdate); the other pods' refresh writes still go out here.
+    actions.push({ kind: 'FailUpdate', message: errors.join('; ') });
+    blocksUpdate = true;
+  }
+  return { actions, blocksUpdate, explain, ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}) };
 }

@@ -532,3 +532,24 @@ describe('computeReplicaDiff properties', () => {
     assert.deepEqual(computeReplicaDiff({ ...input, pods }), ZERO);
   });
 });
+
+describe("surgeRule 'sustained' (beyond Kruise: kruise#1442, kruise#2491) against the 80 cases", () => {
+  // The sustained rule sizes the update surge and updateNum by the surplus still to move instead of
+  // min(surplus, shortfall). It only differs while a surge is in use and the arriving side is short by less
+  // than the leaving side's surplus: cases 27, 31, 32. Every other case gives Kruise's numbers.
+  const SUSTAINED_DIFFERS: ReadonlyMap<number, string> = new Map([
+    [27, 'surge=1, upd=2, updMU=2'],
+    [31, 'surge=1, upd=2, updMU=2'],
+    // The update surge (2 old pods to move) now outweighs the scale surge (1 specified-delete pod): the surge
+    // pod is wanted at the update revision, not the old one (the old side has a surplus anyway).
+    [32, 'delReady=1, surge=1, upd=2, updMU=2'],
+  ]);
+  for (const c of CASES) {
+    const differs = SUSTAINED_DIFFERS.get(c.n);
+    test(`case ${c.n}: ${differs === undefined ? "same as Kruise's" : `→ ${differs}`}`, () => {
+      const expected = differs === undefined ? c.expected : parseExpected(differs);
+      assert.deepEqual(computeReplicaDiff({ ...factsInput(c), surgeRule: 'sustained' }), expected);
+      assert.deepEqual(computeReplicaDiff({ ...factsInput(c), surgeRule: 'kruise' }), c.expected);
+    });
+  }
+});

@@ -38,7 +38,31 @@ export interface ReplicaDiffInput {
   /** currentRevision === updateRevision. */
   readonly currentIsUpdate: boolean;
   readonly pods: readonly PodFacts[];
+  /** How the update surge and update count are sized; undefined → 'kruise' (see {@link SurgeRule}). */
+  readonly surgeRule?: SurgeRule;
 }
+
+/**
+ * How a rollout sizes its surge (and its update count) while pods move from one revision to the other.
+ *
+ * - `kruise`: Kruise's arithmetic, line by line (the 80 conformance cases of spec §20.2). Both numbers are
+ *   `min(surplus on the side pods leave, shortfall on the side they go to)`. The surge pods already created
+ *   sit on the arriving side and shrink its shortfall, but the old pods they will replace are still there:
+ *   once fewer than about 2 × maxSurge old pods remain, the surge decays to about half of them
+ *   (10 → 9 → 5 → 3 → 2 → 1 for 50 pods at maxSurge 20 %), and so does the number of pods updated per pass.
+ *   See https://github.com/openkruise/kruise/issues/1442 (198 pods at maxSurge 25 %: useSurge 50 → 22 near
+ *   the end, closed as wontfix) and https://github.com/openkruise/kruise/issues/2491 (the decay, and a
+ *   V1→V2→V3 rollout 7–8× slower; attempted fix kruise#2494).
+ * - `sustained` (our default, beyond Kruise): while the arriving side is still short of pods, both numbers
+ *   are the surplus on the leaving side — the pods that really still have to be replaced — so the surge
+ *   stays at full maxSurge until fewer than maxSurge old pods remain, and then equals the old pods left.
+ *   Everything else is Kruise's: the surge never exceeds maxSurge, deletions are still bounded by
+ *   `deleteReadyLimit` (maxUnavailable), and once the arriving side is complete the surplus old pods are
+ *   scaled in as Kruise does. Both rules agree without surge (maxSurge 0 or paused) and whenever there are
+ *   no more active pods than replicas, so they differ only in the middle of a surge rollout: 3 of the 80
+ *   conformance cases (27, 31, 32; pinned in replica-diff.test.ts).
+ */
+export type SurgeRule = 'kruise' | 'sustained';
 
 export interface ReplicaDiff {
   /** Pods missing: create this many (at most `scaleUpLimit` of them in this pass). */
@@ -98,6 +122,8 @@ type Pair = [number, number];
 export function computeReplicaDiff(input: ReplicaDiffInput): ReplicaDiff {
   const R = input.replicas;
   const { partition: P, maxSurge: MS, maxUnavailable: MU, scaleMaxUnavailable: SMU } = resolveLimits(input);
+  // Without surge (maxSurge 0, or paused) the rules are the same: Kruise's arithmetic.
+  const sustained = input.surgeRule === 'sustained' && MS > 0;
 
   const count: Pair = [0, 0];
   const active: Pair = [0, 0];
@@ -136,7 +162,12 @@ export function computeReplicaDiff(input: ReplicaDiffInput): ReplicaDiff {
     // ... or to move pods between revisions (one side has too many, the other too few).
     let updSurge = 0;
     let updOldSurge = 0;
-    if ((updOld < 0 && updNew > 0) || (updOld > 0 && updNew < 0)) {
+    if (sustained && updOld > 0 && updNew < 0) {
+      updSurge = updOld; // forward: every old pod above the partition still needs a replacement
+    } else if (sustained && updOld < 0 && updNew > 0) {
+      updSurge = updNew; // rollback: every update-revision pod above replicas − partition goes back
+      updOldSurge = updSurge;
+    } else if ((updOld < 0 && updNew > 0) || (updOld > 0 && updNew < 0)) {
       if (Math.abs(updOld) <= Math.abs(updNew)) {
         updSurge = Math.abs(updOld);
         if (updOld < 0) updOldSurge = updSurge;
@@ -184,7 +215,11 @@ export function computeReplicaDiff(input: ReplicaDiffInput): ReplicaDiff {
     // Kruise uses len(pods) here (PreparingDelete pods included) even when they are excluded above.
     deleteReadyLimit = Math.max(MU + (input.pods.length - R) - totalUnavail, 0);
   }
-  const updateNum = Math.abs(updOld) <= Math.abs(updNew) ? updOld : -updNew;
+  let updateNum = Math.abs(updOld) <= Math.abs(updNew) ? updOld : -updNew;
+  // Sustained rule: while one side is short, move every pod of the other side's surplus (see SurgeRule);
+  // limitUpdates and deleteReadyLimit still bound what actually happens to maxUnavailable.
+  if (sustained && updOld > 0 && updNew < 0) updateNum = updOld;
+  else if (sustained && updOld < 0 && updNew > 0) updateNum = -updNew;
   const updateMaxUnavailable = updateNum !== 0 ? MU + input.pods.length - R : 0;
 
   return {
@@ -210,6 +245,8 @@ export interface ReplicaDiffContext {
   readonly nowMs: number;
   /** Which `isUpdate` to use (spec §10.0): Scale counts PreparingUpdate pods as updated under a gate. */
   readonly flavour: 'scale' | 'update';
+  /** undefined → 'kruise'. */
+  readonly surgeRule?: SurgeRule;
 }
 
 /**
@@ -241,6 +278,7 @@ export function replicaDiffInputFor(cloneSet: CloneSet, pods: readonly Pod[], ct
       ctx.excludePreparingDeleteFlag || cloneSet.metadata.labels?.[LABEL_SCALING_EXCLUDE_PREPARING_DELETE] === 'true',
     partitionRollbackGate: ctx.gates.CloneSetPartitionRollback,
     currentIsUpdate: ctx.currentRevision === ctx.updateRevision,
+    ...(ctx.surgeRule !== undefined ? { surgeRule: ctx.surgeRule } : {}),
     pods: pods.map((pod) => ({
       isUpdate: isUpdatedPod(pod, ctx.updateRevision, ctx.flavour, ctx.gates),
       lifecycleState: lifecycleStateOf(pod),

@@ -6,10 +6,11 @@ import type { Node, PersistentVolumeClaim, Pod, PodTemplateSpec } from '../../ku
 import { podRefOf, type DeleteCause, type PlanAction, type PlannedEvent, type PodToCreate, type PodToDelete } from './actions.ts';
 import { allocateInstanceIds, type InstanceIdSource } from './instance-ids.ts';
 import { isHooked } from './lifecycle.ts';
+import { setStateActions } from './lifecycle-state.ts';
 import { isReadyForDelete, isSpecifiedDelete, lifecycleStateOf } from './pod-predicates.ts';
 import { newPod, pvcsFor } from './pod-template.ts';
 import { choosePodsToDelete } from './pod-ranking.ts';
-import { computeReplicaDiff, isUpdatedPod, replicaDiffInputFor, type ReplicaDiff } from './replica-diff.ts';
+import { computeReplicaDiff, isUpdatedPod, replicaDiffInputFor, type ReplicaDiff, type SurgeRule } from './replica-diff.ts';
 
 export interface RevisionTemplate {
   readonly name: string;
@@ -23,6 +24,8 @@ export interface ScaleInput {
   /** Every pod owned by the CloneSet, inactive ones included (their ids and names stay taken). */
   readonly allPods: readonly Pod[];
   readonly pvcs: readonly PersistentVolumeClaim[];
+  /** Owned PVCs left out of `pvcs` by the cleanup (spec §8.5): not reusable, and their ids are not drawn again. */
+  readonly retiredPvcs?: readonly PersistentVolumeClaim[];
   readonly nodes: ReadonlyMap<string, Node>;
   readonly current: RevisionTemplate;
   readonly update: RevisionTemplate;
@@ -30,6 +33,8 @@ export interface ScaleInput {
   readonly gates: FeatureGates;
   readonly excludePreparingDeleteFlag: boolean;
   readonly ids: InstanceIdSource;
+  /** undefined → 'kruise' (see SurgeRule). */
+  readonly surgeRule?: SurgeRule;
 }
 
 export interface ScaleResult {
@@ -54,6 +59,7 @@ export function planScale(input: ScaleInput): ScaleResult {
       excludePreparingDeleteFlag: input.excludePreparingDeleteFlag,
       nowMs: input.nowMs,
       flavour: 'scale',
+      ...(input.surgeRule !== undefined ? { surgeRule: input.surgeRule } : {}),
     }),
   );
   const events: PlannedEvent[] = [];
@@ -114,7 +120,7 @@ export function planScale(input: ScaleInput): ScaleResult {
 }
 
 function podsToCreate(input: ScaleInput, diff: ReplicaDiff): PodToCreate[] {
-  const ids = allocateInstanceIds(diff.scaleUpLimit, input.pods, input.allPods, input.pvcs, input.ids);
+  const ids = allocateInstanceIds(diff.scaleUpLimit, input.pods, input.allPods, input.pvcs, input.ids, input.retiredPvcs);
   const oldCount = Math.min(diff.scaleUpNumOldRevision, ids.length);
   return ids.map((id, i) => {
     const rev = i < oldCount ? input.current : input.update;
@@ -129,7 +135,8 @@ function podsToCreate(input: ScaleInput, diff: ReplicaDiff): PodToCreate[] {
 /**
  * deletePods (spec §10.5): a pod hooked by `lifecycle.preDelete` is moved to PreparingDelete and waits for its
  * hook instead of being deleted (this was missing: hooked pods were deleted at once); the others are deleted
- * with their PVCs. `markPodNotReady` (the KruisePodReady condition) has no plan action and is not applied.
+ * with their PVCs. With `preDelete.markPodNotReady` the KruisePodReady condition turns False first (§13.4),
+ * also for a pod already waiting in PreparingDelete (setState applies the not-ready policy every time).
  */
 function deletion(input: ScaleInput, pods: readonly Pod[], cause: DeleteCause): PlanAction[] {
   const hook = input.cloneSet.spec.lifecycle?.preDelete;
@@ -137,7 +144,7 @@ function deletion(input: ScaleInput, pods: readonly Pod[], cause: DeleteCause): 
   const list: PodToDelete[] = [];
   for (const pod of pods) {
     if (isHooked(hook, pod)) {
-      if (lifecycleStateOf(pod) !== 'PreparingDelete') actions.push({ kind: 'PatchPodLifecycle', pod: podRefOf(pod), state: 'PreparingDelete' });
+      actions.push(...setStateActions(input.cloneSet, pod, 'PreparingDelete'));
       continue;
     }
     const id = pod.metadata.labels?.[LABEL_INSTANCE_ID] ?? '';
@@ -162,7 +169,7 @@ function cancelPreparingDelete(input: ScaleInput, preparingDelete: readonly Pod[
   for (const pod of preparingDelete) {
     if (wanted <= 0) break;
     if (isSpecifiedDelete(pod, podsToDelete)) continue;
-    actions.push({ kind: 'PatchPodLifecycle', pod: podRefOf(pod), state: 'PreparingNormal' });
+    actions.push(...setStateActions(input.cloneSet, pod, 'PreparingNormal'));
     wanted--;
   }
   return actions;

@@ -3,7 +3,7 @@ import type { CloneSet, CloneSetCondition, CloneSetConditionType, CloneSetStatus
 import type { Pod } from '../../kube/types.ts';
 import { selectorToString } from '../../kube/selectors.ts';
 import { minDelay } from './actions.ts';
-import { partitionAbs } from './int-or-percent.ts';
+import { partitionAbs, partitionParses } from './int-or-percent.ts';
 import { isPodAvailable, isPodReadyFor, podCondition, revisionMatches } from './pod-predicates.ts';
 import { rfc3339 } from './pod-template.ts';
 import { progressingCondition } from './progressing.ts';
@@ -46,7 +46,10 @@ export function computeStatus(input: StatusInput): StatusResult {
   const replicas = pods.length;
   const currentRevision =
     updated === replicas && replicas === specReplicas ? input.updateRevision : input.currentRevision;
-  const expectedUpdatedReplicas = specReplicas - partitionAbs(cloneSet.spec.updateStrategy?.partition, specReplicas);
+  // Spec §14.2: Kruise only sets the field when the partition parses; otherwise it stays 0 (was: replicas,
+  // because partitionAbs reads an unparsable partition as 0).
+  const partition = cloneSet.spec.updateStrategy?.partition;
+  const expectedUpdatedReplicas = partitionParses(partition) ? specReplicas - partitionAbs(partition, specReplicas) : 0;
   let conditions = [...(cloneSet.status?.conditions ?? [])];
   if (input.failure !== undefined) {
     conditions = setCondition(conditions, {
@@ -106,7 +109,12 @@ export function conditionOf(status: CloneSetStatus | undefined, type: CloneSetCo
   return status?.conditions?.find((c) => c.type === type);
 }
 
-/** The write rule of spec §14.3: counters, revisions, selector, generation or the Progressing condition. */
+/**
+ * The write rule of spec §14.3: counters, revisions, selector, generation or the Progressing condition.
+ * Beyond Kruise: a FailedScale / FailedUpdate condition that is new is written too. Kruise lets it ride along
+ * with the next write, so a create refused by the API server (quota, admission) in a pass that changes no
+ * counter never showed its error in the status; the conditions are sticky, so this costs one write each.
+ */
 export function isStatusChanged(old: CloneSetStatus | undefined, next: CloneSetStatus): boolean {
   if (old === undefined) return true;
   const keys = [
@@ -115,6 +123,7 @@ export function isStatusChanged(old: CloneSetStatus | undefined, next: CloneSetS
   ] as const;
   if (keys.some((k) => (old[k] ?? 0) !== (next[k] ?? 0))) return true;
   if ((next.observedGeneration ?? 0) > (old.observedGeneration ?? 0)) return true;
+  if ((['FailedScale', 'FailedUpdate'] as const).some((t) => conditionOf(next, t) !== undefined && conditionOf(old, t) === undefined)) return true;
   const a = conditionOf(old, 'Progressing');
   const b = conditionOf(next, 'Progressing');
   return a?.status !== b?.status || a?.reason !== b?.reason;

@@ -1,12 +1,14 @@
-// planUpdate: the Update() step (spec §11.1) for the ReCreate policy — choose which pods move to the
-// target revision, within partition and maxUnavailable, and mark them for deletion-and-recreation.
+// planUpdate: the Update() step (spec §11.1) — choose which pods move to the target revision, within partition
+// and maxUnavailable; update them in place (InPlaceIfPossible/InPlaceOnly, inplace/plan.ts) or mark them for
+// deletion-and-recreation (ReCreate, and the InPlaceIfPossible fallback).
 import type { FeatureGates } from '../../api/well-known.ts';
 import { LABEL_SPECIFIED_DELETE } from '../../api/well-known.ts';
 import type { CloneSet } from '../../api/cloneset.ts';
 import type { Pod } from '../../kube/types.ts';
-import { podRefOf, type PlanAction, type PlannedEvent } from './actions.ts';
+import { inGracePeriod, isInPlacePolicy, planInPlaceUpdate, restoreReadiness, updatePolicyOf, type InPlaceContext } from '../inplace/plan.ts';
+import { minDelay, podRefOf, type PlanAction, type PlannedEvent } from './actions.ts';
 import { isPodAvailable, lifecycleStateOf, revisionMatches } from './pod-predicates.ts';
-import { computeReplicaDiff, replicaDiffInputFor } from './replica-diff.ts';
+import { computeReplicaDiff, replicaDiffInputFor, type SurgeRule } from './replica-diff.ts';
 import { orderUpdateCandidates } from './update-order.ts';
 
 export interface UpdateInput {
@@ -17,17 +19,26 @@ export interface UpdateInput {
   readonly nowMs: number;
   readonly gates: FeatureGates;
   readonly excludePreparingDeleteFlag: boolean;
+  /** undefined → 'kruise' (see SurgeRule). */
+  readonly surgeRule?: SurgeRule;
+  /** The in-place engine's inputs; without them every update is a ReCreate. */
+  readonly inPlace?: InPlaceContext;
 }
 
 export interface UpdateResult {
   readonly actions: readonly PlanAction[];
   readonly events: readonly PlannedEvent[];
   readonly explain: readonly string[];
+  /** In-place grace periods: look again when the nearest one ends. */
+  readonly requeueAfterMs?: number;
 }
 
 export function planUpdate(input: UpdateInput): UpdateResult {
   const { cloneSet, pods, nowMs } = input;
-  if (cloneSet.spec.updateStrategy?.paused === true) return { actions: [], events: [], explain: ['update paused'] };
+  const none = new Set<Pod>();
+  if (cloneSet.spec.updateStrategy?.paused === true) {
+    return { actions: restoreReadiness(cloneSet, pods, none, input.inPlace), events: [], explain: ['update paused'] };
+  }
   const diff = computeReplicaDiff(
     replicaDiffInputFor(cloneSet, pods, {
       currentRevision: input.currentRevision,
@@ -36,31 +47,76 @@ export function planUpdate(input: UpdateInput): UpdateResult {
       excludePreparingDeleteFlag: input.excludePreparingDeleteFlag,
       nowMs,
       flavour: 'update',
+      ...(input.surgeRule !== undefined ? { surgeRule: input.surgeRule } : {}),
     }),
   );
-  if (diff.updateNum === 0) return { actions: [], events: [], explain: ['no pod to update'] };
+  if (diff.updateNum === 0) return { actions: restoreReadiness(cloneSet, pods, none, input.inPlace), events: [], explain: ['no pod to update'] };
   const target = diff.updateNum > 0 ? input.updateRevision : input.currentRevision;
   const waiting = pods.filter((p) => revisionMatches(p, input.updateRevision) === diff.updateNum < 0);
-  const candidates = orderUpdateCandidates(
-    waiting.filter((p) => lifecycleStateOf(p) !== 'PreparingDelete'),
+  const candidates = markedFirst(orderUpdateCandidates(
+    waiting.filter((p) => lifecycleStateOf(p) !== 'PreparingDelete' && !inGracePeriod(p)),
     pods,
     cloneSet,
     nowMs,
-  );
+  ));
   const chosen = limitUpdates(candidates, pods, Math.abs(diff.updateNum), diff.updateMaxUnavailable, target, input);
-  const actions: PlanAction[] = [];
+  // Pods marked not ready that this rollout no longer wants get their readiness back first (inplace/plan.ts).
+  const actions: PlanAction[] = restoreReadiness(cloneSet, pods, new Set(candidates.slice(0, Math.abs(diff.updateNum))), input.inPlace);
   const events: PlannedEvent[] = [];
+  const explain: string[] = [];
+  let requeueAfterMs: number | undefined;
+  const policy = updatePolicyOf(cloneSet);
   for (const pod of chosen) {
-    if (pod.metadata.labels?.[LABEL_SPECIFIED_DELETE] === undefined) {
-      actions.push({ kind: 'MarkSpecifiedDelete', pod: podRefOf(pod), revision: target });
+    const name = pod.metadata.name ?? '';
+    if (input.inPlace !== undefined && isInPlacePolicy(cloneSet)) {
+      const r = planInPlaceUpdate(cloneSet, pod, target, input.inPlace);
+      if (r.kind === 'inPlace') {
+        actions.push(...r.actions);
+        events.push(...r.events);
+        explain.push(r.explain);
+        requeueAfterMs = minDelay(requeueAfterMs, r.requeueAfterMs);
+        continue;
+      }
+      if (r.kind === 'error' || policy === 'InPlaceOnly') {
+        // The first error ends the update pass (FailedUpdate condition + error requeue, spec §11.1 step 9).
+        const message = r.kind === 'error' ? r.message : `find Pod ${name} update strategy is InPlaceOnly but can not update in-place: ${r.reason}`;
+        events.push({ type: 'Warning', reason: 'FailedUpdatePodInPlace', message: `failed to update pod ${name} in-place(revision ${target}): ${message}` });
+        actions.push({ kind: 'FailUpdate', message });
+        explain.push(message);
+        break;
+      }
+      explain.push(`${name}: ${r.reason}; recreating`);
     }
+    if (pod.metadata.labels?.[LABEL_SPECIFIED_DELETE] === undefined) {
+      // The executor records SuccessfulUpdatePodReCreate once the patch succeeded (FailedUpdatePodReCreate if not).
+      actions.push({ kind: 'MarkSpecifiedDelete', pod: podRefOf(pod), revision: target });
+      continue;
+    }
+    // Kruise records the event even when the label was already there (spec §11.7).
     events.push({
       type: 'Normal',
       reason: 'SuccessfulUpdatePodReCreate',
       message: `successfully patch pod ${pod.metadata.name ?? ''} specified-delete for update(revision ${target})`,
     });
   }
-  return { actions, events, explain: [`update ${chosen.length} of ${candidates.length} candidates to ${target}`] };
+  return {
+    actions,
+    events,
+    explain: [`update ${chosen.length} of ${candidates.length} candidates to ${target}`, ...explain],
+    ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}),
+  };
+}
+
+/**
+ * Beyond Kruise: candidates already marked specified-delete by an earlier pass come first. They are updates in
+ * flight (waiting for deleteReadyLimit), and choosing them again costs no new write. Kruise keeps them as plain
+ * candidates, so when the order changes between passes — ties broken by cache order, a pod that turns Ready —
+ * each pass marked one MORE pod: with minReadySeconds (pods not yet available spend no budget) a 10-pod
+ * rollout at maxUnavailable 1 had every old pod marked within 150 ms, and pausing then no longer stopped it.
+ */
+function markedFirst(candidates: readonly Pod[]): Pod[] {
+  const marked = (p: Pod): boolean => p.metadata.labels?.[LABEL_SPECIFIED_DELETE] !== undefined;
+  return [...candidates.filter(marked), ...candidates.filter((p) => !marked(p))];
 }
 
 /**

@@ -15,6 +15,7 @@ import {
 } from '../../../../api/well-known.ts';
 import type { Node, PersistentVolumeClaim, Pod, PodCondition, PodTemplateSpec } from '../../../../kube/types.ts';
 import type { PlanAction } from '../../actions.ts';
+import { applyPodPatch, applyPodStatusPatch, PatchConflict } from '../../../inplace/apply-patch.ts';
 import { planCloneSet, type PlannerConfig, type PlanResult, type ResolvedRevisions, type Snapshot } from '../../index.ts';
 import type { InstanceIdSource } from '../../instance-ids.ts';
 import { rfc3339 } from '../../pod-template.ts';
@@ -279,6 +280,22 @@ export function applyPlan(world: World, actions: readonly PlanAction[]): string[
       case 'SetInPlaceUpdateReady':
         replacePod(world, a.pod.name, a.pod.uid, (p) => setCondition(p, { type: CONDITION_INPLACE_UPDATE_READY, status: 'True', lastTransitionTime: now }), violations, a.kind);
         break;
+      case 'PatchPodConditions':
+        replacePod(world, a.pod.name, a.pod.uid, (p) => a.conditions.reduce((q, c) => setCondition(q, { ...c, lastTransitionTime: now }), p), violations, a.kind);
+        break;
+      case 'MarkPodNotReadyForInPlaceUpdate':
+        replacePod(world, a.pod.name, a.pod.uid, (p) => applyPodStatusPatch(p, a.patch), violations, a.kind);
+        break;
+      case 'UpdatePodInPlace':
+        // The resourceVersion precondition: a stale plan is refused (409), as the API server would.
+        try {
+          replacePod(world, a.pod.name, a.pod.uid, (p) => applyPodPatch(a.resize !== undefined ? applyPodPatch(p, a.resize) : p, a.patch), violations, a.kind);
+        } catch (e) {
+          if (!(e instanceof PatchConflict)) throw e;
+        }
+        break;
+      case 'FailUpdate':
+        break;
       case 'ReleasePod':
         replacePod(world, a.pod.name, a.pod.uid, (p) => {
           const refs = p.metadata.ownerReferences ?? [];
@@ -289,6 +306,23 @@ export function applyPlan(world: World, actions: readonly PlanAction[]): string[
           return { ...p, metadata: { ...p.metadata, ownerReferences: refs.filter((_, i) => i !== a.ownerRefIndex) } };
         }, violations, a.kind);
         break;
+      case 'ReownPvc': {
+        const i = world.pvcs.findIndex((c) => c.metadata.name === a.pvc.name && c.metadata.uid === a.pvc.uid);
+        const pvc = world.pvcs[i];
+        if (pvc === undefined || pvc.metadata.ownerReferences?.[a.ownerRefIndex]?.uid !== a.ownerUid) {
+          violations.push(`ReownPvc: ${a.pvc.name}/${a.pvc.uid} not found or owner ref ${a.ownerRefIndex} is not ${a.ownerUid}`);
+          break;
+        }
+        const refs = (pvc.metadata.ownerReferences ?? []).filter((_, j) => j !== a.ownerRefIndex);
+        world.pvcs[i] = { ...pvc, metadata: { ...pvc.metadata, ownerReferences: a.podRef !== undefined ? [...refs, a.podRef] : refs, resourceVersion: nextRv(world) } };
+        break;
+      }
+      case 'DeletePvc': {
+        const before = world.pvcs.length;
+        world.pvcs = world.pvcs.filter((c) => !(c.metadata.name === a.pvc.name && c.metadata.uid === a.pvc.uid));
+        if (world.pvcs.length === before) violations.push(`DeletePvc: ${a.pvc.name}/${a.pvc.uid} not found`);
+        break;
+      }
     }
   }
   return violations;
@@ -431,7 +465,8 @@ export function reconcileStep(world: World): { record: StepRecord; violations: s
   const requeueAfterMs = writeStatus(world, result.claimed);
   const limit = surgeLimit(world);
   const countAfter = surgeCount(world);
-  if (countAfter > Math.max(countBefore, limit)) {
+  // Only creations are held to the limit: bringing a PreparingDelete pod back (spec §10.3 step 3) is no new pod.
+  if (result.actions.some((a) => a.kind === 'CreatePods') && countAfter > Math.max(countBefore, limit)) {
     violations.push(`${countAfter} pods after the pass, more than replicas + maxSurge = ${limit} (had ${countBefore})`);
   }
   const kubeletChanges = kubeletStep(world);
@@ -505,7 +540,7 @@ function planViolations(world: World, result: PlanResult): string[] {
     out.push(`scaling and updating in the same pass: ${result.actions.map(describeAction).join('; ')}`);
   }
   for (const a of result.actions) {
-    if (a.kind === 'CreatePods' || a.kind === 'DeletePods') continue;
+    if (a.kind === 'CreatePods' || a.kind === 'DeletePods' || a.kind === 'ReownPvc' || a.kind === 'DeletePvc' || a.kind === 'FailUpdate') continue;
     const pod = world.pods.find((p) => p.metadata.name === a.pod.name);
     if (pod !== undefined && !isOwned(world, pod)) out.push(`${a.kind} on ${a.pod.name}, which the CloneSet does not own`);
   }
@@ -544,8 +579,20 @@ export function describeAction(a: PlanAction): string {
       return `template-hash ${a.pod.name}=${a.hash}`;
     case 'SetInPlaceUpdateReady':
       return `gate ${a.pod.name}`;
+    case 'PatchPodConditions':
+      return `conditions ${a.pod.name} ${a.conditions.map((c) => `${c.type}=${c.status}`).join(',')}`;
     case 'ReleasePod':
       return `release ${a.pod.name}`;
+    case 'ReownPvc':
+      return `reown ${a.pvc.name}${a.podRef !== undefined ? `→${a.podRef.name}` : ''}`;
+    case 'DeletePvc':
+      return `delete-pvc ${a.pvc.name}`;
+    case 'MarkPodNotReadyForInPlaceUpdate':
+      return `not-ready ${a.pod.name}`;
+    case 'UpdatePodInPlace':
+      return `in-place(${a.step}) ${a.pod.name}@${shortRev(a.revision)}`;
+    case 'FailUpdate':
+      return `fail: ${a.message}`;
   }
 }
 

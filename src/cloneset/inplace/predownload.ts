@@ -1,0 +1,144 @@
+// Image pre-download for in-place updates (spec §15, gate PreDownloadImageForInPlaceUpdate): which ImagePullJobs
+// to create for a new update revision, or why none. Pure; the IO lives in predownload-sync.ts.
+//
+// Choice: the jobs are `apps.kruise.io/v1alpha1` ImagePullJobs (Kruise ≥ 1.8 writes v1beta1): this controller
+// serves CloneSet v1alpha1, and v1alpha1 is the ImagePullJob version every Kruise release serves. The spec's
+// shape is the same in both versions. The tuning comes from the v1alpha1 CloneSet annotations
+// `apps.kruise.io/image-predownload-{parallelism,timeout-seconds,min-updated-ready-pods}` (spec §2.3).
+import type { CloneSet, IntOrString } from '../../api/cloneset.ts';
+import { DEFAULT_MAX_UNAVAILABLE, LABEL_CONTROLLER_REVISION_HASH, LABEL_REVISION_HASH, type FeatureGates } from '../../api/well-known.ts';
+import type { ControllerRevision, KubeObject, LabelSelector, ObjectMeta, PodTemplateSpec } from '../../kube/types.ts';
+import { partitionAbs, partitionParses, scaledValue } from '../plan/int-or-percent.ts';
+import { controllerRefTo } from '../plan/pod-template.ts';
+import { templateFromRevision } from '../plan/revisions.ts';
+import { updatePolicyOf } from './plan.ts';
+import { calculateUpdateSpec } from './update-spec.ts';
+
+export const IMAGE_PULL_JOB_API_VERSION = 'apps.kruise.io/v1alpha1';
+export const LABEL_PREDOWNLOAD_CREATED = 'apps.kruise.io/pre-predownload-created';
+export const LABEL_PREDOWNLOAD_IGNORED = 'apps.kruise.io/image-predownload-ignored';
+export const ANNOTATION_PREDOWNLOAD_PARALLELISM = 'apps.kruise.io/image-predownload-parallelism';
+export const ANNOTATION_PREDOWNLOAD_TIMEOUT = 'apps.kruise.io/image-predownload-timeout-seconds';
+export const ANNOTATION_PREDOWNLOAD_MIN_UPDATED_READY = 'apps.kruise.io/image-predownload-min-updated-ready-pods';
+
+/** Pre-download is skipped for CloneSets with this many replicas or fewer. */
+export const PREDOWNLOAD_MIN_REPLICAS_EXCLUSIVE = 3;
+
+export interface ImagePullJob extends KubeObject {
+  readonly apiVersion: string;
+  readonly kind: 'ImagePullJob';
+  readonly metadata: ObjectMeta;
+  readonly spec: {
+    readonly image: string;
+    readonly pullSecrets?: readonly string[];
+    readonly podSelector: LabelSelector;
+    readonly parallelism: IntOrString;
+    readonly pullPolicy: { readonly backoffLimit: number; readonly timeoutSeconds: number };
+    readonly completionPolicy: { readonly type: 'Always'; readonly ttlSecondsAfterFinished: number };
+    readonly sandboxConfig: { readonly annotations?: Readonly<Record<string, string>>; readonly labels?: Readonly<Record<string, string>> };
+  };
+}
+
+export type PreDownloadPlan =
+  /** Nothing to do now. */
+  | { readonly kind: 'none'; readonly reason: string }
+  /** The rollout is over: the CloneSet's ImagePullJobs are deleted. */
+  | { readonly kind: 'cleanup' }
+  /** Label the update revision `image-predownload-ignored: "true"`: pre-download does not apply to it. */
+  | { readonly kind: 'ignore'; readonly reason: string }
+  /** Create these jobs, then label the update revision `pre-predownload-created: "true"`. */
+  | { readonly kind: 'create'; readonly jobs: readonly ImagePullJob[] };
+
+/** strconv.Atoi of an annotation (int32), undefined when absent or not an integer. */
+function intAnnotation(cs: CloneSet, key: string): number | undefined {
+  const v = cs.metadata.annotations?.[key];
+  if (v === undefined || !/^[+-]?\d+$/.test(v.trim())) return undefined;
+  const n = Number(v.trim());
+  return n >= -2147483648 && n <= 2147483647 ? n : undefined;
+}
+
+/** IntOrString.Parse: an integer when the text is one, else the string. */
+function intOrStringAnnotation(cs: CloneSet, key: string): IntOrString | undefined {
+  const v = cs.metadata.annotations?.[key];
+  if (v === undefined || v === '') return undefined;
+  return /^[+-]?\d+$/.test(v) ? Number(v) : v;
+}
+
+export function planImagePreDownload(cs: CloneSet, current: ControllerRevision, update: ControllerRevision, gates: FeatureGates): PreDownloadPlan {
+  const currentName = current.metadata.name ?? '';
+  const updateName = update.metadata.name ?? '';
+  if (currentName === updateName) return { kind: 'cleanup' };
+  const minReady = intAnnotation(cs, ANNOTATION_PREDOWNLOAD_MIN_UPDATED_READY) ?? 0;
+  const updatedReady = cs.status?.updateRevision === updateName ? cs.status.updatedReadyReplicas : 0;
+  if (minReady > updatedReady) return { kind: 'none', reason: `waiting for ${minReady} updated ready pods (have ${updatedReady})` };
+  const labels = update.metadata.labels ?? {};
+  if (labels[LABEL_PREDOWNLOAD_CREATED] !== undefined || labels[LABEL_PREDOWNLOAD_IGNORED] !== undefined) {
+    return { kind: 'none', reason: 'revision already handled' };
+  }
+  const replicas = cs.spec.replicas ?? 1;
+  const us = cs.spec.updateStrategy ?? {};
+  if (updatePolicyOf(cs) === 'ReCreate') return { kind: 'ignore', reason: 'ReCreate updates pull on the new pods' };
+  if (replicas <= PREDOWNLOAD_MIN_REPLICAS_EXCLUSIVE) return { kind: 'ignore', reason: `replicas ${replicas} <= ${PREDOWNLOAD_MIN_REPLICAS_EXCLUSIVE}` };
+  if (!partitionParses(us.partition)) return { kind: 'none', reason: `invalid partition ${String(us.partition)}` };
+  const partition = partitionAbs(us.partition, replicas);
+  if (partition === 0 && scaledValue(us.maxUnavailable ?? DEFAULT_MAX_UNAVAILABLE, replicas, false) >= replicas) {
+    return { kind: 'ignore', reason: 'every pod is updated at once' };
+  }
+  const oldTemplate = templateFromRevision(current);
+  const newTemplate = templateFromRevision(update);
+  if (oldTemplate === undefined || newTemplate === undefined) return { kind: 'ignore', reason: 'revision without a pod template' };
+  const decision = calculateUpdateSpec({ name: currentName, template: oldTemplate }, { name: updateName, template: newTemplate }, {
+    gates,
+    gracePeriodSeconds: us.inPlaceUpdateStrategy?.gracePeriodSeconds ?? 0,
+    ignoreVolumeClaimTemplatesHashDiff: updatePolicyOf(cs) === 'InPlaceOnly',
+  });
+  if (!decision.inPlace) return { kind: 'ignore', reason: decision.reason };
+  return { kind: 'create', jobs: imagePullJobs(cs, update, oldTemplate, newTemplate) };
+}
+
+/** One job per container whose image is new or changed (spec §15 step 3). */
+export function imagePullJobs(cs: CloneSet, update: ControllerRevision, oldTemplate: PodTemplateSpec, newTemplate: PodTemplateSpec): ImagePullJob[] {
+  const updateName = update.metadata.name ?? '';
+  const hashLabel = update.metadata.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? '';
+  const labels = { ...newTemplate.metadata?.labels, [LABEL_CONTROLLER_REVISION_HASH]: hashLabel };
+  const secrets = newTemplate.spec['imagePullSecrets'];
+  const pullSecrets = Array.isArray(secrets)
+    ? secrets.map((s: unknown) => (typeof s === 'object' && s !== null && 'name' in s && typeof s.name === 'string' ? s.name : '')).filter((n) => n !== '')
+    : [];
+  const selector = cs.spec.selector;
+  const podSelector: LabelSelector = {
+    ...(selector.matchLabels !== undefined ? { matchLabels: { ...selector.matchLabels } } : {}),
+    matchExpressions: [
+      ...(selector.matchExpressions ?? []),
+      { key: LABEL_REVISION_HASH, operator: 'NotIn', values: [updateName, hashLabel] },
+    ],
+  };
+  const parallelism = intOrStringAnnotation(cs, ANNOTATION_PREDOWNLOAD_PARALLELISM) ?? 1;
+  const timeoutSeconds = intAnnotation(cs, ANNOTATION_PREDOWNLOAD_TIMEOUT) ?? 300;
+  const annotations = newTemplate.metadata?.annotations;
+  const jobs: ImagePullJob[] = [];
+  for (const c of newTemplate.spec.containers) {
+    const before = oldTemplate.spec.containers.find((o) => o.name === c.name);
+    if (c.image === undefined || c.image === '' || before?.image === c.image) continue;
+    jobs.push({
+      apiVersion: IMAGE_PULL_JOB_API_VERSION,
+      kind: 'ImagePullJob',
+      metadata: {
+        name: `${updateName}-${c.name}`,
+        ...(cs.metadata.namespace !== undefined ? { namespace: cs.metadata.namespace } : {}),
+        labels,
+        ownerReferences: [controllerRefTo(cs)],
+      },
+      spec: {
+        image: c.image,
+        ...(pullSecrets.length > 0 ? { pullSecrets } : {}),
+        podSelector,
+        parallelism,
+        pullPolicy: { backoffLimit: 1, timeoutSeconds },
+        completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 600 },
+        sandboxConfig: { ...(annotations !== undefined ? { annotations: { ...annotations } } : {}), labels },
+      },
+    });
+  }
+  return jobs;
+}
