@@ -297,6 +297,9 @@ async function reownPvc(cs: CloneSet, action: Extract<PlanAction, { kind: 'Reown
   try {
     await deps.ports.pvcs.patchPvc(cs.metadata.namespace ?? '', action.pvc.name, patch, 'json');
   } catch (e) {
+    // A failed `test` (422 Invalid): the cache lags behind (typically our own earlier hand-over) or the PVC was
+    // replaced. Nothing to do; the next pass plans from the newer object.
+    if (isInvalid(e)) return 0;
     deps.recorder.event(cs, 'Warning', 'FailedUpdate', `failed to update PVC ${action.pvc.name}: ${errorText(e)}`);
     if (isNotFound(e)) return 0;
     throw e;

@@ -57,9 +57,11 @@ function cloneSetOf(ns: string, name: string, replicas: number, o: Options = {})
   };
 }
 
-/** A merge patch of the template's only container (JSON merge patch replaces lists: the whole container is sent). */
-function withContainer(change: Record<string, unknown>): unknown {
-  return { spec: { template: { spec: { containers: [{ name: 'main', image: 'nginx:alpine', env: [{ name: 'MODE', value: 'a' }], ...change }] } } } };
+/** Changes fields of the template's only container (a JSON merge patch replaces lists: the whole container is sent). */
+async function patchContainer(client: KubeClient, ns: string, name: string, change: Record<string, unknown>): Promise<void> {
+  const cs = await client.get<CloneSet>(CLONESETS, ns, name);
+  const container = { ...cs.spec.template.spec.containers[0], ...change };
+  await client.patch(CLONESETS, ns, name, { spec: { template: { spec: { containers: [container] } } } }, 'merge');
 }
 
 const isActive = (p: Pod): boolean => p.metadata.deletionTimestamp === undefined && p.status?.phase !== 'Failed' && p.status?.phase !== 'Succeeded';
@@ -177,7 +179,7 @@ describe('in-place update on a real API server', () => {
     assert.equal(pvcsBefore.size, 10);
     const watch = new PodWatch(client, ns, 'web', await listRv(client, ns));
     const started = Date.now();
-    await client.patch(CLONESETS, ns, 'web', withContainer({ image: 'nginx:mainline' }), 'merge');
+    await patchContainer(client, ns, 'web', { image: 'nginx:mainline' });
     const cs = await rolledOut(client, ns, 'web', 10, 180_000);
     const elapsed = Date.now() - started;
     await watch.stop();
@@ -216,7 +218,7 @@ describe('in-place update on a real API server', () => {
     await eventually('2 ready pods', () => readyPods(client, ns, 'grace', 2), { timeoutMs: 90_000 });
     const cs0 = await rolledOut(client, ns, 'grace', 2);
     const watch = new PodWatch(client, ns, 'grace', await listRv(client, ns));
-    await client.patch(CLONESETS, ns, 'grace', withContainer({ image: 'nginx:mainline' }), 'merge');
+    await patchContainer(client, ns, 'grace', { image: 'nginx:mainline' });
     const cs = await rolledOut(client, ns, 'grace', 2, 90_000);
     await watch.stop();
     const notReadyAt = new Map<string, number>();
@@ -249,7 +251,7 @@ describe('in-place update on a real API server', () => {
     await client.create(CLONESETS, ns, cloneSetOf(ns, 'envc', 2, { maxUnavailable: 1 }));
     const before = await eventually('2 ready pods', () => readyPods(client, ns, 'envc', 2), { timeoutMs: 90_000 });
     await rolledOut(client, ns, 'envc', 2);
-    await client.patch(CLONESETS, ns, 'envc', withContainer({ env: [{ name: 'MODE', value: 'b' }] }), 'merge');
+    await patchContainer(client, ns, 'envc', { env: [{ name: 'MODE', value: 'b' }] });
     await rolledOut(client, ns, 'envc', 2, 120_000);
     const after = await pods(client, ns, 'envc');
     const oldUids = new Set(before.map((p) => p.metadata.uid));
@@ -265,7 +267,7 @@ describe('in-place update on a real API server', () => {
     const before = await eventually('2 ready pods', () => readyPods(client, ns, 'only', 2), { timeoutMs: 90_000 });
     await rolledOut(client, ns, 'only', 2);
     await warningEvent(client, ns, 'only', 'InvalidMaxSurge');
-    await client.patch(CLONESETS, ns, 'only', withContainer({ env: [{ name: 'MODE', value: 'b' }] }), 'merge');
+    await patchContainer(client, ns, 'only', { env: [{ name: 'MODE', value: 'b' }] });
     const failed = await eventually('FailedUpdate condition', async () => {
       const c = (await getCloneSet(client, ns, 'only')).status?.conditions?.find((x) => x.type === 'FailedUpdate');
       return c?.status === 'True' ? c : undefined;
@@ -301,7 +303,7 @@ describe('in-place update on a real API server', () => {
       }
     })();
     try {
-      await client.patch(CLONESETS, ns, 'size', withContainer({ resources: { requests: { cpu: '150m', memory: '64Mi' }, limits: { cpu: '300m', memory: '128Mi' } } }), 'merge');
+      await patchContainer(client, ns, 'size', { resources: { requests: { cpu: '150m', memory: '64Mi' }, limits: { cpu: '300m', memory: '128Mi' } } });
       await rolledOut(client, ns, 'size', 2, 90_000);
     } finally {
       kubelet.abort();
@@ -321,7 +323,7 @@ describe('in-place update on a real API server', () => {
     await client.create(CLONESETS, ns, cloneSetOf(ns, 'pull', 5, { maxUnavailable: 1, annotations: { 'apps.kruise.io/image-predownload-parallelism': '3' } }));
     await eventually('5 ready pods', () => readyPods(client, ns, 'pull', 5), { timeoutMs: 90_000 });
     await rolledOut(client, ns, 'pull', 5);
-    await client.patch(CLONESETS, ns, 'pull', withContainer({ image: 'nginx:mainline' }), 'merge');
+    await patchContainer(client, ns, 'pull', { image: 'nginx:mainline' });
     const cs = await eventually('new update revision', async () => {
       const c = await getCloneSet(client, ns, 'pull');
       return c.status?.updateRevision !== c.status?.currentRevision ? c : undefined;

@@ -312,3 +312,60 @@ describe('rollouts on a real API server', () => {
     assert.deepEqual(kept, [live, names[3] ?? '', names[2] ?? ''].sort());
   });
 });
+
+describe('CloneSetPartitionRollback and FailedScale on a real API server', () => {
+  let client: KubeClient;
+  let ns: string;
+  let controller: ControllerProcess;
+
+  before(async () => {
+    client = await testClient();
+    ns = await newNamespace(client, 'rollback');
+    controller = startController(ns, ['--feature-gates=CloneSetPartitionRollback=true']);
+  });
+  after(async () => {
+    await controller.stop();
+    await client.delete(NAMESPACES, undefined, ns).catch(() => undefined);
+    client.close();
+  });
+
+  const status = async (name: string): Promise<CloneSetStatus | undefined> => (await client.get<CloneSet>(CLONESETS, ns, name)).status;
+
+  it('raising the partition rolls updated pods back to the current revision', async () => {
+    await client.create(CLONESETS, ns, cloneSetOf(ns, 'sample', { replicas: 5, updateStrategy: { maxUnavailable: 2 } }));
+    await eventually('5 ready pods', async () => ((await status('sample'))?.updatedReadyReplicas === 5 ? true : undefined), { timeoutMs: 90_000 });
+    await client.patch(CLONESETS, ns, 'sample', { spec: { updateStrategy: { partition: 2 }, template: { spec: { containers: [{ name: 'nginx', image: 'nginx:mainline' }] } } } }, 'merge');
+    await eventually('3 updated ready pods', async () => {
+      const s = await status('sample');
+      return s?.updatedReadyReplicas === 3 && s.readyReplicas === 5 && s.replicas === 5 ? true : undefined;
+    }, { timeoutMs: 90_000 });
+    await client.patch(CLONESETS, ns, 'sample', { spec: { updateStrategy: { partition: 5 } } }, 'merge');
+    const s = await eventually('every pod back on the current revision', async () => {
+      const st = await status('sample');
+      const all = (await client.list<Pod>(PODS, ns, { labelSelector: 'app=sample' })).items.filter(isActive);
+      const back = all.length === 5 && all.every((p) => isReady(p) && revisionOf(p) === 'sample-d4d4fb5bd');
+      return back && st?.updatedReplicas === 0 && st.readyReplicas === 5 ? st : undefined;
+    }, { timeoutMs: 90_000 });
+    assert.equal(s.expectedUpdatedReplicas, 0);
+    assert.equal(s.currentRevision, 'sample-d4d4fb5bd');
+    assert.equal(s.updateRevision, 'sample-56dfb978d4');
+  });
+
+  it('a pod create refused by the API server shows up as a FailedScale condition with its error', async () => {
+    await client.create({ group: '', version: 'v1', plural: 'resourcequotas', namespaced: true }, ns, {
+      apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'seven-pods' }, spec: { hard: { pods: '7' } },
+    });
+    // 5 pods of `sample` exist: 2 more fit, the third is refused by quota admission.
+    await eventually('the quota to count the pods', async () => {
+      const q = await client.get<{ status?: { used?: Record<string, string> } }>({ group: '', version: 'v1', plural: 'resourcequotas', namespaced: true }, ns, 'seven-pods');
+      return q.status?.used?.['pods'] === '5' ? true : undefined;
+    });
+    await client.create(CLONESETS, ns, cloneSetOf(ns, 'quota', { replicas: 3 }));
+    const cond = await eventually('a FailedScale condition', async () => (await status('quota'))?.conditions?.find((c) => c.type === 'FailedScale'));
+    assert.equal(cond.status, 'True');
+    assert.match(cond.message ?? '', /exceeded quota/);
+    const events = (await client.list<{ reason?: string; type?: string; message?: string; involvedObject?: { name?: string } }>(EVENTS, ns)).items;
+    assert.ok(events.some((e) => e.involvedObject?.name === 'quota' && e.reason === 'FailedCreate' && /exceeded quota/.test(e.message ?? '')));
+    assert.equal((await status('quota'))?.replicas, 2);
+  });
+});

@@ -1,0 +1,104 @@
+// The executor's PVC cleanup writes (spec §8.5): the hand-over patch and the delete under a scale expectation.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { pino } from 'pino';
+import type { CloneSet } from '../api/cloneset.ts';
+import { ApiError } from '../kube/api-error.ts';
+import type { KubeObject, PersistentVolumeClaim } from '../kube/types.ts';
+import { FakeClock } from '../runtime/clock.ts';
+import { EventRecorder, type EventType } from '../runtime/events.ts';
+import { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.ts';
+import { executePlan } from './execute.ts';
+import type { PlanAction } from './plan/actions.ts';
+import type { Ports } from './ports.ts';
+
+class SeenEvents extends EventRecorder {
+  readonly seen: string[] = [];
+  override event(_obj: KubeObject, type: EventType, reason: string, message: string): void {
+    this.seen.push(`${type} ${reason}: ${message}`);
+  }
+}
+
+const cs: CloneSet = {
+  apiVersion: 'apps.kruise.io/v1alpha1',
+  kind: 'CloneSet',
+  metadata: { name: 'sample', namespace: 'ns', uid: 'uid-cs' },
+  spec: { replicas: 1, selector: { matchLabels: { app: 'sample' } }, template: { metadata: { labels: { app: 'sample' } }, spec: { containers: [] } } },
+};
+
+const status = (code: number, reason: string): ApiError => new ApiError(code, { kind: 'Status', code, reason, message: reason }, reason);
+
+function harness(fail?: ApiError) {
+  const clock = new FakeClock(0);
+  const calls: unknown[][] = [];
+  const pvcs: Ports['pvcs'] = {
+    createPvc: async () => Promise.reject(new Error('unexpected')),
+    deletePvc: async (...args) => {
+      calls.push(['delete', ...args]);
+      if (fail !== undefined) throw fail;
+    },
+    patchPvc: async (...args) => {
+      calls.push(['patch', ...args]);
+      if (fail !== undefined) throw fail;
+      return {} as PersistentVolumeClaim;
+    },
+  };
+  const ports = { pods: {} as Ports['pods'], pvcs, revisions: {} as Ports['revisions'], cloneSets: {} as Ports['cloneSets'] };
+  const recorder = new SeenEvents({ sink: { create: async () => undefined, patch: async () => undefined }, clock, logger: pino({ level: 'silent' }) });
+  const scaleExpectations = new ScaleExpectations(clock, 60_000);
+  const deps = { ports, scaleExpectations, rvExpectations: new ResourceVersionExpectations(clock, 60_000), recorder, nowMs: () => clock.now() };
+  const run = (actions: PlanAction[]) => executePlan(cs, 'ns/sample', 'scale', actions, deps);
+  return { calls, recorder, scaleExpectations, run };
+}
+
+const reown: PlanAction = {
+  kind: 'ReownPvc',
+  pvc: { name: 'data-sample-abcde', uid: 'uid-pvc' },
+  ownerRefIndex: 0,
+  ownerUid: 'uid-cs',
+  podRef: { apiVersion: 'v1', kind: 'Pod', name: 'sample-abcde', uid: 'uid-pod', controller: true, blockOwnerDeletion: true },
+};
+const remove: PlanAction = { kind: 'DeletePvc', pvc: { name: 'data-sample-zzzzz', uid: 'uid-pvc2' } };
+
+describe('executor: PVC cleanup writes', () => {
+  test('the hand-over is a JSON patch that tests the PVC uid and the CloneSet reference before replacing it', async () => {
+    const h = harness();
+    assert.deepEqual(await h.run([reown]), { writes: 1 });
+    assert.deepEqual(h.calls, [['patch', 'ns', 'data-sample-abcde', [
+      { op: 'test', path: '/metadata/uid', value: 'uid-pvc' },
+      { op: 'test', path: '/metadata/ownerReferences/0/uid', value: 'uid-cs' },
+      { op: 'remove', path: '/metadata/ownerReferences/0' },
+      { op: 'add', path: '/metadata/ownerReferences/-', value: { apiVersion: 'v1', kind: 'Pod', name: 'sample-abcde', uid: 'uid-pod', controller: true, blockOwnerDeletion: true } },
+    ], 'json']]);
+  });
+
+  test('a failed test (stale cache) is no failure; NotFound is reported and ignored; anything else fails the pass', async () => {
+    const stale = harness(status(422, 'Invalid'));
+    assert.deepEqual(await stale.run([reown]), { writes: 0 });
+    assert.deepEqual(stale.recorder.seen, []);
+    const gone = harness(status(404, 'NotFound'));
+    assert.deepEqual(await gone.run([reown]), { writes: 0 });
+    assert.match(gone.recorder.seen[0] ?? '', /^Warning FailedUpdate: failed to update PVC data-sample-abcde: /);
+    const broken = harness(status(500, 'InternalError'));
+    const outcome = await broken.run([reown, remove]);
+    assert.equal(outcome.failure?.type, 'FailedScale');
+    assert.equal(broken.calls.length, 1, 'the pass stops at the first failure');
+  });
+
+  test('a delete is guarded by the PVC uid and expected; a failed delete rolls the expectation back', async () => {
+    const h = harness();
+    assert.deepEqual(await h.run([remove]), { writes: 1 });
+    assert.deepEqual(h.calls, [['delete', 'ns', 'data-sample-zzzzz', 'uid-pvc2']]);
+    assert.equal(h.scaleExpectations.check('ns/sample').satisfied, false, 'waits for the informer to show the delete');
+    h.scaleExpectations.observe('ns/sample', 'delete', 'data-sample-zzzzz', 'pvc');
+    assert.equal(h.scaleExpectations.check('ns/sample').satisfied, true);
+
+    const gone = harness(status(404, 'NotFound'));
+    assert.deepEqual(await gone.run([remove]), { writes: 0 });
+    assert.equal(gone.scaleExpectations.check('ns/sample').satisfied, true);
+    assert.match(gone.recorder.seen[0] ?? '', /^Warning FailedDelete: failed to clean up PVC data-sample-zzzzz: /);
+    const broken = harness(status(500, 'InternalError'));
+    assert.equal((await broken.run([remove])).failure?.type, 'FailedScale');
+    assert.equal(broken.scaleExpectations.check('ns/sample').satisfied, true);
+  });
+});
