@@ -271,7 +271,10 @@ export function applyPlan(world: World, actions: readonly PlanAction[]): string[
       case 'PatchPodLifecycle':
         replacePod(world, a.pod.name, a.pod.uid, (p) => {
           const q = withLabel(p, LABEL_LIFECYCLE_STATE, a.state);
-          return { ...q, metadata: { ...q.metadata, annotations: { ...q.metadata.annotations, [ANNOTATION_LIFECYCLE_TIMESTAMP]: now } } };
+          // Hook handlers put back with the state (Updated → PreparingUpdate): labels set, finalizers merged.
+          const labels = { ...q.metadata.labels, ...a.addLabels };
+          const finalizers = a.addFinalizers !== undefined ? { finalizers: [...new Set([...(q.metadata.finalizers ?? []), ...a.addFinalizers])] } : {};
+          return { ...q, metadata: { ...q.metadata, labels, ...finalizers, annotations: { ...q.metadata.annotations, [ANNOTATION_LIFECYCLE_TIMESTAMP]: now } } };
         }, violations, a.kind);
         break;
       case 'PatchPodTemplateHash':

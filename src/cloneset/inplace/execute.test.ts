@@ -1,0 +1,124 @@
+// The executor's in-place writes: the resourceVersion precondition, 409 as "re-plan" (no failure), the resize
+// subresource before the pod patch, RV expectations after every write, and the events.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { pino } from 'pino';
+import type { CloneSet } from '../../api/cloneset.ts';
+import { ApiError } from '../../kube/api-error.ts';
+import type { KubeObject, Pod } from '../../kube/types.ts';
+import { FakeClock } from '../../runtime/clock.ts';
+import { EventRecorder, type EventType } from '../../runtime/events.ts';
+import { ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';
+import { executePlan } from '../execute.ts';
+import type { PlanAction } from '../plan/actions.ts';
+import type { Ports } from '../ports.ts';
+
+class SeenEvents extends EventRecorder {
+  readonly seen: string[] = [];
+  override event(_obj: KubeObject, type: EventType, reason: string, message: string): void {
+    this.seen.push(`${type} ${reason}: ${message}`);
+  }
+}
+
+const cs: CloneSet = {
+  apiVersion: 'apps.kruise.io/v1alpha1',
+  kind: 'CloneSet',
+  metadata: { name: 'sample', namespace: 'ns', uid: 'uid-cs' },
+  spec: { replicas: 1, selector: { matchLabels: { app: 'sample' } }, template: { metadata: { labels: { app: 'sample' } }, spec: { containers: [] } } },
+};
+
+const apiError = (code: number, reason: string): ApiError => new ApiError(code, { kind: 'Status', code, reason, message: reason }, reason);
+
+function harness(fail: { patch?: ApiError; resize?: ApiError } = {}) {
+  const clock = new FakeClock(0);
+  const calls: { verb: string; name: string; patch: unknown }[] = [];
+  let rv = 100;
+  const answer = (): Pod => ({ metadata: { name: 'p', resourceVersion: String(++rv) }, spec: { containers: [] } });
+  const pods: Ports['pods'] = {
+    createPod: async () => Promise.reject(new Error('unexpected')),
+    deletePod: async () => Promise.reject(new Error('unexpected')),
+    patchPod: async (_ns, name, patch) => {
+      calls.push({ verb: 'patch', name, patch });
+      if (fail.patch !== undefined) throw fail.patch;
+      return answer();
+    },
+    patchPodStatus: async (_ns, name, patch) => {
+      calls.push({ verb: 'status', name, patch });
+      return answer();
+    },
+    patchPodResize: async (_ns, name, patch) => {
+      calls.push({ verb: 'resize', name, patch });
+      if (fail.resize !== undefined) throw fail.resize;
+      return answer();
+    },
+  };
+  const ports = { pods, pvcs: {} as Ports['pvcs'], revisions: {} as Ports['revisions'], cloneSets: {} as Ports['cloneSets'] };
+  const recorder = new SeenEvents({ sink: { create: async () => undefined, patch: async () => undefined }, clock, logger: pino({ level: 'silent' }) });
+  const rvExpectations = new ResourceVersionExpectations(clock, 60_000);
+  const deps = { ports, scaleExpectations: new ScaleExpectations(clock, 60_000), rvExpectations, recorder, nowMs: () => clock.now() };
+  const run = (actions: PlanAction[]) => executePlan(cs, 'ns/sample', 'update', actions, deps);
+  return { calls, recorder, rvExpectations, run };
+}
+
+const pod = { name: 'sample-abcde', uid: 'uid-p', resourceVersion: '42' };
+const update: PlanAction = {
+  kind: 'UpdatePodInPlace',
+  pod,
+  step: 'update',
+  revision: 'sample-r2',
+  patch: { metadata: { labels: { 'controller-revision-hash': 'sample-r2' } }, spec: { containers: [{ name: 'main', image: 'nginx:2' }] } },
+};
+
+describe('executor: in-place writes', () => {
+  test('the pod patch carries the cached resourceVersion; success → RV expectation + SuccessfulUpdatePodInPlace', async () => {
+    const h = harness();
+    const out = await h.run([update]);
+    assert.deepEqual(out, { writes: 1 });
+    assert.deepEqual(h.calls, [{
+      verb: 'patch',
+      name: 'sample-abcde',
+      patch: { metadata: { labels: { 'controller-revision-hash': 'sample-r2' }, resourceVersion: '42' }, spec: { containers: [{ name: 'main', image: 'nginx:2' }] } },
+    }]);
+    assert.equal(h.rvExpectations.isSatisfied('uid-p', '100').satisfied, false);
+    assert.equal(h.rvExpectations.isSatisfied('uid-p', '101').satisfied, true);
+    assert.deepEqual(h.recorder.seen, ['Normal SuccessfulUpdatePodInPlace: successfully update pod sample-abcde in-place(revision sample-r2)']);
+  });
+
+  test('409 (the cache is stale): nothing written, no failure, no event — the newer pod event re-plans', async () => {
+    const h = harness({ patch: apiError(409, 'Conflict') });
+    assert.deepEqual(await h.run([update]), { writes: 0 });
+    assert.deepEqual(h.recorder.seen, []);
+  });
+
+  test('another error fails the pass with FailedUpdatePodInPlace', async () => {
+    const h = harness({ patch: apiError(422, 'Invalid') });
+    const out = await h.run([update]);
+    assert.equal(out.failure?.type, 'FailedUpdate');
+    assert.match(h.recorder.seen[0] ?? '', /^Warning FailedUpdatePodInPlace: failed to update pod sample-abcde in-place\(revision sample-r2\): /);
+  });
+
+  test('resize first, with the same precondition; the pod patch then expects the resize\'s resourceVersion', async () => {
+    const h = harness();
+    const resize = { spec: { containers: [{ name: 'main', resources: { requests: { cpu: '2' } } }] } };
+    const out = await h.run([{ ...update, resize }]);
+    assert.deepEqual(out, { writes: 2 });
+    assert.deepEqual(h.calls.map((c) => c.verb), ['resize', 'patch']);
+    assert.deepEqual(h.calls[0]?.patch, { ...resize, metadata: { resourceVersion: '42' } });
+    assert.equal((h.calls[1]?.patch as { metadata: { resourceVersion: string } }).metadata.resourceVersion, '101');
+  });
+
+  test('the not-ready mark goes to pods/status and sets an RV expectation; a guarded True carries the resourceVersion', async () => {
+    const h = harness();
+    const status = { status: { conditions: [{ type: 'InPlaceUpdateReady', status: 'False', reason: 'StartInPlaceUpdate' }] } };
+    await h.run([{ kind: 'MarkPodNotReadyForInPlaceUpdate', pod, revision: 'sample-r2', patch: status }, { kind: 'SetInPlaceUpdateReady', pod, guardResourceVersion: true }]);
+    assert.deepEqual(h.calls[0], { verb: 'status', name: 'sample-abcde', patch: status });
+    assert.equal((h.calls[1]?.patch as { metadata: { resourceVersion: string } }).metadata.resourceVersion, '42');
+    assert.equal(h.rvExpectations.isSatisfied('uid-p', '101').satisfied, false);
+  });
+
+  test('FailUpdate fails the pass with its message', async () => {
+    const h = harness();
+    const out = await h.run([{ kind: 'FailUpdate', message: 'find Pod p update strategy is InPlaceOnly but can not update in-place: x' }]);
+    assert.equal(out.failure?.error.message, 'find Pod p update strategy is InPlaceOnly but can not update in-place: x');
+  });
+});
