@@ -72,10 +72,9 @@ function buildWorld(s: Scenario, specifiedDelete: ReadonlySet<number>): World {
   if (s.partition !== undefined) b = b.partition(s.partition);
   if (s.maxSurge !== undefined) b = b.maxSurge(s.maxSurge);
   if (s.maxUnavailable !== undefined) b = b.maxUnavailable(s.maxUnavailable);
-  // Not with PreparingDelete pods around: a scale-up the limit blocks skips the deletion of PreparingDelete pods,
-  // which keep the limit blocked — a Kruise-conformant deadlock (spec §19.14, pinned in plan-scale.test.ts).
-  const preparingDelete = s.hook !== null || s.pods.some((p) => p.kind === 'preparingDelete');
-  if (s.scaleMaxUnavailable !== undefined && !preparingDelete) b = b.scaleMaxUnavailable(s.scaleMaxUnavailable);
+  // Also with PreparingDelete pods around: a blocked scale-up still deletes released PreparingDelete pods, so the
+  // deadlock Kruise has there (spec §19.14) cannot happen (plan-scale.test.ts pins the single step).
+  if (s.scaleMaxUnavailable !== undefined) b = b.scaleMaxUnavailable(s.scaleMaxUnavailable);
   if (s.withPvcs) b = b.volumeClaimTemplate('data');
   if (s.hook !== null) b = b.preDeleteHook({ labelsHandler: { [HOOK]: 'true' }, markPodNotReady: s.hook.markPodNotReady });
   if (s.hook?.exclude === true) b = b.labels({ 'apps.kruise.io/cloneset-scaling-exclude-preparing-delete': 'true' });

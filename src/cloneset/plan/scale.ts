@@ -79,12 +79,14 @@ export function planScale(input: ScaleInput): ScaleResult {
   }
 
   if (diff.scaleUpNum > 0) {
-    // A pass that needs more pods ends here, even when the limit allows none (spec §19.14).
+    // A pass that needs more pods ends here, even when the limit allows none (spec §19.14)...
     const creations = podsToCreate(input, diff);
-    return result(
-      creations.length > 0 ? [{ kind: 'CreatePods', pods: creations }] : [],
-      `scale up: ${diff.scaleUpNum} missing, creating ${creations.length} (limit ${diff.scaleUpLimit})`,
-    );
+    const explain = `scale up: ${diff.scaleUpNum} missing, creating ${creations.length} (limit ${diff.scaleUpLimit})`;
+    if (creations.length > 0) return result([{ kind: 'CreatePods', pods: creations }], explain);
+    // ...but beyond Kruise, a blocked scale-up still lets released PreparingDelete pods go: they count as
+    // unavailable, so with scaleStrategy.maxUnavailable they would otherwise keep the limit at 0 forever.
+    const releasedWhileBlocked = deletion(input, preparingDelete, 'SpecifiedDelete');
+    return result(releasedWhileBlocked, explain);
   }
   // Step 6: pods whose preDelete hook is still present stay in PreparingDelete; if none can go, carry on.
   const released = deletion(input, preparingDelete, 'SpecifiedDelete');
