@@ -352,20 +352,18 @@ describe('CloneSetPartitionRollback and FailedScale on a real API server', () =>
   });
 
   it('a pod create refused by the API server shows up as a FailedScale condition with its error', async () => {
-    await client.create({ group: '', version: 'v1', plural: 'resourcequotas', namespaced: true }, ns, {
-      apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'seven-pods' }, spec: { hard: { pods: '7' } },
+    // LimitRanger admission (no controller needed): containers may not ask for more than 100m cpu.
+    await client.create({ group: '', version: 'v1', plural: 'limitranges', namespaced: true }, ns, {
+      apiVersion: 'v1', kind: 'LimitRange', metadata: { name: 'small' }, spec: { limits: [{ type: 'Container', max: { cpu: '100m' } }] },
     });
-    // 5 pods of `sample` exist: 2 more fit, the third is refused by quota admission.
-    await eventually('the quota to count the pods', async () => {
-      const q = await client.get<{ status?: { used?: Record<string, string> } }>({ group: '', version: 'v1', plural: 'resourcequotas', namespaced: true }, ns, 'seven-pods');
-      return q.status?.used?.['pods'] === '5' ? true : undefined;
-    });
-    await client.create(CLONESETS, ns, cloneSetOf(ns, 'quota', { replicas: 3 }));
-    const cond = await eventually('a FailedScale condition', async () => (await status('quota'))?.conditions?.find((c) => c.type === 'FailedScale'));
+    const cs = cloneSetOf(ns, 'greedy', { replicas: 2 });
+    const template = { ...cs.spec.template, spec: { containers: [{ name: 'nginx', image: 'nginx:alpine', resources: { limits: { cpu: '200m' } } }] } };
+    await client.create(CLONESETS, ns, { ...cs, spec: { ...cs.spec, template } });
+    const cond = await eventually('a FailedScale condition', async () => (await status('greedy'))?.conditions?.find((c) => c.type === 'FailedScale'));
     assert.equal(cond.status, 'True');
-    assert.match(cond.message ?? '', /exceeded quota/);
+    assert.match(cond.message ?? '', /forbidden: maximum cpu usage per Container is 100m, but limit is 200m/);
     const events = (await client.list<{ reason?: string; type?: string; message?: string; involvedObject?: { name?: string } }>(EVENTS, ns)).items;
-    assert.ok(events.some((e) => e.involvedObject?.name === 'quota' && e.reason === 'FailedCreate' && /exceeded quota/.test(e.message ?? '')));
-    assert.equal((await status('quota'))?.replicas, 2);
+    assert.ok(events.some((e) => e.involvedObject?.name === 'greedy' && e.type === 'Warning' && e.reason === 'FailedCreate' && /maximum cpu usage/.test(e.message ?? '')));
+    assert.equal((await status('greedy'))?.replicas ?? 0, 0);
   });
 });
