@@ -139,3 +139,19 @@ test('an object without a namespace gets its Event in default', async () => {
   await rec.flush();
   assert.equal(sink.calls[0]?.namespace, 'default');
 });
+
+test('the spam filter lets 25 events of one reason through per object, then one per 5 minutes, and never mutes another reason', async () => {
+  const { sink, clock, rec } = setup();
+  for (let i = 0; i < 100; i++) rec.event(cloneSet, 'Normal', 'SuccessfulCreate', `succeed to create pod sample-${i}`);
+  rec.event(cloneSet, 'Warning', 'FailedCreate', 'failed to create pod: quota exceeded');
+  await rec.flush();
+  const reasons = sink.calls.map((c) => String(c.body['reason'] ?? ''));
+  assert.equal(sink.calls.length, 26, 'burst of 25 creates + the warning');
+  assert.equal(rec.droppedTotal, 75);
+  assert.ok(reasons.includes('FailedCreate') || sink.calls.some((c) => String(c.body['message'] ?? '').includes('quota exceeded')));
+  clock.advance(5 * 60_000);
+  rec.event(cloneSet, 'Normal', 'SuccessfulCreate', 'succeed to create pod sample-late');
+  rec.event(cloneSet, 'Normal', 'SuccessfulCreate', 'succeed to create pod sample-later');
+  await rec.flush();
+  assert.equal(sink.calls.length, 27, 'one token refilled after 5 minutes');
+});

@@ -11,7 +11,11 @@
  * - Aggregation (client-go `EventAggregator`): from the `maxSimilar`-th event with the same object, type and
  *   reason but different messages within the window, they are folded into one Event whose message is
  *   "(combined from similar events): <latest message>".
- * - Both caches are LRU-bounded (`cacheSize`, client-go uses 4096). client-go's spam filter is not ported.
+ * - Spam filter (client-go `EventSourceObjectSpamFilter`): a token bucket of `spamBurst` (25) events refilled
+ *   at one per `spamRefillMs` (5 min). client-go keys it by object only; we key it by object AND reason, so a
+ *   flood of SuccessfulCreate during a 1 000-pod scale-up costs 25 writes, not 1 000, yet never hides a later
+ *   Warning of another reason.
+ * - All caches are LRU-bounded (`cacheSize`, client-go uses 4096).
  * - `involvedObject` is taken from the object itself: pass objects that carry apiVersion/kind (custom
  *   resources do; typed list items may not).
  */
@@ -38,6 +42,13 @@ export interface EventRecorderOptions {
   readonly maxSimilar?: number;
   readonly cacheSize?: number;
   readonly maxQueued?: number;
+  readonly spamBurst?: number;
+  readonly spamRefillMs?: number;
+}
+
+interface SpamBucket {
+  tokens: number;
+  lastMs: number;
 }
 
 export const EVENT_SOURCE_COMPONENT = 'cloneset-controller';
@@ -128,6 +139,9 @@ export class EventRecorder {
   readonly #maxQueued: number;
   readonly #observed: Lru<Observation>;
   readonly #similar: Lru<SimilarRecord>;
+  readonly #spam: Lru<SpamBucket>;
+  readonly #spamBurst: number;
+  readonly #spamRefillMs: number;
   readonly #queue: Pending[] = [];
   #draining: Promise<void> | undefined;
   #seq = 0;
@@ -144,6 +158,23 @@ export class EventRecorder {
     this.#maxQueued = opts.maxQueued ?? 1000;
     this.#observed = new Lru(opts.cacheSize ?? 4096);
     this.#similar = new Lru(opts.cacheSize ?? 4096);
+    this.#spam = new Lru(opts.cacheSize ?? 4096);
+    this.#spamBurst = opts.spamBurst ?? 25;
+    this.#spamRefillMs = opts.spamRefillMs ?? 5 * 60_000;
+  }
+
+  /** Takes a token from the (object, reason) bucket; false when the bucket is empty. */
+  #allow(key: string, nowMs: number): boolean {
+    const bucket = this.#spam.get(key) ?? { tokens: this.#spamBurst, lastMs: nowMs };
+    const refill = Math.floor((nowMs - bucket.lastMs) / this.#spamRefillMs);
+    if (refill > 0) {
+      bucket.tokens = Math.min(this.#spamBurst, bucket.tokens + refill);
+      bucket.lastMs += refill * this.#spamRefillMs;
+    }
+    this.#spam.set(key, bucket);
+    if (bucket.tokens <= 0) return false;
+    bucket.tokens--;
+    return true;
   }
 
   event(obj: KubeObject, type: EventType, reason: string, message: string): void {
@@ -160,6 +191,11 @@ export class EventRecorder {
         return;
       }
       const namespace = involved.namespace !== undefined && involved.namespace !== '' ? involved.namespace : 'default';
+      const nowMs = this.#clock.now();
+      if (!this.#allow(`${involved.uid ?? ''}/${namespace}/${involved.name}/${reason}`, nowMs)) {
+        this.#droppedTotal++;
+        return;
+      }
       this.#queue.push({ involved, namespace, type, reason, message, atMs: this.#clock.now() });
       this.#draining ??= this.#drain();
     } catch (e: unknown) {
