@@ -11,6 +11,14 @@
 // Every struct reachable from PodTemplateSpec is modelled; nothing is kept as-is except FieldsV1
 // (managedFields[].fieldsV1), which Go also keeps as raw bytes.
 
+/** Container's fields; EphemeralContainer's embedded EphemeralContainerCommon repeats them (as in Go). */
+const CONTAINER_FIELDS: readonly string[] = ['name:s', 'image:s?', 'command:[s]?', 'args:[s]?', 'workingDir:s?', 'ports:[ContainerPort]?',
+  'envFrom:[EnvFromSource]?', 'env:[EnvVar]?', 'resources:ResourceRequirements?',
+  'resizePolicy:[ContainerResizePolicy]?', 'restartPolicy:*s?', 'volumeMounts:[VolumeMount]?',
+  'volumeDevices:[VolumeDevice]?', 'livenessProbe:*Probe?', 'readinessProbe:*Probe?', 'startupProbe:*Probe?',
+  'lifecycle:*Lifecycle?', 'terminationMessagePath:s?', 'terminationMessagePolicy:s?', 'imagePullPolicy:s?',
+  'securityContext:*SecurityContext?', 'stdin:b?', 'stdinOnce:b?', 'tty:b?'];
+
 export const GO_STRUCTS: Readonly<Record<string, readonly string[]>> = {
   PodTemplateSpec: ['metadata:ObjectMeta?', 'spec:PodSpec?'],
   ObjectMeta: ['name:s?', 'generateName:s?', 'namespace:s?', 'selfLink:s?', 'uid:s?', 'resourceVersion:s?',
@@ -106,12 +114,7 @@ export const GO_STRUCTS: Readonly<Record<string, readonly string[]>> = {
   TypedLocalObjectReference: ['apiGroup:*s', 'kind:s', 'name:s'],
   TypedObjectReference: ['apiGroup:*s', 'kind:s', 'name:s', 'namespace:*s?'],
   ImageVolumeSource: ['reference:s?', 'pullPolicy:s?'],
-  Container: ['name:s', 'image:s?', 'command:[s]?', 'args:[s]?', 'workingDir:s?', 'ports:[ContainerPort]?',
-    'envFrom:[EnvFromSource]?', 'env:[EnvVar]?', 'resources:ResourceRequirements?',
-    'resizePolicy:[ContainerResizePolicy]?', 'restartPolicy:*s?', 'volumeMounts:[VolumeMount]?',
-    'volumeDevices:[VolumeDevice]?', 'livenessProbe:*Probe?', 'readinessProbe:*Probe?', 'startupProbe:*Probe?',
-    'lifecycle:*Lifecycle?', 'terminationMessagePath:s?', 'terminationMessagePolicy:s?', 'imagePullPolicy:s?',
-    'securityContext:*SecurityContext?', 'stdin:b?', 'stdinOnce:b?', 'tty:b?'],
+  Container: CONTAINER_FIELDS,
   ContainerPort: ['name:s?', 'hostPort:i32?', 'containerPort:i32', 'protocol:s?', 'hostIP:s?'],
   EnvFromSource: ['prefix:s?', 'configMapRef:*ConfigMapEnvSource?', 'secretRef:*SecretEnvSource?'],
   ConfigMapEnvSource: ['name:s?', 'optional:*b?'],
@@ -149,12 +152,7 @@ export const GO_STRUCTS: Readonly<Record<string, readonly string[]>> = {
     'hostProcess:*b?'],
   SeccompProfile: ['type:s', 'localhostProfile:*s?'],
   AppArmorProfile: ['type:s', 'localhostProfile:*s?'],
-  EphemeralContainer: ['name:s', 'image:s?', 'command:[s]?', 'args:[s]?', 'workingDir:s?', 'ports:[ContainerPort]?',
-    'envFrom:[EnvFromSource]?', 'env:[EnvVar]?', 'resources:ResourceRequirements?',
-    'resizePolicy:[ContainerResizePolicy]?', 'restartPolicy:*s?', 'volumeMounts:[VolumeMount]?',
-    'volumeDevices:[VolumeDevice]?', 'livenessProbe:*Probe?', 'readinessProbe:*Probe?', 'startupProbe:*Probe?',
-    'lifecycle:*Lifecycle?', 'terminationMessagePath:s?', 'terminationMessagePolicy:s?', 'imagePullPolicy:s?',
-    'securityContext:*SecurityContext?', 'stdin:b?', 'stdinOnce:b?', 'tty:b?', 'targetContainerName:s?'],
+  EphemeralContainer: [...CONTAINER_FIELDS, 'targetContainerName:s?'],
   PodSecurityContext: ['seLinuxOptions:*SELinuxOptions?', 'windowsOptions:*WindowsSecurityContextOptions?',
     'runAsUser:*i64?', 'runAsGroup:*i64?', 'runAsNonRoot:*b?', 'supplementalGroups:[i64]?',
     'supplementalGroupsPolicy:*s?', 'fsGroup:*i64?', 'sysctls:[Sysctl]?', 'fsGroupChangePolicy:*s?',

@@ -2,23 +2,12 @@
 // and KruisePodReady through pods/status as a strategic merge patch keyed by condition type — never a PUT.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { pino } from 'pino';
-import type { CloneSet } from '../api/cloneset.ts';
-import { ApiError } from '../kube/api-error.ts';
+import type { ApiError } from '../kube/api-error.ts';
 import type { Pod } from '../kube/types.ts';
 import { FakeClock } from '../runtime/clock.ts';
-import { EventRecorder } from '../runtime/events.ts';
-import { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.ts';
-import { executePlan } from './execute.ts';
 import type { PlanAction } from './plan/actions.ts';
 import type { Ports } from './ports.ts';
-
-const cs: CloneSet = {
-  apiVersion: 'apps.kruise.io/v1alpha1',
-  kind: 'CloneSet',
-  metadata: { name: 'sample', namespace: 'ns', uid: 'uid-cs' },
-  spec: { replicas: 1, selector: { matchLabels: { app: 'sample' } }, template: { metadata: { labels: { app: 'sample' } }, spec: { containers: [] } } },
-};
+import { apiError, executorFor } from './testing/executor-fixture.ts';
 
 const T = Date.parse('2025-01-02T03:04:05Z');
 
@@ -42,11 +31,8 @@ function harness(statusError?: ApiError) {
     },
     patchPodResize: unexpected,
   };
-  const ports = { pods, pvcs: {} as Ports['pvcs'], revisions: {} as Ports['revisions'], cloneSets: {} as Ports['cloneSets'] };
-  const recorder = new EventRecorder({ sink: { create: async () => undefined, patch: async () => undefined }, clock, logger: pino({ level: 'silent' }) });
-  const rvExpectations = new ResourceVersionExpectations(clock, 60_000);
-  const deps = { ports, scaleExpectations: new ScaleExpectations(clock, 60_000), rvExpectations, recorder, nowMs: () => clock.now() };
-  return { calls, rvExpectations, run: (actions: PlanAction[]) => executePlan(cs, 'ns/sample', 'update', actions, deps) };
+  const { rvExpectations, run } = executorFor(clock, { pods }, 'update');
+  return { calls, rvExpectations, run };
 }
 
 const pod = { name: 'sample-abcde', uid: 'uid-p', resourceVersion: '42' };
@@ -102,9 +88,9 @@ describe('executor: lifecycle writes', () => {
   });
 
   test('a pod gone meanwhile is not a failure; other errors stop the plan before the label is written', async () => {
-    const gone = harness(new ApiError(404, { kind: 'Status', code: 404, reason: 'NotFound', message: 'gone' }, 'NotFound'));
+    const gone = harness(apiError(404, 'NotFound', 'gone'));
     assert.deepEqual(await gone.run([{ kind: 'PatchPodConditions', pod, conditions: [{ type: 'KruisePodReady', status: 'True' }] }]), { writes: 0 });
-    const broken = harness(new ApiError(500, { kind: 'Status', code: 500, reason: 'InternalError', message: 'boom' }, 'InternalError'));
+    const broken = harness(apiError(500, 'InternalError', 'boom'));
     const out = await broken.run([
       { kind: 'PatchPodConditions', pod, conditions: [{ type: 'KruisePodReady', status: 'False' }] },
       { kind: 'PatchPodLifecycle', pod, state: 'PreparingDelete' },

@@ -1,32 +1,12 @@
 // The executor's PVC cleanup writes (spec §8.5): the hand-over patch and the delete under a scale expectation.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { pino } from 'pino';
-import type { CloneSet } from '../api/cloneset.ts';
-import { ApiError } from '../kube/api-error.ts';
-import type { KubeObject, PersistentVolumeClaim } from '../kube/types.ts';
+import type { ApiError } from '../kube/api-error.ts';
+import type { PersistentVolumeClaim } from '../kube/types.ts';
 import { FakeClock } from '../runtime/clock.ts';
-import { EventRecorder, type EventType } from '../runtime/events.ts';
-import { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.ts';
-import { executePlan } from './execute.ts';
 import type { PlanAction } from './plan/actions.ts';
 import type { Ports } from './ports.ts';
-
-class SeenEvents extends EventRecorder {
-  readonly seen: string[] = [];
-  override event(_obj: KubeObject, type: EventType, reason: string, message: string): void {
-    this.seen.push(`${type} ${reason}: ${message}`);
-  }
-}
-
-const cs: CloneSet = {
-  apiVersion: 'apps.kruise.io/v1alpha1',
-  kind: 'CloneSet',
-  metadata: { name: 'sample', namespace: 'ns', uid: 'uid-cs' },
-  spec: { replicas: 1, selector: { matchLabels: { app: 'sample' } }, template: { metadata: { labels: { app: 'sample' } }, spec: { containers: [] } } },
-};
-
-const status = (code: number, reason: string): ApiError => new ApiError(code, { kind: 'Status', code, reason, message: reason }, reason);
+import { apiError as status, executorFor } from './testing/executor-fixture.ts';
 
 function harness(fail?: ApiError) {
   const clock = new FakeClock(0);
@@ -43,11 +23,7 @@ function harness(fail?: ApiError) {
       return {} as PersistentVolumeClaim;
     },
   };
-  const ports = { pods: {} as Ports['pods'], pvcs, revisions: {} as Ports['revisions'], cloneSets: {} as Ports['cloneSets'] };
-  const recorder = new SeenEvents({ sink: { create: async () => undefined, patch: async () => undefined }, clock, logger: pino({ level: 'silent' }) });
-  const scaleExpectations = new ScaleExpectations(clock, 60_000);
-  const deps = { ports, scaleExpectations, rvExpectations: new ResourceVersionExpectations(clock, 60_000), recorder, nowMs: () => clock.now() };
-  const run = (actions: PlanAction[]) => executePlan(cs, 'ns/sample', 'scale', actions, deps);
+  const { recorder, scaleExpectations, run } = executorFor(clock, { pvcs }, 'scale');
   return { calls, recorder, scaleExpectations, run };
 }
 

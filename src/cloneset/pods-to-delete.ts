@@ -1,8 +1,8 @@
 // Keeps scaleStrategy.podsToDelete to names of pods that still exist (spec §6 step 16).
 import type { Logger } from 'pino';
 import type { CloneSet } from '../api/cloneset.ts';
+import { errorText } from '../kube/api-error.ts';
 import type { Pod } from '../kube/types.ts';
-import { errorText } from './execute.ts';
 import type { Ports } from './ports.ts';
 
 export async function truncatePodsToDelete(cloneSet: CloneSet, claimed: readonly Pod[], ports: Ports, logger: Logger): Promise<void> {

@@ -2,13 +2,13 @@
 import type { Logger } from 'pino';
 import type { CloneSet } from '../api/cloneset.ts';
 import type { FeatureGates } from '../api/well-known.ts';
-import { isConflict } from '../kube/api-error.ts';
+import { errorText, isConflict } from '../kube/api-error.ts';
 import { isEmptySelector, matchesLabelSelector } from '../kube/selectors.ts';
 import type { Clock } from '../runtime/clock.ts';
 import type { ReconcileResult } from '../runtime/controller.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import type { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.ts';
-import { executePlan, errorText } from './execute.ts';
+import { executePlan } from './execute.ts';
 import type { ImagePreDownloader } from './inplace/predownload-sync.ts';
 import { minDelay } from './plan/actions.ts';
 import { planCloneSet } from './plan/index.ts';

@@ -3,9 +3,8 @@
 import type { Logger } from 'pino';
 import type { CloneSet } from '../api/cloneset.ts';
 import { DEFAULT_REVISION_HISTORY_LIMIT } from '../api/well-known.ts';
-import { isAlreadyExists } from '../kube/api-error.ts';
+import { errorText, isAlreadyExists } from '../kube/api-error.ts';
 import type { ControllerRevision, Pod } from '../kube/types.ts';
-import { errorText } from './execute.ts';
 import type { ResolvedRevisions } from './plan/index.ts';
 import { revisionMatches } from './plan/pod-predicates.ts';
 import {

@@ -149,3 +149,8 @@ export class ConnectionError extends Error {
 export function isConnectionError(e: unknown): e is ConnectionError {
   return e instanceof ConnectionError;
 }
+
+/** The message of a thrown value, for logs, events and conditions. */
+export function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

@@ -11,6 +11,7 @@
  * Reconcile is key-only and level-triggered: the reason for a reconcile is never passed in.
  */
 import type { Logger } from 'pino';
+import { errorText } from '../kube/api-error.ts';
 import type { Clock } from './clock.ts';
 import type { RateLimiter } from './rate-limiter.ts';
 import { WorkQueue } from './workqueue.ts';
@@ -51,10 +52,6 @@ export function retryAfterMsOf(e: unknown): number | undefined {
   if (typeof e !== 'object' || e === null || !('retryAfterMs' in e)) return undefined;
   const v = e.retryAfterMs;
   return typeof v === 'number' && v > 0 && Number.isFinite(v) ? v : undefined;
-}
-
-function messageOf(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }
 
 export class Controller {
@@ -163,14 +160,14 @@ export class Controller {
     if (e instanceof TerminalError) {
       this.#byOutcome.terminal_error++;
       this.#queue.forget(key);
-      this.#logger.error({ key, error: messageOf(e) }, 'reconciler error (terminal, not requeued)');
+      this.#logger.error({ key, error: errorText(e) }, 'reconciler error (terminal, not requeued)');
       return;
     }
     this.#byOutcome.error++;
     const retryAfterMs = retryAfterMsOf(e);
     this.#queue.addRateLimited(key, retryAfterMs ?? 0);
     this.#logger.error(
-      { key, error: messageOf(e), requeues: this.#queue.numRequeues(key), ...(retryAfterMs === undefined ? {} : { retryAfterMs }) },
+      { key, error: errorText(e), requeues: this.#queue.numRequeues(key), ...(retryAfterMs === undefined ? {} : { retryAfterMs }) },
       'reconciler error',
     );
   }

@@ -1,7 +1,7 @@
 // The list+watch loop as a pure state machine (in the spirit of kube-rs's `watcher`): `step(state, input)`
 // returns the cache events, the next IO to do, and what to log. `runWatcher` is the thin IO driver around it.
 
-import { isGone } from '../kube/api-error.ts';
+import { errorText, isGone } from '../kube/api-error.ts';
 import type { WatchEvent } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
 
@@ -80,10 +80,6 @@ export function nextBackoff(b: Backoff, now: number): { backoff: Backoff; delayM
   return { backoff: { attempt, lastFailureAt: now }, delayMs };
 }
 
-function describe(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
-
 const secs = (ms: number): string => `${(ms / 1000).toFixed(1)}s`;
 
 export function step<T extends KubeObject>(state: WatcherState, input: WatcherInput<T>): Step<T> {
@@ -103,7 +99,7 @@ export function step<T extends KubeObject>(state: WatcherState, input: WatcherIn
         state: { phase: 'list', backoff },
         events: [],
         action: { kind: 'list', delayMs },
-        log: { level: 'warn', msg: `list failed, retrying in ${secs(delayMs)}: ${describe(input.error)}`, err: input.error },
+        log: { level: 'warn', msg: `list failed, retrying in ${secs(delayMs)}: ${errorText(input.error)}`, err: input.error },
       };
     }
     case 'event':
@@ -111,7 +107,7 @@ export function step<T extends KubeObject>(state: WatcherState, input: WatcherIn
     case 'watchEnded':
     case 'watchFailed': {
       if (state.phase !== 'watch') return { state, events: [], action: { kind: 'list', delayMs: 0 } };
-      if (input.type === 'watchFailed' && isGone(input.error)) return onGone(state, input.now, describe(input.error));
+      if (input.type === 'watchFailed' && isGone(input.error)) return onGone(state, input.now, errorText(input.error));
       const healthy = input.type === 'watchEnded' && input.now - state.since >= MIN_HEALTHY_WATCH_MS;
       if (healthy) {
         return {
@@ -122,7 +118,7 @@ export function step<T extends KubeObject>(state: WatcherState, input: WatcherIn
         };
       }
       const { backoff, delayMs } = nextBackoff(state.backoff, input.now);
-      const why = input.type === 'watchFailed' ? `watch failed: ${describe(input.error)}` : `watch stream ended after ${secs(input.now - state.since)}`;
+      const why = input.type === 'watchFailed' ? `watch failed: ${errorText(input.error)}` : `watch stream ended after ${secs(input.now - state.since)}`;
       return {
         state: { ...state, since: input.now + delayMs, backoff },
         events: [],

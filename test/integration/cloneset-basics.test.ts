@@ -3,39 +3,13 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CloneSet } from '../../src/api/cloneset.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
-import { CLONESETS, CONTROLLER_REVISIONS, EVENTS, NAMESPACES, PODS } from '../../src/kube/resources.ts';
+import { CLONESETS, CONTROLLER_REVISIONS, NAMESPACES, PODS } from '../../src/kube/resources.ts';
 import type { ControllerRevision, Pod } from '../../src/kube/types.ts';
+import { activePods as podsOf, eventsOf, getCloneSet as cloneSet, isReady, newCloneSet, readyPods } from '../helpers/cloneset.ts';
 import { eventually, kubectl, kubectlOk, newNamespace, startController, testClient, type ControllerProcess } from '../helpers/kube.ts';
 
-function sample(namespace: string, name: string, replicas: number, image = 'nginx:alpine'): CloneSet {
-  return {
-    apiVersion: 'apps.kruise.io/v1alpha1',
-    kind: 'CloneSet',
-    metadata: { name, namespace, labels: { app: name } },
-    spec: {
-      replicas,
-      selector: { matchLabels: { app: name } },
-      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'nginx', image }] } },
-    },
-  };
-}
-
-const isReady = (p: Pod): boolean => p.status?.phase === 'Running' && (p.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
-const isActive = (p: Pod): boolean => p.metadata.deletionTimestamp === undefined && p.status?.phase !== 'Failed' && p.status?.phase !== 'Succeeded';
-
-async function podsOf(client: KubeClient, ns: string, app: string): Promise<Pod[]> {
-  const list = await client.list<Pod>(PODS, ns, { labelSelector: `app=${app}` });
-  return list.items.filter(isActive);
-}
-
-async function cloneSet(client: KubeClient, ns: string, name: string): Promise<CloneSet> {
-  return client.get<CloneSet>(CLONESETS, ns, name);
-}
-
-async function readyPods(client: KubeClient, ns: string, app: string, n: number): Promise<Pod[] | undefined> {
-  const pods = await podsOf(client, ns, app);
-  return pods.length === n && pods.every(isReady) ? pods : undefined;
-}
+/** The user manual's sample CloneSet (revision sample-d4d4fb5bd when named sample). */
+const sample = (namespace: string, name: string, replicas: number): CloneSet => newCloneSet(namespace, name, replicas, { labels: { app: name } });
 
 describe('CloneSet basics on a real API server', () => {
   let client: KubeClient;
@@ -139,10 +113,7 @@ describe('CloneSet basics on a real API server', () => {
   it('creates no pods and warns when the selector does not match the template labels', async () => {
     const cs = sample(ns, 'mismatch', 2);
     await client.create(CLONESETS, ns, { ...cs, spec: { ...cs.spec, selector: { matchLabels: { app: 'other' } } } });
-    const warning = await eventually('a Warning event', async () => {
-      const events = await client.list<{ reason?: string; type?: string; message?: string; involvedObject?: { name?: string } }>(EVENTS, ns);
-      return events.items.find((e) => e.involvedObject?.name === 'mismatch' && e.type === 'Warning');
-    });
+    const warning = await eventually('a Warning event', async () => (await eventsOf(client, ns, 'mismatch')).find((e) => e.type === 'Warning'));
     assert.match(warning.message ?? '', /selector/);
     assert.equal((await podsOf(client, ns, 'other')).length + (await podsOf(client, ns, 'mismatch')).length, 0);
   });

@@ -7,9 +7,11 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CloneSet } from '../../src/api/cloneset.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
-import { CLONESETS, CONTROLLER_REVISIONS, CRDS, EVENTS, NAMESPACES, PODS, PVCS, type ResourceRef } from '../../src/kube/resources.ts';
+import { CLONESETS, CONTROLLER_REVISIONS, CRDS, NAMESPACES, PODS, PVCS, type ResourceRef } from '../../src/kube/resources.ts';
 import type { ControllerRevision, PersistentVolumeClaim, Pod } from '../../src/kube/types.ts';
+import { activePods as pods, eventsOf, getCloneSet, isReady, newCloneSet, readyPods } from '../helpers/cloneset.ts';
 import { eventually, newNamespace, startController, testClient, type ControllerProcess } from '../helpers/kube.ts';
+import { PodWatch } from '../helpers/watch-sampler.ts';
 
 const IMAGE_PULL_JOBS: ResourceRef = { group: 'apps.kruise.io', version: 'v1alpha1', plural: 'imagepulljobs', namespaced: true };
 const GATES = '--feature-gates=InPlaceWorkloadVerticalScaling=true,PreDownloadImageForInPlaceUpdate=true';
@@ -25,28 +27,11 @@ interface Options {
 }
 
 function cloneSetOf(ns: string, name: string, replicas: number, o: Options = {}): CloneSet {
-  return {
-    apiVersion: 'apps.kruise.io/v1alpha1',
-    kind: 'CloneSet',
-    metadata: { name, namespace: ns, ...(o.annotations !== undefined ? { annotations: o.annotations } : {}) },
+  return newCloneSet(ns, name, replicas, {
+    annotations: o.annotations,
+    container: { name: 'main', image: 'nginx:alpine', env: [{ name: 'MODE', value: 'a' }], ...(o.resources !== undefined ? { resources: o.resources } : {}) },
+    claims: o.claims,
     spec: {
-      replicas,
-      selector: { matchLabels: { app: name } },
-      template: {
-        metadata: { labels: { app: name } },
-        spec: {
-          containers: [{
-            name: 'main',
-            image: 'nginx:alpine',
-            env: [{ name: 'MODE', value: 'a' }],
-            ...(o.resources !== undefined ? { resources: o.resources } : {}),
-            ...(o.claims !== undefined ? { volumeMounts: o.claims.map((c) => ({ name: c, mountPath: `/mnt/${c}` })) } : {}),
-          }],
-        },
-      },
-      ...(o.claims !== undefined
-        ? { volumeClaimTemplates: o.claims.map((c) => ({ metadata: { name: c }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } })) }
-        : {}),
       updateStrategy: {
         type: o.type ?? 'InPlaceIfPossible',
         ...(o.maxUnavailable !== undefined ? { maxUnavailable: o.maxUnavailable } : {}),
@@ -54,7 +39,7 @@ function cloneSetOf(ns: string, name: string, replicas: number, o: Options = {})
         ...(o.grace !== undefined ? { inPlaceUpdateStrategy: { gracePeriodSeconds: o.grace } } : {}),
       },
     },
-  };
+  });
 }
 
 /** Changes fields of the template's only container (a JSON merge patch replaces lists: the whole container is sent). */
@@ -64,24 +49,9 @@ async function patchContainer(client: KubeClient, ns: string, name: string, chan
   await client.patch(CLONESETS, ns, name, { spec: { template: { spec: { containers: [container] } } } }, 'merge');
 }
 
-const isActive = (p: Pod): boolean => p.metadata.deletionTimestamp === undefined && p.status?.phase !== 'Failed' && p.status?.phase !== 'Succeeded';
-const isReady = (p: Pod): boolean => p.status?.phase === 'Running' && (p.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 const condition = (p: Pod, type: string): string | undefined => p.status?.conditions?.find((c) => c.type === type)?.status;
 const imageOf = (p: Pod): string => p.spec.containers[0]?.image ?? '';
 const byName = <T extends { metadata: { name?: string } }>(list: readonly T[]): Map<string, T> => new Map(list.map((o) => [o.metadata.name ?? '', o]));
-
-async function pods(client: KubeClient, ns: string, app: string): Promise<Pod[]> {
-  return (await client.list<Pod>(PODS, ns, { labelSelector: `app=${app}` })).items.filter(isActive);
-}
-
-async function readyPods(client: KubeClient, ns: string, app: string, n: number): Promise<Pod[] | undefined> {
-  const list = await pods(client, ns, app);
-  return list.length === n && list.every(isReady) ? list : undefined;
-}
-
-async function getCloneSet(client: KubeClient, ns: string, name: string): Promise<CloneSet> {
-  return client.get<CloneSet>(CLONESETS, ns, name);
-}
 
 /** Waits until the CloneSet's status says every pod is on the update revision and available. */
 async function rolledOut(client: KubeClient, ns: string, name: string, replicas: number, timeoutMs = 120_000): Promise<CloneSet> {
@@ -95,47 +65,12 @@ async function rolledOut(client: KubeClient, ns: string, name: string, replicas:
   }, { timeoutMs });
 }
 
-/** Every pod event of one app, timestamped on arrival, until stopped. */
-class PodWatch {
-  readonly events: { readonly at: number; readonly type: string; readonly pod: Pod }[] = [];
-  readonly #abort = new AbortController();
-  readonly #done: Promise<void>;
-
-  constructor(client: KubeClient, ns: string, app: string, resourceVersion: string) {
-    this.#done = client.watch(PODS, ns, { resourceVersion, timeoutSeconds: 900, allowWatchBookmarks: false, labelSelector: `app=${app}` }, (e) => {
-      if (e.type === 'ERROR' || e.type === 'BOOKMARK') return;
-      this.events.push({ at: Date.now(), type: e.type, pod: e.object as Pod });
-    }, this.#abort.signal).catch(() => undefined);
-  }
-
-  async stop(): Promise<void> {
-    this.#abort.abort();
-    await this.#done;
-  }
-
-  /** The largest number of active pods not Ready at any point of the stream (given the pods before it). */
-  maxNotReady(initial: readonly Pod[]): number {
-    const state = new Map(initial.map((p) => [p.metadata.name ?? '', isReady(p)]));
-    let max = [...state.values()].filter((r) => !r).length;
-    for (const e of this.events) {
-      const name = e.pod.metadata.name ?? '';
-      if (e.type === 'DELETED' || !isActive(e.pod)) state.delete(name);
-      else state.set(name, isReady(e.pod));
-      max = Math.max(max, [...state.values()].filter((r) => !r).length);
-    }
-    return max;
-  }
-}
-
 async function listRv(client: KubeClient, ns: string): Promise<string> {
   return (await client.list<Pod>(PODS, ns, { limit: 1 })).metadata.resourceVersion ?? '';
 }
 
 async function warningEvent(client: KubeClient, ns: string, name: string, reason: string): Promise<{ message?: string }> {
-  return eventually(`${reason} event`, async () => {
-    const events = await client.list<{ reason?: string; message?: string; involvedObject?: { name?: string } }>(EVENTS, ns);
-    return events.items.find((e) => e.involvedObject?.name === name && e.reason === reason);
-  });
+  return eventually(`${reason} event`, async () => (await eventsOf(client, ns, name)).find((e) => e.reason === reason));
 }
 
 describe('in-place update on a real API server', () => {

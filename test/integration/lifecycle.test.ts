@@ -10,6 +10,7 @@ import type { CloneSet, Lifecycle } from '../../src/api/cloneset.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
 import { CLONESETS, NAMESPACES, PODS, type ResourceRef } from '../../src/kube/resources.ts';
 import type { Pod, PodCondition } from '../../src/kube/types.ts';
+import { isReady, names, newCloneSet } from '../helpers/cloneset.ts';
 import { eventually, kubeconfigPath, newNamespace, ROOT, startController, testClient, type ControllerProcess } from '../helpers/kube.ts';
 
 const STATE = 'lifecycle.apps.kruise.io/state';
@@ -31,28 +32,20 @@ interface Options {
 }
 
 function cloneSetOf(ns: string, name: string, o: Options): CloneSet {
-  return {
-    apiVersion: 'apps.kruise.io/v1alpha1',
-    kind: 'CloneSet',
-    metadata: { name, namespace: ns, labels: { app: name, ...o.labels } },
+  return newCloneSet(ns, name, o.replicas, {
+    labels: { app: name, ...o.labels },
+    container: { name: 'main', image: 'nginx:alpine' },
+    podFinalizers: o.finalizers,
     spec: {
-      replicas: o.replicas,
-      selector: { matchLabels: { app: name } },
-      template: {
-        metadata: { labels: { app: name }, ...(o.finalizers !== undefined ? { finalizers: [...o.finalizers] } : {}) },
-        spec: { containers: [{ name: 'main', image: 'nginx:alpine' }] },
-      },
       lifecycle: o.lifecycle,
       ...(o.podsToDelete !== undefined ? { scaleStrategy: { podsToDelete: [...o.podsToDelete] } } : {}),
       ...(o.updateType !== undefined ? { updateStrategy: { type: o.updateType } } : {}),
     },
-  };
+  });
 }
 
 const condition = (p: Pod, type: string): PodCondition | undefined => p.status?.conditions?.find((c) => c.type === type);
-const isReady = (p: Pod): boolean => p.status?.phase === 'Running' && condition(p, 'Ready')?.status === 'True';
 const stateOf = (p: Pod): string => p.metadata.labels?.[STATE] ?? '';
-const names = (pods: readonly Pod[]): string[] => pods.map((p) => p.metadata.name ?? '').sort();
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe('lifecycle hooks on a real API server', () => {

@@ -3,94 +3,25 @@
 // template rollback to an earlier revision, and revision history truncation.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import pino from 'pino';
-import type { CloneSet, CloneSetCondition, CloneSetStatus } from '../../src/api/cloneset.ts';
+import type { CloneSet, CloneSetCondition, CloneSetSpec, CloneSetStatus } from '../../src/api/cloneset.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
 import { CLONESETS, CONTROLLER_REVISIONS, EVENTS, NAMESPACES, PODS } from '../../src/kube/resources.ts';
 import type { ControllerRevision, Pod } from '../../src/kube/types.ts';
-import { systemClock } from '../../src/runtime/clock.ts';
-import { Informer } from '../../src/runtime/informer.ts';
+import { activePods, eventsOf, isActive, isReady, newCloneSet, revisionOf } from '../helpers/cloneset.ts';
 import { eventually, kubectl, kubectlOk, newNamespace, startController, testClient, type ControllerProcess } from '../helpers/kube.ts';
+import { PodSampler } from '../helpers/watch-sampler.ts';
 
-type UpdateStrategy = NonNullable<CloneSet['spec']['updateStrategy']>;
-
-interface Options {
+type Options = Pick<CloneSetSpec, 'updateStrategy' | 'minReadySeconds' | 'progressDeadlineSeconds' | 'revisionHistoryLimit'> & {
   readonly replicas: number;
   readonly image?: string;
-  readonly updateStrategy?: UpdateStrategy;
-  readonly minReadySeconds?: number;
-  readonly progressDeadlineSeconds?: number;
-  readonly revisionHistoryLimit?: number;
-}
+};
 
 function cloneSetOf(namespace: string, name: string, o: Options): CloneSet {
-  return {
-    apiVersion: 'apps.kruise.io/v1alpha1',
-    kind: 'CloneSet',
-    metadata: { name, namespace, labels: { app: name } },
-    spec: {
-      replicas: o.replicas,
-      selector: { matchLabels: { app: name } },
-      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'nginx', image: o.image ?? 'nginx:alpine' }] } },
-      ...(o.updateStrategy !== undefined ? { updateStrategy: o.updateStrategy } : {}),
-      ...(o.minReadySeconds !== undefined ? { minReadySeconds: o.minReadySeconds } : {}),
-      ...(o.progressDeadlineSeconds !== undefined ? { progressDeadlineSeconds: o.progressDeadlineSeconds } : {}),
-      ...(o.revisionHistoryLimit !== undefined ? { revisionHistoryLimit: o.revisionHistoryLimit } : {}),
-    },
-  };
+  const { replicas, image, ...spec } = o;
+  return newCloneSet(namespace, name, replicas, { labels: { app: name }, container: { name: 'nginx', image: image ?? 'nginx:alpine' }, spec });
 }
 
-const isReady = (p: Pod): boolean => p.status?.phase === 'Running' && (p.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
-const isActive = (p: Pod): boolean => p.metadata.deletionTimestamp === undefined && p.status?.phase !== 'Failed' && p.status?.phase !== 'Succeeded';
-const revisionOf = (p: Pod): string => p.metadata.labels?.['controller-revision-hash'] ?? '';
 const progressing = (s: CloneSetStatus | undefined): CloneSetCondition | undefined => s?.conditions?.find((c) => c.type === 'Progressing');
-
-/**
- * Watches the pods of one CloneSet (an informer: list, then a WATCH stream) and evaluates every event against
- * the state it produces: the largest number of active pods and of unavailable ones (replicas − active Ready pods)
- * ever seen. A terminating pod counts as unavailable from the moment it has a deletionTimestamp.
- */
-class PodSampler {
-  readonly #informer: Informer<Pod>;
-  readonly #abort = new AbortController();
-  readonly #replicas: number;
-  maxActive = 0;
-  maxUnavailable = 0;
-  events = 0;
-  readonly #worst: string[] = [];
-
-  constructor(client: KubeClient, namespace: string, app: string, replicas: number) {
-    this.#replicas = replicas;
-    this.#informer = new Informer<Pod>({ client, resource: PODS, namespace, labelSelector: `app=${app}`, clock: systemClock, logger: pino({ level: 'silent' }) });
-    const sample = (): void => this.#sample();
-    this.#informer.addHandlers({ onAdd: sample, onUpdate: sample, onDelete: sample });
-  }
-
-  async start(): Promise<void> {
-    this.#informer.start(this.#abort.signal);
-    await this.#informer.waitForSync(this.#abort.signal);
-  }
-
-  stop(): void {
-    this.#abort.abort();
-  }
-
-  /** A description of the worst states seen, for assertion messages. */
-  get worst(): string {
-    return this.#worst.join('\n');
-  }
-
-  #sample(): void {
-    this.events++;
-    const active = this.#informer.store.list().filter(isActive);
-    const unavailable = this.#replicas - active.filter(isReady).length;
-    if (active.length > this.maxActive || unavailable > this.maxUnavailable) {
-      this.#worst.push(`event ${this.events}: ${active.length} active, ${unavailable} unavailable`);
-    }
-    this.maxActive = Math.max(this.maxActive, active.length);
-    this.maxUnavailable = Math.max(this.maxUnavailable, unavailable);
-  }
-}
 
 describe('rollouts on a real API server', () => {
   let client: KubeClient;
@@ -112,7 +43,7 @@ describe('rollouts on a real API server', () => {
   const patch = (name: string, body: unknown): Promise<CloneSet> => client.patch<CloneSet>(CLONESETS, ns, name, body, 'merge');
   const setImage = (name: string, image: string): Promise<CloneSet> =>
     patch(name, { spec: { template: { spec: { containers: [{ name: 'nginx', image }] } } } });
-  const pods = async (app: string): Promise<Pod[]> => (await client.list<Pod>(PODS, ns, { labelSelector: `app=${app}` })).items.filter(isActive);
+  const pods = (app: string): Promise<Pod[]> => activePods(client, ns, app);
 
   /** Every pod on the update revision and Ready, the count right, and the status saying so for this generation. */
   async function rolledOut(name: string, replicas: number, timeoutMs = 180_000): Promise<CloneSet> {
@@ -191,7 +122,7 @@ describe('rollouts on a real API server', () => {
     } finally {
       sampler.stop();
     }
-    const events = (await client.list<{ reason?: string; involvedObject?: { name?: string } }>(EVENTS, ns)).items.filter((e) => e.involvedObject?.name === 'mu');
+    const events = await eventsOf(client, ns, 'mu');
     const reasons = new Set(events.map((e) => e.reason));
     for (const r of ['SuccessfulCreate', 'SuccessfulDelete', 'SuccessfulUpdatePodReCreate']) assert.ok(reasons.has(r), `event ${r} in ${[...reasons].join(', ')}`);
   });

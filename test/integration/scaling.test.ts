@@ -3,62 +3,26 @@
 // Failed pods. Each `it` asserts what a user can observe: pods, names, labels, PVCs and their owners, status.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { CloneSet } from '../../src/api/cloneset.ts';
+import type { CloneSet, CloneSetSpec } from '../../src/api/cloneset.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
-import { CLONESETS, EVENTS, NAMESPACES, PODS, PVCS } from '../../src/kube/resources.ts';
+import { CLONESETS, NAMESPACES, PODS, PVCS } from '../../src/kube/resources.ts';
 import type { PersistentVolumeClaim, Pod } from '../../src/kube/types.ts';
 import { isPodAvailable } from '../../src/cloneset/plan/pod-predicates.ts';
 import { rankPodsForDeletion } from '../../src/cloneset/plan/pod-ranking.ts';
+import { activePods, allPods, eventsOf, getCloneSet, isActive, isReady, names, newCloneSet, pvcsOf } from '../helpers/cloneset.ts';
 import { eventually, newNamespace, startController, testClient, type ControllerProcess } from '../helpers/kube.ts';
+import { PodWatch } from '../helpers/watch-sampler.ts';
 
 const ID = 'apps.kruise.io/cloneset-instance-id';
 
-interface Options {
-  readonly claims?: readonly string[];
-  readonly scaleStrategy?: CloneSet['spec']['scaleStrategy'];
-  readonly minReadySeconds?: number;
-}
+type Options = Pick<CloneSetSpec, 'scaleStrategy' | 'minReadySeconds'> & { readonly claims?: readonly string[] };
 
 function cloneSetOf(ns: string, name: string, replicas: number, o: Options = {}): CloneSet {
-  return {
-    apiVersion: 'apps.kruise.io/v1alpha1',
-    kind: 'CloneSet',
-    metadata: { name, namespace: ns },
-    spec: {
-      replicas,
-      selector: { matchLabels: { app: name } },
-      template: {
-        metadata: { labels: { app: name } },
-        spec: {
-          containers: [{ name: 'nginx', image: 'nginx:alpine', ...(o.claims !== undefined ? { volumeMounts: o.claims.map((c) => ({ name: c, mountPath: `/mnt/${c}` })) } : {}) }],
-        },
-      },
-      ...(o.claims !== undefined
-        ? { volumeClaimTemplates: o.claims.map((c) => ({ metadata: { name: c }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } })) }
-        : {}),
-      ...(o.scaleStrategy !== undefined ? { scaleStrategy: o.scaleStrategy } : {}),
-      ...(o.minReadySeconds !== undefined ? { minReadySeconds: o.minReadySeconds } : {}),
-    },
-  };
+  const { claims, ...spec } = o;
+  return newCloneSet(ns, name, replicas, { claims, spec });
 }
 
-const isActive = (p: Pod): boolean => p.metadata.deletionTimestamp === undefined && p.status?.phase !== 'Failed' && p.status?.phase !== 'Succeeded';
-const isReady = (p: Pod): boolean => p.status?.phase === 'Running' && (p.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 const idOf = (o: Pod | PersistentVolumeClaim): string => o.metadata.labels?.[ID] ?? '';
-const names = (list: readonly { metadata: { name?: string } }[]): string[] => list.map((o) => o.metadata.name ?? '').sort();
-
-async function allPods(client: KubeClient, ns: string, app: string): Promise<Pod[]> {
-  return [...(await client.list<Pod>(PODS, ns, { labelSelector: `app=${app}` })).items];
-}
-async function activePods(client: KubeClient, ns: string, app: string): Promise<Pod[]> {
-  return (await allPods(client, ns, app)).filter(isActive);
-}
-async function pvcsOf(client: KubeClient, ns: string, app: string): Promise<PersistentVolumeClaim[]> {
-  return [...(await client.list<PersistentVolumeClaim>(PVCS, ns, { labelSelector: `app=${app}` })).items];
-}
-async function getCloneSet(client: KubeClient, ns: string, name: string): Promise<CloneSet> {
-  return client.get<CloneSet>(CLONESETS, ns, name);
-}
 
 /** `n` active pods, all Ready, lifecycle Normal and counted by the status: a settled CloneSet. */
 async function settled(client: KubeClient, ns: string, name: string, n: number, timeoutMs = 90_000): Promise<Pod[]> {
@@ -69,11 +33,6 @@ async function settled(client: KubeClient, ns: string, name: string, n: number, 
     const s = (await getCloneSet(client, ns, name)).status;
     return s?.replicas === n && s.readyReplicas === n ? pods : undefined;
   }, { timeoutMs });
-}
-
-async function eventsOf(client: KubeClient, ns: string, name: string): Promise<{ type?: string; reason?: string; message?: string }[]> {
-  const list = await client.list<{ type?: string; reason?: string; message?: string; involvedObject?: { name?: string } }>(EVENTS, ns);
-  return list.items.filter((e) => e.involvedObject?.name === name);
 }
 
 describe('scaling on a real API server', () => {
@@ -276,23 +235,7 @@ describe('scaling on a real API server', () => {
     const minReadySeconds = 2;
     await client.create(CLONESETS, ns, cloneSetOf(ns, 'limited', 0, { minReadySeconds, scaleStrategy: { maxUnavailable: 2 } }));
     const list = await client.list<Pod>(PODS, ns, { labelSelector: 'app=limited' });
-    const live = new Map<string, Pod>();
-    let peak = 0;
-    const samples: string[] = [];
-    const abort = new AbortController();
-    const watching = client.watch(PODS, ns, { resourceVersion: list.metadata?.resourceVersion ?? '', timeoutSeconds: 300, allowWatchBookmarks: false, labelSelector: 'app=limited' }, (e) => {
-      if (e.type === 'ERROR' || e.type === 'BOOKMARK') return;
-      const pod = e.object as Pod;
-      const uid = pod.metadata.uid ?? '';
-      if (e.type === 'DELETED') live.delete(uid);
-      else live.set(uid, pod);
-      // Pods only ever become more available as time passes: the count peaks at an event, so sampling at every
-      // event of the stream sees the peak.
-      const now = Date.now();
-      const unavailable = [...live.values()].filter((p) => isActive(p) && !isPodAvailable(p, minReadySeconds, now)).length;
-      if (unavailable > peak) samples.push(`${e.type} ${pod.metadata.name ?? ''}: ${unavailable} unavailable of ${live.size}`);
-      peak = Math.max(peak, unavailable);
-    }, abort.signal).catch(() => undefined);
+    const watch = new PodWatch(client, ns, 'limited', list.metadata?.resourceVersion ?? '', 300);
     try {
       await client.patch(CLONESETS, ns, 'limited', { spec: { replicas: 10 } }, 'merge');
       await eventually('10 available pods', async () => {
@@ -300,9 +243,17 @@ describe('scaling on a real API server', () => {
         return s?.availableReplicas === 10 ? true : undefined;
       }, { timeoutMs: 120_000 });
     } finally {
-      abort.abort();
-      await watching;
+      await watch.stop();
     }
+    let peak = 0;
+    const samples: string[] = [];
+    const live = watch.replay([], (e, pods) => {
+      // Pods only ever become more available as time passes: the count peaks at an event, so sampling at every
+      // event of the stream (at its arrival time) sees the peak.
+      const unavailable = [...pods.values()].filter((p) => isActive(p) && !isPodAvailable(p, minReadySeconds, e.at)).length;
+      if (unavailable > peak) samples.push(`${e.type} ${e.pod.metadata.name ?? ''}: ${unavailable} unavailable of ${pods.size}`);
+      peak = Math.max(peak, unavailable);
+    });
     assert.equal(live.size, 10, 'the watch saw all 10 pods');
     assert.ok(peak <= 2, `at most 2 unavailable pods at any time; saw ${samples.join('; ')}`);
     assert.equal(peak, 2, 'the limit was reached (pods came up two at a time)');

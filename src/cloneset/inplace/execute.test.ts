@@ -2,32 +2,12 @@
 // subresource before the pod patch, RV expectations after every write, and the events.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { pino } from 'pino';
-import type { CloneSet } from '../../api/cloneset.ts';
-import { ApiError } from '../../kube/api-error.ts';
-import type { KubeObject, Pod } from '../../kube/types.ts';
+import type { ApiError } from '../../kube/api-error.ts';
+import type { Pod } from '../../kube/types.ts';
 import { FakeClock } from '../../runtime/clock.ts';
-import { EventRecorder, type EventType } from '../../runtime/events.ts';
-import { ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';
-import { executePlan } from '../execute.ts';
 import type { PlanAction } from '../plan/actions.ts';
 import type { Ports } from '../ports.ts';
-
-class SeenEvents extends EventRecorder {
-  readonly seen: string[] = [];
-  override event(_obj: KubeObject, type: EventType, reason: string, message: string): void {
-    this.seen.push(`${type} ${reason}: ${message}`);
-  }
-}
-
-const cs: CloneSet = {
-  apiVersion: 'apps.kruise.io/v1alpha1',
-  kind: 'CloneSet',
-  metadata: { name: 'sample', namespace: 'ns', uid: 'uid-cs' },
-  spec: { replicas: 1, selector: { matchLabels: { app: 'sample' } }, template: { metadata: { labels: { app: 'sample' } }, spec: { containers: [] } } },
-};
-
-const apiError = (code: number, reason: string): ApiError => new ApiError(code, { kind: 'Status', code, reason, message: reason }, reason);
+import { apiError, executorFor } from '../testing/executor-fixture.ts';
 
 function harness(fail: { patch?: ApiError; resize?: ApiError } = {}) {
   const clock = new FakeClock(0);
@@ -52,11 +32,7 @@ function harness(fail: { patch?: ApiError; resize?: ApiError } = {}) {
       return answer();
     },
   };
-  const ports = { pods, pvcs: {} as Ports['pvcs'], revisions: {} as Ports['revisions'], cloneSets: {} as Ports['cloneSets'] };
-  const recorder = new SeenEvents({ sink: { create: async () => undefined, patch: async () => undefined }, clock, logger: pino({ level: 'silent' }) });
-  const rvExpectations = new ResourceVersionExpectations(clock, 60_000);
-  const deps = { ports, scaleExpectations: new ScaleExpectations(clock, 60_000), rvExpectations, recorder, nowMs: () => clock.now() };
-  const run = (actions: PlanAction[]) => executePlan(cs, 'ns/sample', 'update', actions, deps);
+  const { recorder, rvExpectations, run } = executorFor(clock, { pods }, 'update');
   return { calls, recorder, rvExpectations, run };
 }
 

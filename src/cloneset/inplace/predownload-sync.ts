@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import type { CloneSet } from '../../api/cloneset.ts';
 import type { FeatureGates } from '../../api/well-known.ts';
-import { isAlreadyExists, isNotFound } from '../../kube/api-error.ts';
+import { errorText, isAlreadyExists, isNotFound } from '../../kube/api-error.ts';
 import type { KubeClient } from '../../kube/client.ts';
 import type { ResourceRef } from '../../kube/resources.ts';
 import type { ControllerRevision } from '../../kube/types.ts';
@@ -74,14 +74,14 @@ export class ImagePreDownloader {
               this.#o.recorder.event(cs, 'Normal', 'CreatedImagePullJob', `created ImagePullJob ${name} for image: ${job.spec.image}`);
             } catch (e) {
               if (isAlreadyExists(e)) continue;
-              this.#o.recorder.event(cs, 'Normal', 'FailedCreateImagePullJob', `failed to create ImagePullJob ${name}: ${text(e)}`);
+              this.#o.recorder.event(cs, 'Normal', 'FailedCreateImagePullJob', `failed to create ImagePullJob ${name}: ${errorText(e)}`);
             }
           }
           await this.#o.revisions.patchRevision(ns, update.metadata.name ?? '', { metadata: { labels: { [LABEL_PREDOWNLOAD_CREATED]: 'true' } } });
           return;
       }
     } catch (e) {
-      log.info({ err: text(e) }, 'image pre-download failed; carrying on');
+      log.info({ err: errorText(e) }, 'image pre-download failed; carrying on');
     }
   }
 
@@ -101,10 +101,6 @@ export class ImagePreDownloader {
     }
     this.#cleaned.add(key);
   }
-}
-
-function text(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -136,14 +132,14 @@ export async function discoverInPlaceCapabilities(client: KubeClient, logger: Lo
     resizeSubresource = isAtLeast132(version.gitVersion ?? '');
     logger.info({ gitVersion: version.gitVersion, resizeSubresource }, 'API server version');
   } catch (e) {
-    logger.warn({ err: text(e) }, 'could not read the API server version; in-place resource changes go into the pod spec');
+    logger.warn({ err: errorText(e) }, 'could not read the API server version; in-place resource changes go into the pod spec');
   }
   let imagePullJob = false;
   try {
     const list = await client.getPath<{ resources?: readonly { name?: string; kind?: string }[] }>(`/apis/${IMAGE_PULL_JOB_API_VERSION}`);
     imagePullJob = (list.resources ?? []).some((r) => r.kind === 'ImagePullJob' && r.name === 'imagepulljobs');
   } catch (e) {
-    if (!isNotFound(e)) logger.warn({ err: text(e) }, 'could not discover ImagePullJob');
+    if (!isNotFound(e)) logger.warn({ err: errorText(e) }, 'could not discover ImagePullJob');
   }
   return { resizeSubresource, imagePullJob };
 }

@@ -1,0 +1,95 @@
+// The controller under benchmark: the real binary as a child process scoped to one namespace, with its metrics
+// and health probes on free local ports and its log in .cluster/bench-logs/. Its request counters come from the
+// metrics endpoint, its peak RSS from /proc (Linux; VmHWM).
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { ROOT, until } from './harness.ts';
+
+export interface ControllerProcess {
+  readonly pid: number;
+  readonly metricsUrl: string;
+  readonly logFile: string;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  server.close();
+  if (address === null || typeof address === 'string') throw new Error('no free port');
+  return address.port;
+}
+
+/** Starts the controller for `ns` and resolves once its caches synced (readyz): later requests are the workload's. */
+export async function startController(kubeconfig: string, ns: string, extraArgs: readonly string[]): Promise<ControllerProcess> {
+  const logDir = path.join(ROOT, '.cluster', 'bench-logs');
+  mkdirSync(logDir, { recursive: true });
+  const logFile = path.join(logDir, `controller-${ns}.log`);
+  const metricsPort = await freePort();
+  const probePort = await freePort();
+  const out = createWriteStream(logFile);
+  const proc = spawn(process.execPath, [
+    '--disable-warning=ExperimentalWarning', path.join(ROOT, 'src/main.ts'), '--kubeconfig', kubeconfig, '-n', ns,
+    `--metrics-bind-address=127.0.0.1:${metricsPort}`, `--health-probe-bind-address=127.0.0.1:${probePort}`, '--log-level=info', ...extraArgs,
+  ], { stdio: ['ignore', 'pipe', 'pipe'] });
+  proc.stdout.pipe(out);
+  proc.stderr.pipe(out);
+  const exited = once(proc, 'exit');
+  const stop = async (): Promise<void> => {
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
+    await exited;
+  };
+  if (proc.pid === undefined) throw new Error('the controller did not start');
+  const readyzUrl = `http://127.0.0.1:${probePort}/readyz`;
+  try {
+    await until('the controller caches to sync', () => fetch(readyzUrl).then((r) => (r.ok ? true : undefined), () => undefined), 60_000);
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { pid: proc.pid, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, logFile, stop };
+}
+
+/** rest_client_requests_total by verb (a metric without labels counts as verb "all"), plus reconciles as "#reconciles". */
+export async function requestCounters(metricsUrl: string): Promise<Map<string, number>> {
+  const body = await (await fetch(metricsUrl)).text();
+  const counts = new Map<string, number>();
+  for (const m of body.matchAll(/^rest_client_requests_total(?:\{[^}]*verb="(\w+)"[^}]*\})? (\d+)/gm)) counts.set(m[1] ?? 'all', Number(m[2]));
+  const reconciles = /^controller_runtime_reconcile_total(?:\{[^}]*\})? (\d+)/m.exec(body);
+  if (reconciles !== null) counts.set('#reconciles', Number(reconciles[1]));
+  return counts;
+}
+
+/** The counters that grew from `before` to `after`, by how much. */
+export function diffCounts(after: Map<string, number>, before: Map<string, number>): Map<string, number> {
+  const d = new Map<string, number>();
+  for (const [k, n] of after) if (n - (before.get(k) ?? 0) > 0) d.set(k, n - (before.get(k) ?? 0));
+  return d;
+}
+
+export interface RequestSummary {
+  readonly total: number;
+  /** "<total> (<verb> <n>, …)", largest first */
+  readonly text: string;
+}
+
+/** The request counters (not "#…" ones) as a total and a by-verb text. */
+export function requestSummary(c: Map<string, number>): RequestSummary {
+  const verbs = [...c.entries()].filter(([k]) => !k.startsWith('#'));
+  const total = verbs.reduce((a, [, n]) => a + n, 0);
+  const parts = verbs.sort((a, b) => b[1] - a[1]).map(([v, n]) => `${v} ${n}`);
+  return { total, text: `${total} (${parts.join(', ')})` };
+}
+
+/** The process's peak resident set size so far (VmHWM), or why it is unknown. */
+export function peakRssMiB(pid: number): string {
+  const status = `/proc/${pid}/status`;
+  if (!existsSync(status)) return 'n/a (no /proc)';
+  const m = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(status, 'utf8'));
+  return m === null ? 'n/a' : `${(Number(m[1]) / 1024).toFixed(0)} MiB`;
+}

@@ -1,0 +1,147 @@
+// What every benchmark command shares: the common flags, the local control plane (started unless --kubeconfig
+// names a cluster) with the CloneSet CRD installed, a fresh namespace per run, polling with a deadline, and the
+// process exit. The scenarios live in bench/scale.ts, bench/rollout.ts and bench/inplace.ts.
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse as parseYaml } from 'yaml';
+import { isAlreadyExists, isNotFound } from '../src/kube/api-error.ts';
+import { KubeClient } from '../src/kube/client.ts';
+import { loadKubeConfig } from '../src/kube/kubeconfig.ts';
+import { CRDS, NAMESPACES, type ResourceRef } from '../src/kube/resources.ts';
+import type { KubeObject } from '../src/kube/types.ts';
+import { kubeconfigPathOf, startLocalCluster, stopLocalCluster } from '../src/localcluster/cluster.ts';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const CRD_FILE = path.join(ROOT, 'config/crd/apps.kruise.io_clonesets.yaml');
+const SERVICE_ACCOUNTS: ResourceRef = { group: '', version: 'v1', plural: 'serviceaccounts', namespaced: true };
+/** The controller's client defaults, printed when no controller flags are given. */
+export const DEFAULT_CONTROLLER_FLAGS = 'defaults: --kube-api-qps=30 --kube-api-burst=50';
+
+export const log = (msg: string): void => void process.stderr.write(`${msg}\n`);
+export const secs = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+
+/** Polls `probe` until it returns a value that is not undefined; throws after `timeoutMs`. */
+export async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs: number, intervalMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${secs(timeoutMs)} waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+/** The flags every benchmark takes (spread into its `parseArgs` options). */
+export const CLUSTER_OPTIONS = {
+  pods: { type: 'string' },
+  kubeconfig: { type: 'string' },
+  'state-dir': { type: 'string' },
+  'keep-cluster': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+export interface ClusterArgs {
+  readonly pods: number;
+  readonly kubeconfig: string | undefined;
+  readonly stateDir: string;
+  readonly keepCluster: boolean;
+  /** Everything after `--`: passed to the controller. */
+  readonly controllerArgs: readonly string[];
+}
+
+interface ClusterValues {
+  readonly pods?: string | undefined;
+  readonly kubeconfig?: string | undefined;
+  readonly 'state-dir'?: string | undefined;
+  readonly 'keep-cluster'?: boolean | undefined;
+  readonly help?: boolean | undefined;
+}
+
+/** The common flags of `parseArgs` output; prints `usage` and exits on --help. The state dir defaults to .cluster/<stateDirName>. */
+export function clusterArgs(values: ClusterValues, positionals: readonly string[], usage: string, stateDirName: string): ClusterArgs {
+  if (values.help === true) {
+    process.stdout.write(usage);
+    process.exit(0);
+  }
+  const pods = Number(values.pods ?? '1000');
+  if (!Number.isInteger(pods) || pods <= 0) throw new Error(`--pods: not a positive count: ${values.pods ?? ''}`);
+  return {
+    pods,
+    kubeconfig: values.kubeconfig,
+    stateDir: path.resolve(values['state-dir'] ?? path.join(ROOT, '.cluster', stateDirName)),
+    keepCluster: values['keep-cluster'] === true,
+    controllerArgs: positionals,
+  };
+}
+
+/**
+ * Runs `fn` against the cluster of --kubeconfig, or against a local control plane started in the state dir (and
+ * stopped afterwards unless --keep-cluster), with the CloneSet CRD installed.
+ */
+export async function withCluster(args: ClusterArgs, fn: (client: KubeClient, kubeconfig: string) => Promise<void>): Promise<void> {
+  let kubeconfig = args.kubeconfig;
+  const ownCluster = kubeconfig === undefined;
+  if (kubeconfig === undefined) {
+    log(`starting a local control plane in ${args.stateDir}…`);
+    await stopLocalCluster(args.stateDir).catch(() => undefined);
+    await startLocalCluster({ stateDir: args.stateDir });
+    kubeconfig = kubeconfigPathOf(args.stateDir);
+  }
+  const client = await KubeClient.fromKubeConfig(loadKubeConfig(kubeconfig), { qps: 1000, burst: 2000 });
+  try {
+    await installCrd(client);
+    await fn(client, kubeconfig);
+  } finally {
+    client.close();
+    if (ownCluster && !args.keepCluster) {
+      log('stopping the local control plane…');
+      await stopLocalCluster(args.stateDir);
+    }
+  }
+}
+
+async function installCrd(client: KubeClient): Promise<void> {
+  const crd = parseYaml(readFileSync(CRD_FILE, 'utf8')) as KubeObject;
+  const name = crd.metadata?.name ?? '';
+  try {
+    await client.create(CRDS, undefined, crd);
+  } catch (e) {
+    if (!isAlreadyExists(e)) throw e;
+    const live = await client.get<KubeObject>(CRDS, undefined, name);
+    await client.update(CRDS, undefined, name, { ...crd, metadata: { ...crd.metadata, resourceVersion: live.metadata?.resourceVersion } });
+  }
+  await until('the CRD to be established', async () => {
+    const live = await client.get<{ status?: { conditions?: { type: string; status: string }[] } }>(CRDS, undefined, name);
+    return live.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') === true ? true : undefined;
+  }, 60_000);
+}
+
+/** A fresh namespace name: `<prefix>-<6 hex digits>`. */
+export const namespaceName = (prefix: string): string => `${prefix}-${randomBytes(3).toString('hex')}`;
+
+/** Creates the namespace and waits for its default ServiceAccount (pod admission rejects pods until it exists). */
+export async function createNamespace(client: KubeClient, ns: string): Promise<void> {
+  await client.create(NAMESPACES, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  await until('the default ServiceAccount', () => client.get(SERVICE_ACCOUNTS, ns, 'default').catch(() => undefined), 60_000);
+}
+
+/** Deletes the namespace; with `waitUntilGone`, a next run does not share the API server with the deletion of N pods. */
+export async function deleteNamespace(client: KubeClient, ns: string, waitUntilGone: boolean): Promise<void> {
+  await client.delete(NAMESPACES, undefined, ns).catch((e: unknown) => (isNotFound(e) ? undefined : log(`namespace ${ns} not deleted: ${String(e)}`)));
+  if (!waitUntilGone) return;
+  await until(`namespace ${ns} to be gone`, () => client.get(NAMESPACES, undefined, ns).then(() => undefined, (e: unknown) => (isNotFound(e) ? true : undefined)), 600_000, 500)
+    .catch((e: unknown) => log(String(e)));
+}
+
+/** Runs a benchmark's main and exits: 0 when it resolves, 1 with the error on stderr otherwise. */
+export function runBenchmark(main: () => Promise<void>): void {
+  main().then(
+    () => process.exit(0),
+    (e: unknown) => {
+      process.stderr.write(`error: ${e instanceof Error ? e.message : String(e)}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,128 @@
+// The scaling writes of executePlan: pod and PVC creates and deletes, each under a scale expectation registered
+// BEFORE the write and lowered when it fails, and the PVC hand-over and cleanup of spec §8.5.
+import type { CloneSet } from '../api/cloneset.ts';
+import { errorText, isAlreadyExists, isConflict, isInvalid, isNotFound } from '../kube/api-error.ts';
+import { slowStartBatch } from '../runtime/slow-start.ts';
+import type { PlanAction, PodToCreate, PodToDelete } from './plan/actions.ts';
+import type { ExecuteDeps } from './execute.ts';
+
+export async function createPods(cs: CloneSet, key: string, list: readonly PodToCreate[], deps: ExecuteDeps): Promise<number> {
+  const ns = cs.metadata.namespace ?? '';
+  for (const c of list) deps.scaleExpectations.expect(key, 'create', c.pod.metadata.name ?? '', 'pod');
+  const createOne = async (i: number): Promise<void> => {
+    const c = list[i];
+    if (c === undefined) return;
+    const name = c.pod.metadata.name ?? '';
+    try {
+      for (const pvc of c.pvcs) await createPvc(cs, key, pvc, deps);
+    } catch (e) {
+      deps.scaleExpectations.observe(key, 'create', name, 'pod');
+      throw e;
+    }
+    try {
+      await deps.ports.pods.createPod(ns, c.pod);
+    } catch (e) {
+      deps.scaleExpectations.observe(key, 'create', name, 'pod');
+      deps.recorder.event(cs, 'Warning', 'FailedCreate', `failed to create pod: ${errorText(e)}, pod: ${JSON.stringify(c.pod)}`);
+      throw e;
+    }
+    deps.recorder.event(cs, 'Normal', 'SuccessfulCreate', `succeed to create pod ${name}`);
+  };
+  const result = await slowStartBatch(list.length, 1, createOne);
+  // Pods of batches never attempted will not show up in the cache: stop expecting them.
+  for (const c of list.slice(list.length - result.skipped)) {
+    deps.scaleExpectations.observe(key, 'create', c.pod.metadata.name ?? '', 'pod');
+  }
+  if (result.error !== undefined) throw result.error;
+  return result.succeeded;
+}
+
+async function createPvc(cs: CloneSet, key: string, pvc: PodToCreate['pvcs'][number], deps: ExecuteDeps): Promise<void> {
+  const name = pvc.metadata.name ?? '';
+  deps.scaleExpectations.expect(key, 'create', name, 'pvc');
+  try {
+    await deps.ports.pvcs.createPvc(cs.metadata.namespace ?? '', pvc);
+  } catch (e) {
+    deps.scaleExpectations.observe(key, 'create', name, 'pvc');
+    // A claim that already exists is reused as it is (spec §8.4).
+    if (isAlreadyExists(e)) return;
+    deps.recorder.event(cs, 'Warning', 'FailedCreate', `failed to create pvc: ${errorText(e)}, pvc: ${JSON.stringify(pvc)}`);
+    throw e;
+  }
+}
+
+export async function deletePods(cs: CloneSet, key: string, list: readonly PodToDelete[], deps: ExecuteDeps): Promise<number> {
+  const ns = cs.metadata.namespace ?? '';
+  let writes = 0;
+  for (const d of list) {
+    deps.scaleExpectations.expect(key, 'delete', d.pod.name, 'pod');
+    try {
+      await deps.ports.pods.deletePod(ns, d.pod.name, d.pod.uid);
+    } catch (e) {
+      deps.scaleExpectations.observe(key, 'delete', d.pod.name, 'pod');
+      // Gone already (or replaced by a pod with a new uid): the goal is reached, do not fail the pass.
+      if (!isNotFound(e) && !isConflict(e)) {
+        deps.recorder.event(cs, 'Warning', 'FailedDelete', `failed to delete pod ${d.pod.name}: ${errorText(e)}`);
+        throw e;
+      }
+      continue;
+    }
+    writes++;
+    deps.recorder.event(cs, 'Normal', 'SuccessfulDelete', `succeed to delete pod ${d.pod.name}`);
+    for (const pvc of d.pvcNames) {
+      deps.scaleExpectations.expect(key, 'delete', pvc, 'pvc');
+      try {
+        await deps.ports.pvcs.deletePvc(ns, pvc);
+        writes++;
+      } catch (e) {
+        deps.scaleExpectations.observe(key, 'delete', pvc, 'pvc');
+        if (isNotFound(e)) continue;
+        deps.recorder.event(cs, 'Warning', 'FailedDelete', `failed to delete pvc ${pvc}: ${errorText(e)}`);
+        throw e;
+      }
+    }
+  }
+  return writes;
+}
+
+/**
+ * Hands a PVC to its inactive pod (spec §8.5): a JSON patch that first tests the PVC's uid and the CloneSet
+ * reference at the planned index (a stale cache fails the test instead of overwriting someone else's change),
+ * then removes that reference and adds the pod's. Never a whole-object PUT.
+ */
+export async function reownPvc(cs: CloneSet, action: Extract<PlanAction, { kind: 'ReownPvc' }>, deps: ExecuteDeps): Promise<number> {
+  const path = `/metadata/ownerReferences/${action.ownerRefIndex}`;
+  const patch = [
+    { op: 'test', path: '/metadata/uid', value: action.pvc.uid },
+    { op: 'test', path: `${path}/uid`, value: action.ownerUid },
+    { op: 'remove', path },
+    ...(action.podRef !== undefined ? [{ op: 'add', path: '/metadata/ownerReferences/-', value: action.podRef }] : []),
+  ];
+  try {
+    await deps.ports.pvcs.patchPvc(cs.metadata.namespace ?? '', action.pvc.name, patch, 'json');
+  } catch (e) {
+    // A failed `test` (422 Invalid): the cache lags behind (typically our own earlier hand-over) or the PVC was
+    // replaced. Nothing to do; the next pass plans from the newer object.
+    if (isInvalid(e)) return 0;
+    deps.recorder.event(cs, 'Warning', 'FailedUpdate', `failed to update PVC ${action.pvc.name}: ${errorText(e)}`);
+    if (isNotFound(e)) return 0;
+    throw e;
+  }
+  return 1;
+}
+
+/** Deletes a PVC whose instance id matches no owned pod (spec §8.5), under a scale expectation. */
+export async function cleanupPvc(cs: CloneSet, key: string, action: Extract<PlanAction, { kind: 'DeletePvc' }>, deps: ExecuteDeps): Promise<number> {
+  const name = action.pvc.name;
+  deps.scaleExpectations.expect(key, 'delete', name, 'pvc');
+  try {
+    await deps.ports.pvcs.deletePvc(cs.metadata.namespace ?? '', name, action.pvc.uid);
+  } catch (e) {
+    deps.scaleExpectations.observe(key, 'delete', name, 'pvc');
+    deps.recorder.event(cs, 'Warning', 'FailedDelete', `failed to clean up PVC ${name}: ${errorText(e)}`);
+    // Gone already, or replaced by a new incarnation (uid precondition): nothing of ours left to delete.
+    if (isNotFound(e) || isConflict(e)) return 0;
+    throw e;
+  }
+  return 1;
+}
