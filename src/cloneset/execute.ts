@@ -1,6 +1,9 @@
 // executePlan: performs a plan's writes through the ports. Expectations are registered BEFORE each
 // create/delete and lowered when the write fails, so a lagging cache never causes a second create or delete.
 // Stops at the first failure: the next reconcile re-plans from fresh state.
+// Writes to different pods run concurrently (at most POD_WRITE_CONCURRENCY in flight; the client's QPS limiter
+// still paces them); the writes to one pod keep their planned order, and creates/deletes of pods and PVCs are
+// barriers that run alone, in plan order.
 // The writes themselves are in execute-scale.ts (pod and PVC creates and deletes) and execute-pod.ts (patches).
 import type { CloneSet } from '../api/cloneset.ts';
 import type { EventRecorder } from '../runtime/events.ts';
@@ -11,6 +14,7 @@ import {
 import { cleanupPvc, createPods, deletePods, reownPvc } from './execute-scale.ts';
 import type { PlanAction, PlanPhase } from './plan/actions.ts';
 import type { Ports } from './ports.ts';
+import { runBounded } from '../runtime/bounded-parallel.ts';
 
 export interface ExecuteDeps {
   readonly ports: Ports;
@@ -26,6 +30,35 @@ export interface Outcome {
   readonly failure?: { readonly type: 'FailedScale' | 'FailedUpdate'; readonly error: Error };
 }
 
+export const POD_WRITE_CONCURRENCY = 16;
+
+/** A run of per-pod writes (grouped by pod, each group in plan order), or one barrier action. */
+type Segment = { readonly kind: 'pods'; readonly groups: readonly (readonly PlanAction[])[] } | { readonly kind: 'barrier'; readonly action: PlanAction };
+
+function podNameOf(action: PlanAction): string | undefined {
+  return 'pod' in action ? action.pod.name : undefined;
+}
+
+export function segmentActions(actions: readonly PlanAction[]): Segment[] {
+  const segments: Segment[] = [];
+  let groups: Map<string, PlanAction[]> | undefined;
+  for (const action of actions) {
+    const pod = podNameOf(action);
+    if (pod === undefined) {
+      if (groups !== undefined) segments.push({ kind: 'pods', groups: [...groups.values()] });
+      groups = undefined;
+      segments.push({ kind: 'barrier', action });
+      continue;
+    }
+    groups ??= new Map();
+    const group = groups.get(pod);
+    if (group === undefined) groups.set(pod, [action]);
+    else group.push(action);
+  }
+  if (groups !== undefined) segments.push({ kind: 'pods', groups: [...groups.values()] });
+  return segments;
+}
+
 export async function executePlan(
   cloneSet: CloneSet,
   key: string,
@@ -34,13 +67,30 @@ export async function executePlan(
   deps: ExecuteDeps,
 ): Promise<Outcome> {
   let writes = 0;
-  for (const action of actions) {
-    try {
-      writes += await executeAction(cloneSet, key, action, deps);
-    } catch (e) {
-      const error = e instanceof Error ? e : new Error(String(e));
-      return { writes, failure: { type: phase === 'scale' ? 'FailedScale' : 'FailedUpdate', error } };
+  const fail = (e: unknown): Outcome => {
+    const error = e instanceof Error ? e : new Error(String(e));
+    return { writes, failure: { type: phase === 'scale' ? 'FailedScale' : 'FailedUpdate', error } };
+  };
+  for (const segment of segmentActions(actions)) {
+    if (segment.kind === 'barrier') {
+      try {
+        writes += await executeAction(cloneSet, key, segment.action, deps);
+      } catch (e) {
+        return fail(e);
+      }
+      continue;
     }
+    const tasks = segment.groups.map((group) => async () => {
+      let n = 0;
+      try {
+        for (const action of group) n += await executeAction(cloneSet, key, action, deps);
+      } finally {
+        writes += n;
+      }
+      return n;
+    });
+    const { error } = await runBounded(tasks, POD_WRITE_CONCURRENCY);
+    if (error !== undefined) return fail(error);
   }
   return { writes };
 }
