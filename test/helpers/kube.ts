@@ -74,15 +74,20 @@ export interface ControllerProcess {
   kill9(): Promise<void>;
 }
 
+export interface StartControllerOptions {
+  /** the controller's kubeconfig (e.g. one with a ServiceAccount token); default: the admin KUBECONFIG */
+  readonly kubeconfig?: string;
+}
+
 /** Runs the real controller binary, scoped to one namespace, as a separate process. */
-export function startController(namespace: string, extraArgs: readonly string[] = []): ControllerProcess {
+export function startController(namespace: string, extraArgs: readonly string[] = [], opts: StartControllerOptions = {}): ControllerProcess {
   const logDir = path.join(ROOT, '.cluster', 'test-logs');
   mkdirSync(logDir, { recursive: true });
   const logFile = path.join(logDir, `controller-${namespace}-${Date.now()}.log`);
   const out = createWriteStream(logFile);
   const proc = spawn(
     process.execPath,
-    ['--disable-warning=ExperimentalWarning', path.join(ROOT, 'src/main.ts'), '--kubeconfig', kubeconfigPath(), '-n', namespace,
+    ['--disable-warning=ExperimentalWarning', path.join(ROOT, 'src/main.ts'), '--kubeconfig', opts.kubeconfig ?? kubeconfigPath(), '-n', namespace,
       '--metrics-bind-address=0', '--health-probe-bind-address=0', '--log-level=debug', ...extraArgs],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
