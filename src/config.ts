@@ -60,7 +60,7 @@ Flags:
 `;
 
 /** Go-style durations: 300ms, 10s, 5m, 1h30m. */
-export function parseDuration(text: string): number {
+function parseDuration(text: string): number {
   const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
   const re = /(\d+(?:\.\d+)?)(ms|s|m|h)/gy;
   let total = 0;
@@ -73,7 +73,7 @@ export function parseDuration(text: string): number {
   return total;
 }
 
-export function parseFeatureGates(text: string): FeatureGates {
+function parseFeatureGates(text: string): FeatureGates {
   const gates: Record<FeatureGateName, boolean> = { ...FEATURE_GATE_DEFAULTS };
   for (const item of text.split(',').map((s) => s.trim()).filter((s) => s !== '')) {
     const [name, value] = item.split('=');

@@ -7,7 +7,7 @@ import { KubeConfigError, loadKubeConfig } from './kube/kubeconfig.ts';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { startCloneSetManager, type CloneSetManager } from './cloneset/manager.ts';
-import { apiLeasePort } from './kube/lease-port.ts';
+import { apiLeasePort } from './runtime/lease-port.ts';
 import { LeaderElector } from './runtime/leader-election.ts';
 import { systemClock } from './runtime/clock.ts';
 import { metricsHandler, metricsRegistry, probeHandler, startServer } from './server.ts';

@@ -11,7 +11,7 @@ export interface ServerSources {
   readonly apiRequests: () => Readonly<Partial<Record<string, number>>>;
 }
 
-export function parseBindAddress(address: string): { host: string; port: number } | undefined {
+function parseBindAddress(address: string): { host: string; port: number } | undefined {
   if (address === '0' || address === '') return undefined;
   const i = address.lastIndexOf(':');
   const host = i <= 0 ? '0.0.0.0' : address.slice(0, i);

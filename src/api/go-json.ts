@@ -295,11 +295,6 @@ export function goTypedMarshal(value: unknown, structName: string): string {
   return encodeValue(value, parseTypeNode(structName), '').json;
 }
 
-/** goTypedMarshal then parsed back (what Go's json.Unmarshal into map[string]interface{} gives). */
-export function goTypedRoundTrip(value: unknown, structName: string): unknown {
-  return JSON.parse(goTypedMarshal(value, structName));
-}
-
 /**
  * The typed round-trip repeated until it no longer changes anything, as JSON text. A Kruise-managed object
  * goes through several such round-trips before the controller hashes it (mutating webhook, conversion to

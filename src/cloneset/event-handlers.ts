@@ -13,7 +13,7 @@ export interface Enqueue {
   (key: string): void;
 }
 
-export function cloneSetOwnerOf(obj: KubeObject): OwnerReference | undefined {
+function cloneSetOwnerOf(obj: KubeObject): OwnerReference | undefined {
   const ref = (obj.metadata?.ownerReferences ?? []).find((r) => r.controller === true);
   if (ref === undefined) return undefined;
   // Match on group and kind, never on version: v1alpha1 and v1beta1 owners are the same CloneSet.

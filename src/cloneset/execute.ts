@@ -30,7 +30,7 @@ export interface Outcome {
   readonly failure?: { readonly type: 'FailedScale' | 'FailedUpdate'; readonly error: Error };
 }
 
-export const POD_WRITE_CONCURRENCY = 16;
+const POD_WRITE_CONCURRENCY = 16;
 
 /** A run of per-pod writes (grouped by pod, each group in plan order), or one barrier action. */
 type Segment = { readonly kind: 'pods'; readonly groups: readonly (readonly PlanAction[])[] } | { readonly kind: 'barrier'; readonly action: PlanAction };

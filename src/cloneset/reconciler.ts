@@ -1,9 +1,7 @@
 // reconcileCloneSet: the glue of one pass, level-triggered on a key — load, gate, plan, execute, status.
 import type { Logger } from 'pino';
-import type { CloneSet } from '../api/cloneset.ts';
 import type { FeatureGates } from '../api/well-known.ts';
 import { errorText, isConflict } from '../kube/api-error.ts';
-import { isEmptySelector, matchesLabelSelector } from '../kube/selectors.ts';
 import type { Clock } from '../runtime/clock.ts';
 import type { ReconcileResult } from '../runtime/controller.ts';
 import type { EventRecorder } from '../runtime/events.ts';
@@ -12,6 +10,7 @@ import { executePlan } from './execute.ts';
 import type { ImagePreDownloader } from './inplace/predownload-sync.ts';
 import { minDelay } from './plan/actions.ts';
 import { planCloneSet } from './plan/index.ts';
+import { selectorProblem } from './plan/selector-check.ts';
 import type { SurgeRule } from './plan/replica-diff.ts';
 import type { InstanceIdSource } from './plan/instance-ids.ts';
 import { computeStatus, isStatusChanged } from './plan/status.ts';
@@ -49,11 +48,11 @@ export async function reconcileCloneSet(key: string, d: ReconcileDeps): Promise<
     d.scaleExpectations.forget(key);
     return {};
   }
-  const selectorProblem = checkSelector(cloneSet);
-  if (selectorProblem !== undefined) {
+  const problem = selectorProblem(cloneSet);
+  if (problem !== undefined) {
     // Terminal until the user fixes the object (the update event brings us back): no pods, no hot loop.
-    d.recorder.event(cloneSet, 'Warning', 'InvalidSelector', selectorProblem);
-    d.logger.warn({ cloneset: key }, selectorProblem);
+    d.recorder.event(cloneSet, 'Warning', 'InvalidSelector', problem);
+    d.logger.warn({ cloneset: key }, problem);
     return {};
   }
   const gate = d.scaleExpectations.check(key);
@@ -116,15 +115,4 @@ export async function reconcileCloneSet(key: string, d: ReconcileDeps): Promise<
   if (outcome.failure !== undefined) throw outcome.failure.error;
   const requeue = minDelay(requeueAfterMs, plan.requeueAfterMs, statusRequeueMs);
   return requeue === undefined ? {} : { requeueAfterMs: requeue };
-}
-
-/** Bad input that no retry can fix: reported as an event, no pods are created for it. */
-export function checkSelector(cloneSet: CloneSet): string | undefined {
-  const selector = cloneSet.spec.selector;
-  if (isEmptySelector(selector)) return 'spec.selector: Invalid value: empty selector is invalid for cloneset';
-  const labels = cloneSet.spec.template.metadata?.labels ?? {};
-  if (!matchesLabelSelector(selector, labels)) {
-    return 'spec.template.metadata.labels: Invalid value: `selector` does not match template `labels`';
-  }
-  return undefined;
 }

@@ -2,17 +2,15 @@
 // update revisions (spec §7.4) — the IO half of plan/revisions.ts. truncateHistory: §7.7.
 import type { Logger } from 'pino';
 import type { CloneSet } from '../api/cloneset.ts';
-import { DEFAULT_REVISION_HISTORY_LIMIT } from '../api/well-known.ts';
 import { errorText, isAlreadyExists } from '../kube/api-error.ts';
 import type { ControllerRevision, Pod } from '../kube/types.ts';
+import { revisionsToTruncate } from './plan/history.ts';
 import type { ResolvedRevisions } from './plan/index.ts';
-import { revisionMatches } from './plan/pod-predicates.ts';
 import {
   chooseRevisions,
   encodeControllerRevision,
   renameForCollision,
   revisionDataBytes,
-  sortRevisions,
   templateFromRevision,
 } from './plan/revisions.ts';
 import type { RevisionTemplate } from './plan/scale.ts';
@@ -84,14 +82,8 @@ export async function truncateHistory(
   ports: Ports,
   logger: Logger,
 ): Promise<void> {
-  const limit = cloneSet.spec.revisionHistoryLimit ?? DEFAULT_REVISION_HISTORY_LIMIT;
-  const live = (rev: ControllerRevision): boolean => {
-    const name = rev.metadata.name ?? '';
-    if (name === resolvedRevisions.current.name || name === resolvedRevisions.update.name) return true;
-    return pods.some((p) => revisionMatches(p, name));
-  };
-  const nonLive = sortRevisions(revisions).filter((r) => !live(r));
-  for (const rev of nonLive.slice(0, Math.max(0, nonLive.length - limit))) {
+  const live = { current: resolvedRevisions.current.name, update: resolvedRevisions.update.name };
+  for (const rev of revisionsToTruncate(cloneSet, revisions, pods, live)) {
     try {
       await ports.revisions.deleteRevision(cloneSet.metadata.namespace ?? '', rev.metadata.name ?? '');
     } catch (e) {

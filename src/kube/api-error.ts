@@ -121,9 +121,6 @@ export const isNotFound = (e: unknown): boolean => hasReason(e, 'NotFound');
 export const isAlreadyExists = (e: unknown): boolean => hasReason(e, 'AlreadyExists');
 export const isConflict = (e: unknown): boolean => hasReason(e, 'Conflict');
 export const isInvalid = (e: unknown): boolean => hasReason(e, 'Invalid');
-export const isForbidden = (e: unknown): boolean => hasReason(e, 'Forbidden');
-export const isUnauthorized = (e: unknown): boolean => hasReason(e, 'Unauthorized');
-export const isTooManyRequests = (e: unknown): boolean => hasReason(e, 'TooManyRequests');
 /** 410: a watch or continue token whose resourceVersion was compacted away ("Expired"/"Gone"). */
 export const isGone = (e: unknown): boolean => hasReason(e, 'Gone');
 
@@ -144,10 +141,6 @@ export class ConnectionError extends Error {
     );
     this.server = server;
   }
-}
-
-export function isConnectionError(e: unknown): e is ConnectionError {
-  return e instanceof ConnectionError;
 }
 
 /** The message of a thrown value, for logs, events and conditions. */

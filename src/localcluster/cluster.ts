@@ -27,10 +27,10 @@
 // Modules: components.ts (command lines, ports), bring-up.ts (start order and waits), nodes.ts, kubeconfig.ts,
 // readiness.ts, progress.ts, state-dir.ts (state.json, lock), status.ts, stop.ts. This file is the entry point.
 import { join, resolve } from 'node:path';
-import { ensureBinaries, type BinaryName } from './binaries.ts';
+import { ensureBinaries } from './binaries.ts';
 import { bringUp } from './bring-up.ts';
 import { DEFAULT_NODES } from './nodes.ts';
-import { findProcesses, tail } from './processes.ts';
+import { findProcesses } from './processes.ts';
 import { seconds, type Progress } from './progress.ts';
 import { defaultStateDir, kubeconfigPathOf, processMarker, withLock } from './state-dir.ts';
 import { clusterStatus } from './status.ts';
@@ -106,9 +106,4 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
       throw e;
     }
   });
-}
-
-/** Last lines of a component's log (for error messages and `status`). */
-export function componentLogTail(stateDir: string, name: BinaryName, lines = 20): string {
-  return tail(join(resolve(stateDir), 'logs', `${name}.log`), lines);
 }

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeClock, systemClock } from './clock.ts';
+import { FakeClock, sleep, systemClock } from './clock.ts';
 
 test('FakeClock fires due timers in order of due time, then creation order', () => {
   const clock = new FakeClock(1000);
@@ -53,4 +53,23 @@ test('systemClock runs a timer and can cancel one', async () => {
   systemClock.setTimeout(() => (fired = true), 1).cancel();
   await new Promise((r) => setTimeout(r, 10));
   assert.equal(fired, false);
+});
+
+test('sleep resolves when its time has passed, or at once when the signal aborts', async () => {
+  const clock = new FakeClock(0);
+  let slept = false;
+  const done = sleep(clock, 1000, new AbortController().signal).then(() => void (slept = true));
+  clock.advance(999);
+  await Promise.resolve();
+  assert.equal(slept, false);
+  clock.advance(1);
+  await done;
+  const abort = new AbortController();
+  const aborted = sleep(clock, 1000, abort.signal);
+  abort.abort();
+  await aborted;
+  assert.equal(clock.pendingTimers(), 0, 'the abort cancels the timer');
+  abort.abort();
+  await sleep(clock, 1000, abort.signal);
+  assert.equal(clock.pendingTimers(), 0, 'an aborted signal sets no timer');
 });

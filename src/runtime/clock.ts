@@ -48,6 +48,25 @@ export const systemClock: Clock = {
   },
 };
 
+/** Resolves after `ms` on `clock`, or as soon as `signal` aborts (never rejects). */
+export function sleep(clock: Clock, ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (signal.aborted) {
+      resolve();
+      return;
+    }
+    const onAbort = (): void => {
+      timer.cancel();
+      resolve();
+    };
+    const timer = clock.setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
 interface FakeTimer {
   readonly id: number;
   readonly at: number;

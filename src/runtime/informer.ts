@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { KubeClient } from '../kube/client.ts';
 import { apiVersionOf, type ResourceRef } from '../kube/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
-import type { Clock } from './clock.ts';
+import { sleep, type Clock } from './clock.ts';
 import { ObjectStore, type Indexers, type Store, type StoreDelta } from './store.ts';
 import { runWatcher, type ListWatch, type WatcherEvent } from './watcher.ts';
 
@@ -95,25 +95,13 @@ export class Informer<T extends KubeObject> {
     if (this.#started) throw new Error('informer already started');
     this.#started = true;
     const { clock } = this.#opts;
-    const sleep = (ms: number, s: AbortSignal): Promise<void> =>
-      new Promise<void>((resolve) => {
-        const timer = clock.setTimeout(() => {
-          s.removeEventListener('abort', onAbort);
-          resolve();
-        }, ms);
-        const onAbort = (): void => {
-          timer.cancel();
-          resolve();
-        };
-        s.addEventListener('abort', onAbort, { once: true });
-      });
     runWatcher<T>(
       {
         source: this.#listWatch(),
         sink: (events) => this.#ingest(events),
         log: ({ level, msg, err }) => this.#log[level](err === undefined ? {} : { err }, msg),
         now: () => clock.now(),
-        sleep,
+        sleep: (ms, s) => sleep(clock, ms, s),
         random: this.#opts.random ?? Math.random,
         ...(this.#opts.resumeFrom === undefined ? {} : { resumeFrom: this.#opts.resumeFrom }),
       },

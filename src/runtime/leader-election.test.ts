@@ -71,16 +71,28 @@ function candidate(server: MemoryLeases, clock: FakeClock, identity: string): Ca
   const link = new Link(server);
   const abort = new AbortController();
   const elector = new LeaderElector({ port: link, namespace: 'kruise-system', name: 'cloneset-controller', identity, clock, logger: silent, random: () => 0 });
-  const c: Omit<Candidate, 'done'> & { done?: Promise<void> } = { link, log: [], leading: undefined, abort };
-  c.done = elector.run(abort.signal, {
-    onStartedLeading: (leading) => {
-      c.leading = leading;
-      c.log.push(`started@${clock.now()}`);
-    },
-    onStoppedLeading: () => void c.log.push(`stopped@${clock.now()}`),
-  });
-  const done = c.done;
-  return Object.assign(c, { done });
+  const log: string[] = [];
+  const c: Candidate = {
+    link, log, leading: undefined, abort,
+    done: elector.run(abort.signal, {
+      onStartedLeading: (leading) => {
+        c.leading = leading;
+        log.push(`started@${clock.now()}`);
+      },
+      onStoppedLeading: () => void log.push(`stopped@${clock.now()}`),
+    }),
+  };
+  return c;
+}
+
+/** `a` leads (it started first, at 0); `b` campaigns against the same lease. */
+async function leaderAndChallenger(): Promise<{ server: MemoryLeases; clock: FakeClock; a: Candidate; b: Candidate }> {
+  const server = new MemoryLeases();
+  const clock = new FakeClock(0);
+  const a = candidate(server, clock, 'a');
+  await flush();
+  const b = candidate(server, clock, 'b');
+  return { server, clock, a, b };
 }
 
 test('a candidate acquires an absent lease by creating it', async () => {
@@ -141,11 +153,7 @@ test('a hanging API call still ends leadership at the renew deadline', async () 
 });
 
 test('another candidate waits while the leader renews, and takes over only after the lease expired', async () => {
-  const server = new MemoryLeases();
-  const clock = new FakeClock(0);
-  const a = candidate(server, clock, 'a');
-  await flush();
-  const b = candidate(server, clock, 'b');
+  const { server, clock, a, b } = await leaderAndChallenger();
   await advance(clock, 60_000);
   assert.deepEqual(b.log, [], 'b never leads while a renews');
   a.link.down = true; // a is partitioned: its last renewal was at 60 s
@@ -173,11 +181,7 @@ test('two candidates racing for an absent lease: exactly one wins (the other get
 });
 
 test('on abort the leader releases the lease so a successor takes over at its next retry', async () => {
-  const server = new MemoryLeases();
-  const clock = new FakeClock(0);
-  const a = candidate(server, clock, 'a');
-  await flush();
-  const b = candidate(server, clock, 'b');
+  const { server, clock, a, b } = await leaderAndChallenger();
   await advance(clock, 3000);
   a.abort.abort();
   await a.done;
@@ -192,11 +196,7 @@ test('on abort the leader releases the lease so a successor takes over at its ne
 });
 
 test('aborting a candidate that never led resolves run without calling onStoppedLeading', async () => {
-  const server = new MemoryLeases();
-  const clock = new FakeClock(0);
-  const a = candidate(server, clock, 'a');
-  await flush();
-  const b = candidate(server, clock, 'b');
+  const { clock, a, b } = await leaderAndChallenger();
   await advance(clock, 3000);
   b.abort.abort();
   await b.done;

@@ -13,7 +13,7 @@
  * Defaults follow controller-runtime: lease 15 s, renew deadline 10 s, retry 2 s.
  */
 import type { Logger } from 'pino';
-import type { Clock } from './clock.ts';
+import { sleep, type Clock } from './clock.ts';
 
 export interface LeaseSpec {
   readonly holderIdentity?: string;
@@ -136,7 +136,7 @@ export class LeaderElector {
       if (holder !== undefined && holder !== lastHolder && holder !== '') callbacks.onNewLeader?.(holder);
       lastHolder = holder;
       const period = this.#o.retryPeriodMs;
-      await this.#sleep(period + this.#o.random() * JITTER_FACTOR * period, signal);
+      await sleep(this.#clock, period + this.#o.random() * JITTER_FACTOR * period, signal);
     }
     return false;
   }
@@ -148,13 +148,13 @@ export class LeaderElector {
       while (!signal.aborted && !renewed) {
         const left = deadline - this.#clock.now();
         if (left <= 0) return;
-        renewed = await this.#withTimeout(this.#tryAcquireOrRenew(), left);
+        renewed = (await this.#withTimeout(this.#tryAcquireOrRenew(), left)) ?? false;
         if (!renewed) {
           if (this.#clock.now() >= deadline) return;
-          await this.#sleep(Math.min(this.#o.retryPeriodMs, deadline - this.#clock.now()), signal);
+          await sleep(this.#clock, Math.min(this.#o.retryPeriodMs, deadline - this.#clock.now()), signal);
         }
       }
-      await this.#sleep(this.#o.retryPeriodMs, signal);
+      await sleep(this.#clock, this.#o.retryPeriodMs, signal);
     }
   }
 
@@ -228,7 +228,7 @@ export class LeaderElector {
     const now = microTime(this.#clock.now());
     const spec: LeaseSpec = { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now, leaseTransitions: last.spec.leaseTransitions ?? 0 };
     try {
-      const r = await this.#withTimeoutResult(this.#port.update(this.#o.namespace, this.#o.name, this.#lease(spec, last.metadata.resourceVersion)), this.#o.renewDeadlineMs);
+      const r = await this.#withTimeout(this.#port.update(this.#o.namespace, this.#o.name, this.#lease(spec, last.metadata.resourceVersion)), this.#o.renewDeadlineMs);
       if (r?.kind === 'ok') this.#lastLease = r.lease;
       else this.#logger.debug({ result: r?.kind ?? 'timeout' }, 'failed to release lease');
     } catch (e: unknown) {
@@ -236,35 +236,13 @@ export class LeaderElector {
     }
   }
 
-  async #withTimeout(p: Promise<boolean>, ms: number): Promise<boolean> {
-    return (await this.#withTimeoutResult(p, ms)) ?? false;
-  }
-
-  #withTimeoutResult<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
+  #withTimeout<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
     return new Promise<T | undefined>((resolve, reject) => {
       const timer = this.#clock.setTimeout(() => resolve(undefined), ms);
       p.then(
         (v) => { timer.cancel(); resolve(v); },
         (e: unknown) => { timer.cancel(); reject(e instanceof Error ? e : new Error(String(e))); },
       );
-    });
-  }
-
-  #sleep(ms: number, signal: AbortSignal): Promise<void> {
-    return new Promise<void>((resolve) => {
-      if (signal.aborted) {
-        resolve();
-        return;
-      }
-      const onAbort = (): void => {
-        timer.cancel();
-        resolve();
-      };
-      const timer = this.#clock.setTimeout(() => {
-        signal.removeEventListener('abort', onAbort);
-        resolve();
-      }, ms);
-      signal.addEventListener('abort', onAbort, { once: true });
     });
   }
 }

@@ -161,6 +161,11 @@ describe('lifecycle hooks on a real API server', () => {
     assert.equal(condition(victim, 'ContainersReady')?.status, 'True');
     // markPodNotReady: scaling back up does not bring the pod back (spec §10.3 step 3)
     await scale('mk', 2);
+    // First make sure the controller has seen replicas 2, then give it a window in which it must not act.
+    await eventually('the controller to observe replicas 2', async () => {
+      const cs = await client.get<CloneSet>(CLONESETS, ns, 'mk');
+      return cs.status?.observedGeneration === cs.metadata.generation ? cs : undefined;
+    });
     await sleep(2000);
     assert.equal(stateOf(await client.get<Pod>(PODS, ns, victim.metadata.name ?? '')), 'PreparingDelete');
     await dropFinalizers(victim.metadata.name ?? '');

@@ -30,13 +30,19 @@ export class PatchConflict extends Error {
   override readonly name = 'PatchConflict';
 }
 
-/** Applies a pod (or pods/resize) patch; throws PatchConflict when its resourceVersion precondition fails. */
-export function applyPodPatch(pod: Pod, patch: Readonly<Record<string, unknown>>): Pod {
+/** The patch's metadata, after its `resourceVersion` precondition (if any) was checked against the pod. */
+function checkPrecondition(pod: Pod, patch: Readonly<Record<string, unknown>>): Obj {
   const md = isObj(patch['metadata']) ? patch['metadata'] : {};
   const rv = md['resourceVersion'];
   if (typeof rv === 'string' && rv !== '' && rv !== pod.metadata.resourceVersion) {
     throw new PatchConflict(`the object has been modified: ${rv} != ${pod.metadata.resourceVersion ?? ''}`);
   }
+  return md;
+}
+
+/** Applies a pod (or pods/resize) patch; throws PatchConflict when its resourceVersion precondition fails. */
+export function applyPodPatch(pod: Pod, patch: Readonly<Record<string, unknown>>): Pod {
+  const md = checkPrecondition(pod, patch);
   const labels = mergeMap(pod.metadata.labels, md['labels']);
   const annotations = mergeMap(pod.metadata.annotations, md['annotations']);
   const spec = isObj(patch['spec']) ? patch['spec'] : {};
@@ -56,11 +62,7 @@ export function applyPodPatch(pod: Pod, patch: Readonly<Record<string, unknown>>
 
 /** Applies a pods/status patch (conditions merged by type). */
 export function applyPodStatusPatch(pod: Pod, patch: Readonly<Record<string, unknown>>): Pod {
-  const md = isObj(patch['metadata']) ? patch['metadata'] : {};
-  const rv = md['resourceVersion'];
-  if (typeof rv === 'string' && rv !== '' && rv !== pod.metadata.resourceVersion) {
-    throw new PatchConflict(`the object has been modified: ${rv} != ${pod.metadata.resourceVersion ?? ''}`);
-  }
+  checkPrecondition(pod, patch);
   const status = isObj(patch['status']) ? patch['status'] : {};
   const patches = Array.isArray(status['conditions']) ? (status['conditions'] as unknown[]).filter(isObj) : [];
   const conditions: PodCondition[] = [...(pod.status?.conditions ?? [])];

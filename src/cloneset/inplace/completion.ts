@@ -8,7 +8,8 @@ import { fnv1a_32, goMarshal, goTypedMarshal, spewByteSlice } from '../../api/go
 import type { FeatureGates } from '../../api/well-known.ts';
 import type { Container, Pod } from '../../kube/types.ts';
 import { sameResourceList } from './quantity.ts';
-import { graceAnnotationOf, readState, type InPlaceUpdateState } from './state.ts';
+import { graceAnnotationOf, nonEmpty, readState, type InPlaceUpdateState } from './state.ts';
+import { SIDECARSET_ENVS } from './update-spec.ts';
 
 export const ANNOTATION_RUNTIME_CONTAINERS_META = 'apps.kruise.io/runtime-containers-meta';
 
@@ -65,7 +66,6 @@ function legacyContainerHash(c: Container): number | undefined {
 }
 
 const FIELD_REF = /^metadata\.(labels|annotations)\['(.*)'\]$/;
-const SIDECARSET_ENVS: ReadonlySet<string> = new Set(['SIDECARSET_VERSION', 'SIDECARSET_VERSION_ALT']);
 
 /** Hash of the env vars a container takes from the pod's labels/annotations (spec §12.7 step 2). */
 export function envFromMetadataHash(pod: Pod, c: Container): number {
@@ -153,6 +153,5 @@ export function podUpdateComplete(pod: Pod, gates: FeatureGates): Completion {
 }
 
 export function hasNextBatch(s: InPlaceUpdateState): boolean {
-  const n = (m: Readonly<Record<string, unknown>> | undefined): boolean => m !== undefined && Object.keys(m).length > 0;
-  return n(s.nextContainerImages) || n(s.nextContainerRefMetadata) || n(s.nextContainerResources);
+  return nonEmpty(s.nextContainerImages) || nonEmpty(s.nextContainerRefMetadata) || nonEmpty(s.nextContainerResources);
 }

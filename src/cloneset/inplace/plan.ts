@@ -19,7 +19,7 @@ import { ANNOTATION_VCT_HASH, CONDITION_INPLACE_UPDATE_READY, LABEL_LIFECYCLE_ST
 import type { Pod } from '../../kube/types.ts';
 import { podRefOf, type PlanAction, type PlannedEvent } from '../plan/actions.ts';
 import { inPlaceUpdateLifecycle } from '../plan/lifecycle-state.ts';
-import { podCondition, revisionMatches, timestampMs } from '../plan/pod-predicates.ts';
+import { hasReadinessGate, podCondition, revisionMatches, timestampMs } from '../plan/pod-predicates.ts';
 import { containersComplete, hasNextBatch } from './completion.ts';
 import {
   dropGracePatch,
@@ -58,7 +58,7 @@ export function isInPlacePolicy(cloneSet: CloneSet): boolean {
   return updatePolicyOf(cloneSet) !== 'ReCreate';
 }
 
-function patchContext(ctx: InPlaceContext): PatchContext {
+function patchContext(ctx: Pick<InPlaceContext, 'nowMs' | 'gates' | 'resizeSubresource'>): PatchContext {
   return {
     nowMs: ctx.nowMs,
     shortHashLabel: ctx.gates.CloneSetShortHash,
@@ -153,7 +153,7 @@ export interface InPlaceRefresh {
 export function refreshInPlace(pod: Pod, ctx: Pick<InPlaceContext, 'nowMs' | 'gates' | 'resizeSubresource'>): InPlaceRefresh {
   const name = pod.metadata.name ?? '';
   const ref = podRefOf(pod);
-  const pctx = patchContext({ ...ctx, revisions: [], currentRevision: '', updateRevision: '' });
+  const pctx = patchContext(ctx);
   const graceRaw = graceAnnotationOf(pod);
   if (graceRaw !== undefined) {
     let spec;
@@ -203,8 +203,7 @@ export function refreshInPlace(pod: Pod, ctx: Pick<InPlaceContext, 'nowMs' | 'ga
       // Source quirk (spec §12.6, §19.35): resources alone pending → no batch write, fall through.
     }
   }
-  const hasGate = (pod.spec.readinessGates ?? []).some((g) => g.conditionType === CONDITION_INPLACE_UPDATE_READY);
-  if (!hasGate || podCondition(pod, CONDITION_INPLACE_UPDATE_READY)?.status === 'True') return { actions: [] };
+  if (!hasReadinessGate(pod, CONDITION_INPLACE_UPDATE_READY) || podCondition(pod, CONDITION_INPLACE_UPDATE_READY)?.status === 'True') return { actions: [] };
   // Pods the engine touched get the write guarded by the cached resourceVersion (Kruise#2274: the condition is
   // only written for the pod version it was decided on); a new pod's first True is written unguarded.
   const touched = state !== undefined || podCondition(pod, CONDITION_INPLACE_UPDATE_READY) !== undefined;

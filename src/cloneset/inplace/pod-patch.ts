@@ -12,7 +12,8 @@
 import { ANNOTATION_INPLACE_UPDATE_GRACE, ANNOTATION_INPLACE_UPDATE_STATE, ANNOTATION_LIFECYCLE_TIMESTAMP, CONDITION_INPLACE_UPDATE_READY, LABEL_LIFECYCLE_STATE, LABEL_POD_TEMPLATE_HASH, LABEL_REVISION_HASH } from '../../api/well-known.ts';
 import type { Container, Pod, PodCondition } from '../../kube/types.ts';
 import { rfc3339 } from '../plan/pod-template.ts';
-import { podCondition, shortHash } from '../plan/pod-predicates.ts';
+import { hasReadinessGate, podCondition, shortHash } from '../plan/pod-predicates.ts';
+import { notReadyGatesMessage } from '../plan/pod-readiness.ts';
 import { encodeGraceSpec, encodeState, LEGACY_ANNOTATION_GRACE, LEGACY_ANNOTATION_STATE, type InPlaceUpdateState } from './state.ts';
 import type { RefMetadata, ResourceChange, UpdateSpec } from './update-spec.ts';
 import { sameQuantity } from './quantity.ts';
@@ -56,14 +57,9 @@ export function notReadyStatusPatch(pod: Pod, nowMs: number): { readonly status:
   const conditions: PodCondition[] = [gate];
   const ready = podCondition(pod, 'Ready');
   if (ready !== undefined && podCondition(pod, 'ContainersReady')?.status === 'True') {
-    const phrases: string[] = [];
-    for (const g of pod.spec.readinessGates ?? []) {
-      const c = g.conditionType === CONDITION_INPLACE_UPDATE_READY ? gate : podCondition(pod, g.conditionType);
-      if (c === undefined) phrases.push(`corresponding condition of pod readiness gate "${g.conditionType}" does not exist.`);
-      else if (c.status !== 'True') phrases.push(`the status of pod readiness gate "${g.conditionType}" is not "True", but ${c.status}`);
-    }
-    const candidate: PodCondition = phrases.length > 0
-      ? { type: 'Ready', status: 'False', reason: 'ReadinessGatesNotReady', message: phrases.join(', '), lastTransitionTime: null }
+    const message = notReadyGatesMessage(pod, CONDITION_INPLACE_UPDATE_READY, gate.status);
+    const candidate: PodCondition = message !== ''
+      ? { type: 'Ready', status: 'False', reason: 'ReadinessGatesNotReady', message, lastTransitionTime: null }
       : { type: 'Ready', status: 'True', lastTransitionTime: rfc3339(nowMs) };
     if (candidate.status !== ready.status) conditions.push(candidate);
   }
@@ -77,20 +73,15 @@ export function isMarkedNotReady(pod: Pod): boolean {
 
 /** Kruise `CheckPodNeedsBeUnready` for a CloneSet pod (spec §12.3 step 2). */
 export function needsNotReady(pod: Pod, spec: UpdateSpec, verticalScaling: boolean): boolean {
-  const hasGate = (pod.spec.readinessGates ?? []).some((g) => g.conditionType === CONDITION_INPLACE_UPDATE_READY);
-  if (!hasGate) return false;
+  if (!hasReadinessGate(pod, CONDITION_INPLACE_UPDATE_READY)) return false;
   const verticalOnly = Object.keys(spec.containerResources).length > 0 && Object.keys(spec.containerImages).length === 0 && !spec.updateEnvFromMetadata;
   if (!verticalScaling || !verticalOnly) return true;
   // Vertical only: not ready only if a resized resource restarts its container.
   for (const c of pod.spec.containers) {
     const change = spec.containerResources[c.name];
     if (change === undefined) continue;
-    const changed = new Set<string>();
-    for (const kind of ['limits', 'requests'] as const) {
-      for (const [name, value] of Object.entries(change[kind] ?? {})) {
-        if (!sameQuantity(c.resources?.[kind]?.[name], value)) changed.add(name);
-      }
-    }
+    const diff = resourceDiff(c, change);
+    const changed = new Set([...Object.keys(diff?.limits ?? {}), ...Object.keys(diff?.requests ?? {})]);
     const policies = c['resizePolicy'];
     if (!Array.isArray(policies)) continue;
     for (const p of policies as unknown[]) {

@@ -52,7 +52,8 @@ export type SpecDecision =
 
 const IMAGE_PATH = /^\/spec\/containers\/(\d+)\/image$/;
 const RESOURCE_PATH = /^\/spec\/containers\/(\d+)\/resources\/(limits|requests)\/([^/]+)$/;
-const SIDECARSET_ENVS: ReadonlySet<string> = new Set(['SIDECARSET_VERSION', 'SIDECARSET_VERSION_ALT']);
+/** Env vars SidecarSet injects: never counted as taken from the pod's metadata. */
+export const SIDECARSET_ENVS: ReadonlySet<string> = new Set(['SIDECARSET_VERSION', 'SIDECARSET_VERSION_ALT']);
 
 /** InPlaceUpdateEnvFromMetadata is forced off when KruiseDaemon is off (spec §17). */
 export function envFromMetadataEnabled(gates: FeatureGates): boolean {

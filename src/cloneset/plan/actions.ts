@@ -102,10 +102,13 @@ export interface Plan {
   readonly explain: readonly string[];
 }
 
-export function podRefOf(pod: Pod): PodRef {
-  const { name, uid, resourceVersion } = pod.metadata;
+function incarnationOf(obj: Pod | PersistentVolumeClaim): PodRef & PvcRef {
+  const { name, uid, resourceVersion } = obj.metadata;
   return { name: name ?? '', uid: uid ?? '', ...(resourceVersion !== undefined ? { resourceVersion } : {}) };
 }
+
+export const podRefOf: (pod: Pod) => PodRef = incarnationOf;
+export const pvcRefOf: (pvc: PersistentVolumeClaim) => PvcRef = incarnationOf;
 
 export function minDelay(...delays: readonly (number | undefined)[]): number | undefined {
   let best: number | undefined;

@@ -2,7 +2,7 @@
 import { LABEL_INSTANCE_ID } from '../../api/well-known.ts';
 import type { PersistentVolumeClaim, Pod } from '../../kube/types.ts';
 
-/** The alphabet Kubernetes uses for random name suffixes (no vowels, no confusable characters). */
+/** The alphabet Kubernetes uses for random name suffixes (no vowels, no confusable characters); revision hashes too. */
 export const INSTANCE_ID_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 
 /** Randomness is an input of the planner, so tests can pin it. */
@@ -17,7 +17,8 @@ export function randomInstanceIdSource(randomInt: (n: number) => number): Instan
   };
 }
 
-function idOf(obj: Pod | PersistentVolumeClaim): string {
+/** The instance id label of a pod or PVC ('' when missing). */
+export function instanceIdOf(obj: Pod | PersistentVolumeClaim): string {
   return obj.metadata.labels?.[LABEL_INSTANCE_ID] ?? '';
 }
 
@@ -35,19 +36,19 @@ export function allocateInstanceIds(
   /** PVCs still present but not offered for reuse (being cleaned up, spec §8.5): their ids are never drawn. */
   retired: readonly PersistentVolumeClaim[] = [],
 ): string[] {
-  const podIds = new Set(activePods.map(idOf).filter((id) => id !== ''));
-  const used = new Set([...allPods.map(idOf), ...pvcs.map(idOf), ...retired.map(idOf), ...podIds].filter((id) => id !== ''));
+  const podIds = new Set(activePods.map(instanceIdOf).filter((id) => id !== ''));
+  const used = new Set([...allPods.map(instanceIdOf), ...pvcs.map(instanceIdOf), ...retired.map(instanceIdOf), ...podIds].filter((id) => id !== ''));
   // Kruise takes an arbitrary element; we take them in sorted order so a plan is reproducible.
   // An id whose pod still exists (e.g. a Failed pod) is not reusable: the pod name would collide.
-  const allPodIds = new Set(allPods.map(idOf));
-  const pvcIds = [...new Set(pvcs.map(idOf))].filter((id) => id !== '').sort();
+  const allPodIds = new Set(allPods.map(instanceIdOf));
+  const pvcIds = [...new Set(pvcs.map(instanceIdOf))].filter((id) => id !== '').sort();
   const reusable = pvcIds.filter((id) => !allPodIds.has(id));
   // An id whose PVC belongs to a pod that is going away (deletionTimestamp, e.g. deleted by hand) is awaited: its
   // replacement is created under the same id, with the same PVC, once the old pod is gone (its delete event brings
   // us back) — as the manual promises. Kruise would reuse the id at once and fail with AlreadyExists until then;
   // drawing a fresh id instead would strand the PVC. Each awaited id takes one of the `count` slots.
-  const staying = new Set(allPods.filter((p) => p.metadata.deletionTimestamp === undefined).map(idOf));
-  const going = new Set(allPods.filter((p) => p.metadata.deletionTimestamp !== undefined).map(idOf));
+  const staying = new Set(allPods.filter((p) => p.metadata.deletionTimestamp === undefined).map(instanceIdOf));
+  const going = new Set(allPods.filter((p) => p.metadata.deletionTimestamp !== undefined).map(instanceIdOf));
   const awaited = pvcIds.filter((id) => going.has(id) && !staying.has(id));
   const result = new Set<string>();
   for (let i = awaited.length; i < count; i++) {

@@ -43,6 +43,11 @@ export function podCondition(pod: Pod, type: string): PodCondition | undefined {
   return pod.status?.conditions?.find((c) => c.type === type);
 }
 
+/** The pod's spec lists a readiness gate of this condition type. */
+export function hasReadinessGate(pod: Pod, conditionType: string): boolean {
+  return (pod.spec.readinessGates ?? []).some((g) => g.conditionType === conditionType);
+}
+
 /** Kubernetes `IsPodReady`: the `Ready` condition is True (phase is not looked at). */
 export function isPodReady(pod: Pod): boolean {
   return podCondition(pod, 'Ready')?.status === 'True';

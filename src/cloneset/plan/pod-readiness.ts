@@ -21,7 +21,7 @@ import { compareUtf8, goQuote } from '../../api/go-json.ts';
 import { CONDITION_KRUISE_POD_READY, type LifecycleState } from '../../api/well-known.ts';
 import type { Pod } from '../../kube/types.ts';
 import { podRefOf, type PlanAction, type PodConditionPatch } from './actions.ts';
-import { podCondition } from './pod-predicates.ts';
+import { hasReadinessGate, podCondition } from './pod-predicates.ts';
 
 export const READINESS_USER_AGENT_LIFECYCLE = 'Lifecycle';
 export const KEY_PRE_DELETE_HOOK = 'preDeleteHook';
@@ -33,7 +33,7 @@ export interface ReadinessEntry {
 }
 
 export function hasKruisePodReadyGate(pod: Pod): boolean {
-  return (pod.spec.readinessGates ?? []).some((g) => g.conditionType === CONDITION_KRUISE_POD_READY);
+  return hasReadinessGate(pod, CONDITION_KRUISE_POD_READY);
 }
 
 /** A CloneSet whose hooks mark pods not ready: its new pods get the `KruisePodReady` readiness gate. */
@@ -113,18 +113,21 @@ export function kruisePodReadyAction(cloneSet: CloneSet, pod: Pod, state: Lifecy
   if (status === 'False' && adds) {
     const ready = podCondition(pod, 'Ready');
     if (ready?.status === 'True' && podCondition(pod, 'ContainersReady')?.status === 'True') {
-      conditions.push({ type: 'Ready', status: 'False', reason: 'ReadinessGatesNotReady', message: notReadyGatesMessage(pod, status) });
+      conditions.push({ type: 'Ready', status: 'False', reason: 'ReadinessGatesNotReady', message: notReadyGatesMessage(pod, CONDITION_KRUISE_POD_READY, status) });
     }
   }
   return { kind: 'PatchPodConditions', pod: podRefOf(pod), conditions };
 }
 
-/** The kubelet's message for failing readiness gates, with KruisePodReady taken as `kruiseStatus`. */
-function notReadyGatesMessage(pod: Pod, kruiseStatus: string): string {
+/**
+ * The kubelet's message for failing readiness gates ('' when all pass), with the condition `overrideType` taken
+ * as `overrideStatus` (the value a patch is about to write).
+ */
+export function notReadyGatesMessage(pod: Pod, overrideType: string, overrideStatus: string): string {
   const phrases: string[] = [];
   for (const gate of pod.spec.readinessGates ?? []) {
     const t = gate.conditionType;
-    const status = t === CONDITION_KRUISE_POD_READY ? kruiseStatus : podCondition(pod, t)?.status;
+    const status = t === overrideType ? overrideStatus : podCondition(pod, t)?.status;
     if (status === undefined) phrases.push(`corresponding condition of pod readiness gate "${t}" does not exist.`);
     else if (status !== 'True') phrases.push(`the status of pod readiness gate "${t}" is not "True", but ${status}`);
   }

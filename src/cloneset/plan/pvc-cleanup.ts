@@ -2,9 +2,9 @@
 // instance id it carries, so a new pod never mounts the volume of a pod that vanished (e.g. with its node).
 // Runs before claiming, every pass. With reuse enabled (the v1alpha1 default) it changes nothing.
 import type { CloneSet } from '../../api/cloneset.ts';
-import { LABEL_INSTANCE_ID } from '../../api/well-known.ts';
 import type { OwnerReference, PersistentVolumeClaim, Pod } from '../../kube/types.ts';
-import type { PlanAction, PvcRef } from './actions.ts';
+import { pvcRefOf, type PlanAction } from './actions.ts';
+import { instanceIdOf } from './instance-ids.ts';
 import { isPodActive } from './pod-predicates.ts';
 
 export interface PvcCleanupResult {
@@ -20,13 +20,6 @@ export interface PvcCleanupResult {
 
 export function isPvcReuseEnabled(cloneSet: CloneSet): boolean {
   return cloneSet.spec.scaleStrategy?.disablePVCReuse !== true;
-}
-
-const idOf = (obj: Pod | PersistentVolumeClaim): string => obj.metadata.labels?.[LABEL_INSTANCE_ID] ?? '';
-
-export function pvcRefOf(pvc: PersistentVolumeClaim): PvcRef {
-  const { name, uid, resourceVersion } = pvc.metadata;
-  return { name: name ?? '', uid: uid ?? '', ...(resourceVersion !== undefined ? { resourceVersion } : {}) };
 }
 
 /** The owner reference a PVC gets when it is handed to its pod (spec §3.5). */
@@ -48,7 +41,7 @@ export function planPvcCleanup(cloneSet: CloneSet, pods: readonly Pod[], pvcs: r
   const activeIds = new Set<string>();
   const inactiveById = new Map<string, Pod>();
   for (const pod of pods) {
-    const id = idOf(pod);
+    const id = instanceIdOf(pod);
     if (id === '') continue;
     if (isPodActive(pod)) activeIds.add(id);
     else inactiveById.set(id, pod);
@@ -57,7 +50,7 @@ export function planPvcCleanup(cloneSet: CloneSet, pods: readonly Pod[], pvcs: r
   const reown: PlanAction[] = [];
   const remove: PlanAction[] = [];
   for (const pvc of pvcs) {
-    const id = idOf(pvc);
+    const id = instanceIdOf(pvc);
     if (id !== '' && activeIds.has(id)) {
       kept.push(pvc);
       continue;

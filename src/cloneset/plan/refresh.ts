@@ -7,7 +7,7 @@ import { podUpdateComplete } from '../inplace/completion.ts';
 import { deferReadyToUpdate, refreshInPlace, type InPlaceContext } from '../inplace/plan.ts';
 import { minDelay, podRefOf, type PlanAction } from './actions.ts';
 import { refreshLifecycle, type RefreshContext } from './lifecycle-state.ts';
-import { podCondition, shortHash } from './pod-predicates.ts';
+import { hasReadinessGate, podCondition, shortHash } from './pod-predicates.ts';
 
 export interface RefreshResult {
   readonly actions: readonly PlanAction[];
@@ -38,8 +38,7 @@ export function planRefresh(cloneSet: CloneSet, pods: readonly Pod[], ctx: Refre
       if (r.readyAction !== undefined && !deferReadyToUpdate(cloneSet, pod, inPlace)) actions.push(r.readyAction);
     } else {
       // The controller is the only writer of InPlaceUpdateReady; without it a new pod never becomes Ready.
-      const hasGate = (pod.spec.readinessGates ?? []).some((g) => g.conditionType === CONDITION_INPLACE_UPDATE_READY);
-      if (hasGate && podCondition(pod, CONDITION_INPLACE_UPDATE_READY)?.status !== 'True') {
+      if (hasReadinessGate(pod, CONDITION_INPLACE_UPDATE_READY) && podCondition(pod, CONDITION_INPLACE_UPDATE_READY)?.status !== 'True') {
         actions.push({ kind: 'SetInPlaceUpdateReady', pod: ref });
       }
     }

@@ -6,6 +6,7 @@ import { defaultPodTemplate, defaultVolumeClaimTemplate, type TemplateDefaultOpt
 import { compareUtf8, fnv1_32, fnv1a_32, goMarshal, goQuote, goTypedMarshal, goTypedMarshalStable, spewByteSlice } from '../../api/go-json.ts';
 import { ANNOTATION_VCT_HASH, LABEL_CONTROLLER_REVISION_HASH } from '../../api/well-known.ts';
 import type { ControllerRevision, PersistentVolumeClaim, PodTemplateSpec } from '../../kube/types.ts';
+import { INSTANCE_ID_ALPHABET } from './instance-ids.ts';
 
 export interface RevisionOptions extends TemplateDefaultOptions {
   /**
@@ -20,7 +21,6 @@ export interface RevisionOptions extends TemplateDefaultOptions {
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-const ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 /** Kubernetes' limit for the name prefix of a ControllerRevision. */
 const MAX_PREFIX = 223;
 
@@ -53,7 +53,7 @@ export function revisionDataBytes(rev: ControllerRevision): string {
 export function hashRevision(data: string | Uint8Array, collisionCount: number | undefined): string {
   const h = collisionCount === undefined ? fnv1_32(data) : fnv1_32(data, String(collisionCount));
   let out = '';
-  for (const c of String(h)) out += ALPHABET[c.charCodeAt(0) % ALPHABET.length] ?? '';
+  for (const c of String(h)) out += INSTANCE_ID_ALPHABET[c.charCodeAt(0) % INSTANCE_ID_ALPHABET.length] ?? '';
   return out;
 }
 

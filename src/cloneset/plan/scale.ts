@@ -1,14 +1,15 @@
 // planScale: the Scale() step of a reconcile (spec §10.3) — create up to scaleUpLimit pods, or delete
 // PreparingDelete / specified-delete pods, or scale in by the deletion order. At most one of these per pass.
 import type { CloneSet } from '../../api/cloneset.ts';
-import { LABEL_INSTANCE_ID, type FeatureGates } from '../../api/well-known.ts';
+import type { FeatureGates } from '../../api/well-known.ts';
 import type { Node, PersistentVolumeClaim, Pod, PodTemplateSpec } from '../../kube/types.ts';
 import { podRefOf, type DeleteCause, type PlanAction, type PlannedEvent, type PodToCreate, type PodToDelete } from './actions.ts';
-import { allocateInstanceIds, type InstanceIdSource } from './instance-ids.ts';
+import { allocateInstanceIds, instanceIdOf, type InstanceIdSource } from './instance-ids.ts';
 import { isHooked } from './lifecycle.ts';
 import { setStateActions } from './lifecycle-state.ts';
 import { isReadyForDelete, isSpecifiedDelete, lifecycleStateOf } from './pod-predicates.ts';
 import { newPod, pvcsFor } from './pod-template.ts';
+import { usesMarkPodNotReady } from './pod-readiness.ts';
 import { choosePodsToDelete } from './pod-ranking.ts';
 import { computeReplicaDiff, isUpdatedPod, replicaDiffInputFor, type ReplicaDiff, type SurgeRule } from './replica-diff.ts';
 
@@ -149,9 +150,9 @@ function deletion(input: ScaleInput, pods: readonly Pod[], cause: DeleteCause): 
       actions.push(...setStateActions(input.cloneSet, pod, 'PreparingDelete'));
       continue;
     }
-    const id = pod.metadata.labels?.[LABEL_INSTANCE_ID] ?? '';
+    const id = instanceIdOf(pod);
     const pvcNames = input.pvcs
-      .filter((c) => (c.metadata.labels?.[LABEL_INSTANCE_ID] ?? '') === id)
+      .filter((c) => instanceIdOf(c) === id)
       .map((c) => c.metadata.name ?? '');
     list.push({ pod: podRefOf(pod), pvcNames, cause });
   }
@@ -163,8 +164,7 @@ function deletion(input: ScaleInput, pods: readonly Pod[], cause: DeleteCause): 
  * pods that are not specified for deletion go back to PreparingNormal — unless a hook marks pods not ready.
  */
 function cancelPreparingDelete(input: ScaleInput, preparingDelete: readonly Pod[], numToDelete: number): PlanAction[] {
-  const lifecycle = input.cloneSet.spec.lifecycle;
-  if (lifecycle?.preDelete?.markPodNotReady === true || lifecycle?.inPlaceUpdate?.markPodNotReady === true) return [];
+  if (usesMarkPodNotReady(input.cloneSet)) return [];
   const podsToDelete = input.cloneSet.spec.scaleStrategy?.podsToDelete ?? [];
   let wanted = (input.cloneSet.spec.replicas ?? 1) - input.pods.length + numToDelete;
   const actions: PlanAction[] = [];

@@ -1,8 +1,8 @@
 // The LeasePort of leader election, on the Kubernetes client (coordination.k8s.io/v1 Leases).
-import type { Lease, LeasePort, LeaseWriteResult } from '../runtime/leader-election.ts';
-import { isAlreadyExists, isConflict, isNotFound } from './api-error.ts';
-import type { KubeClient } from './client.ts';
-import { LEASES } from './resources.ts';
+import type { Lease, LeasePort, LeaseWriteResult } from './leader-election.ts';
+import { isAlreadyExists, isConflict, isNotFound } from '../kube/api-error.ts';
+import type { KubeClient } from '../kube/client.ts';
+import { LEASES } from '../kube/resources.ts';
 
 async function write(op: () => Promise<Lease>): Promise<LeaseWriteResult> {
   try {

@@ -1,0 +1,11 @@
+// scaleStrategy.podsToDelete keeps only names of pods that still exist (spec §6 step 16).
+import type { CloneSet } from '../../api/cloneset.ts';
+import type { Pod } from '../../kube/types.ts';
+
+/** The shortened list, or undefined when every listed name is still a claimed pod. */
+export function truncatedPodsToDelete(cloneSet: CloneSet, claimed: readonly Pod[]): readonly string[] | undefined {
+  const list = cloneSet.spec.scaleStrategy?.podsToDelete ?? [];
+  const live = new Set(claimed.map((p) => p.metadata.name));
+  const kept = list.filter((name) => live.has(name));
+  return kept.length === list.length ? undefined : kept;
+}
