@@ -22,6 +22,31 @@ export async function releasePod(cs: CloneSet, action: ActionOf<'ReleasePod'>, d
   return 1;
 }
 
+/**
+ * Adoption (spec §8.6) as a JSON patch guarded by the cached pod's uid and resourceVersion (Kruise PUTs the
+ * cached copy). A failed guard (422), a conflict or a vanished pod adopts nothing: the pod's own change event
+ * brings the CloneSet back to decide again on the newer pod.
+ */
+export async function adoptPod(cs: CloneSet, action: ActionOf<'AdoptPod'>, deps: ExecuteDeps): Promise<number> {
+  const guard = [
+    { op: 'test', path: '/metadata/uid', value: action.pod.uid },
+    ...(action.pod.resourceVersion !== undefined ? [{ op: 'test', path: '/metadata/resourceVersion', value: action.pod.resourceVersion }] : []),
+  ];
+  const write = action.replaceIndex !== undefined
+    ? { op: 'replace', path: `/metadata/ownerReferences/${action.replaceIndex}`, value: action.ownerRef }
+    : { op: 'add', path: '/metadata/ownerReferences/-', value: action.ownerRef };
+  let pod;
+  try {
+    pod = await deps.ports.pods.patchPod(cs.metadata.namespace ?? '', action.pod.name, [...guard, write], 'json');
+  } catch (e) {
+    if (isNotFound(e) || isInvalid(e) || isConflict(e)) return 0;
+    throw e;
+  }
+  const rv = pod.metadata.resourceVersion;
+  if (rv !== undefined) deps.rvExpectations.expect(action.pod.uid, rv);
+  return 1;
+}
+
 export async function patchPodLifecycle(cs: CloneSet, action: ActionOf<'PatchPodLifecycle'>, deps: ExecuteDeps): Promise<number> {
   const finalizers = action.addFinalizers ?? [];
   const patch = {

@@ -9,7 +9,8 @@ import type { CloneSet } from '../api/cloneset.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import type { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.ts';
 import {
-  executeInPlace, markSpecifiedDelete, patchPodConditions, patchPodLifecycle, patchPodTemplateHash, releasePod, setInPlaceUpdateReady,
+  executeInPlace, markSpecifiedDelete, patchPodConditions, patchPodLifecycle, patchPodTemplateHash, releasePod,
+  adoptPod, setInPlaceUpdateReady,
 } from './execute-pod.ts';
 import { cleanupPvc, createPods, deletePods, reownPvc } from './execute-scale.ts';
 import type { PlanAction, PlanPhase } from './plan/actions.ts';
@@ -99,6 +100,8 @@ async function executeAction(cs: CloneSet, key: string, action: PlanAction, deps
   switch (action.kind) {
     case 'ReleasePod':
       return releasePod(cs, action, deps);
+    case 'AdoptPod':
+      return adoptPod(cs, action, deps);
     case 'CreatePods':
       return createPods(cs, key, action.pods, deps);
     case 'DeletePods':

@@ -92,7 +92,7 @@ export function apiserverArgs(stateDir: string, ports: ComponentPorts, pki: Pki)
 export function controllerManagerArgs(stateDir: string, ports: ComponentPorts, pki: Pki, kubeconfig: string): string[] {
   return [
     `--kubeconfig=${kubeconfig}`,
-    '--controllers=garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,root-ca-certificate-publisher-controller,persistentvolumeclaim-protection-controller,endpointslice-controller',
+    '--controllers=garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,root-ca-certificate-publisher-controller,persistentvolumeclaim-protection-controller,endpointslice-controller,resourcequota-controller',
     '--leader-elect=false',
     // each controller acts as its own service account (kube-system/generic-garbage-collector…), as in kubeadm
     '--use-service-account-credentials=true',

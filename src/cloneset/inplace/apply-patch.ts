@@ -26,6 +26,27 @@ function mergeObject(base: Obj, patch: Obj): Obj {
   return out;
 }
 
+/**
+ * `metadata.finalizers` (patchStrategy merge, scalars): `null` drops the list, listed values are added,
+ * `$deleteFromPrimitiveList/finalizers` removes values, `$setElementOrder/finalizers` orders the result.
+ */
+function mergeFinalizers(base: readonly string[] | undefined, md: Obj): string[] | null | undefined {
+  if (!('finalizers' in md) && !('$deleteFromPrimitiveList/finalizers' in md)) return base === undefined ? undefined : [...base];
+  if (md['finalizers'] === null) return null;
+  const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+  const removed = new Set(strings(md['$deleteFromPrimitiveList/finalizers']));
+  const out = (base ?? []).filter((f) => !removed.has(f));
+  for (const f of strings(md['finalizers'])) if (!out.includes(f)) out.push(f);
+  const order = strings(md['$setElementOrder/finalizers']);
+  if (order.length > 0) out.sort((a, b) => rank(order, a) - rank(order, b));
+  return out;
+}
+
+const rank = (order: readonly string[], v: string): number => {
+  const i = order.indexOf(v);
+  return i < 0 ? order.length : i;
+};
+
 export class PatchConflict extends Error {
   override readonly name = 'PatchConflict';
 }
@@ -53,9 +74,16 @@ export function applyPodPatch(pod: Pod, patch: Readonly<Record<string, unknown>>
       return p === undefined ? c : (mergeObject(c, p) as Container);
     });
   }
+  const finalizers = mergeFinalizers(pod.metadata.finalizers, md);
+  const { finalizers: _dropped, ...metaRest } = pod.metadata;
   return {
     ...pod,
-    metadata: { ...pod.metadata, ...(labels !== undefined ? { labels } : {}), ...(annotations !== undefined ? { annotations } : {}) },
+    metadata: {
+      ...metaRest,
+      ...(labels !== undefined ? { labels } : {}),
+      ...(annotations !== undefined ? { annotations } : {}),
+      ...(finalizers !== undefined && finalizers !== null ? { finalizers } : {}),
+    },
     spec: { ...pod.spec, containers },
   };
 }

@@ -61,6 +61,33 @@ describe('container batches (launch priority, spec §12.8)', () => {
   ];
   const change = spec({ containerImages: { main: 'm:2', sidecar: 's:2', plain: 'x:2' } });
 
+  test('without the barrier env: env KRUISE_CONTAINER_PRIORITY orders the batches the same way', () => {
+    const plainPod = pod([
+      { name: 'main', image: 'm:1' },
+      { name: 'sidecar', image: 's:1', env: [{ name: 'KRUISE_CONTAINER_PRIORITY', value: '10' }] },
+    ]);
+    const p = inPlaceUpdatePatch(plainPod, spec({ containerImages: { main: 'm:2', sidecar: 's:2' } }), ctx());
+    assert.deepEqual(p.patch['spec'], { containers: [{ name: 'sidecar', image: 's:2' }] });
+    assert.deepEqual(p.state?.nextContainerImages, { main: 'm:2' });
+    assert.deepEqual(p.state?.preCheckBeforeNext, { containersRequiredReady: ['sidecar'] });
+  });
+
+  test('annotation Ordered: one container per batch, in spec order; env-from-metadata follows its container', () => {
+    const base = pod([{ name: 'first', image: 'f:1' }, { name: 'second', image: 's:1' }]);
+    const ordered: Pod = { ...base, metadata: { ...base.metadata, annotations: { 'apps.kruise.io/container-launch-priority': 'Ordered' } } };
+    const change = spec({
+      containerImages: { first: 'f:2', second: 's:2' },
+      containerRefMetadata: { second: { labels: { version: 'v2' } } },
+      updateEnvFromMetadata: true,
+    });
+    const p = inPlaceUpdatePatch(ordered, change, ctx());
+    assert.deepEqual(p.patch['spec'], { containers: [{ name: 'first', image: 'f:2' }] });
+    assert.equal((p.patch['metadata'] as { labels: Record<string, unknown> }).labels['version'], undefined, 'the label second reads waits for its batch');
+    assert.deepEqual(p.state?.nextContainerImages, { second: 's:2' });
+    assert.deepEqual(p.state?.nextContainerRefMetadata, { second: { labels: { version: 'v2' } } });
+    assert.deepEqual(p.state?.containerBatchesRecord, [{ timestamp: rfc3339(T0), containers: ['first'] }]);
+  });
+
   test('no priority + the highest priority first; the rest waits in the state until they are ready', () => {
     const p = inPlaceUpdatePatch(pod(containers), change, ctx());
     assert.deepEqual(p.patch['spec'], { containers: [{ name: 'sidecar', image: 's:2' }, { name: 'plain', image: 'x:2' }] });
@@ -87,5 +114,39 @@ describe('container batches (launch priority, spec §12.8)', () => {
     assert.equal(state.preCheckBeforeNext, undefined);
     assert.deepEqual(state.lastContainerStatuses, { main: { imageID: 'id-m:1' }, plain: { imageID: 'id-x:1' }, sidecar: { imageID: 'id-s:1' } });
     assert.equal(state.containerBatchesRecord?.length, 2);
+  });
+});
+
+describe('template metadata removed in place (spec §12.8 step 1)', () => {
+  test('labels, annotations and finalizers the old revision had and the new one dropped leave the pod; foreign ones stay', () => {
+    const base = pod([{ name: 'app', image: 'a:1' }]);
+    const before: Pod = {
+      ...base,
+      metadata: {
+        ...base.metadata,
+        labels: { ...base.metadata.labels, extra: '1', mine: 'x' },
+        annotations: { note: 'x', theirs: 'y' },
+        finalizers: ['example.com/keep', 'example.com/gone', 'other.io/foreign'],
+      },
+    };
+    const change = spec({
+      metaDataPatch: {
+        metadata: {
+          labels: { extra: null },
+          annotations: { note: null },
+          '$deleteFromPrimitiveList/finalizers': ['example.com/gone'],
+          '$setElementOrder/finalizers': ['example.com/keep'],
+        },
+      },
+    });
+    const p = inPlaceUpdatePatch(before, change, ctx());
+    const md = p.patch['metadata'] as Record<string, unknown>;
+    assert.deepEqual(md['$deleteFromPrimitiveList/finalizers'], ['example.com/gone']);
+    const after = applyPodPatch(before, p.patch);
+    assert.equal(after.metadata.labels?.['extra'], undefined);
+    assert.equal(after.metadata.labels?.['mine'], 'x');
+    assert.equal(after.metadata.annotations?.['note'], undefined);
+    assert.equal(after.metadata.annotations?.['theirs'], 'y');
+    assert.deepEqual(after.metadata.finalizers, ['example.com/keep', 'other.io/foreign']);
   });
 });

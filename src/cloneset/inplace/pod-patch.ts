@@ -17,9 +17,9 @@ import { notReadyGatesMessage } from '../plan/pod-readiness.ts';
 import { encodeGraceSpec, encodeState, LEGACY_ANNOTATION_GRACE, LEGACY_ANNOTATION_STATE, type InPlaceUpdateState } from './state.ts';
 import type { RefMetadata, ResourceChange, UpdateSpec } from './update-spec.ts';
 import { sameQuantity } from './quantity.ts';
+import { containerLaunchPriorities } from './launch-priority.ts';
 
 export const REASON_START_INPLACE_UPDATE = 'StartInPlaceUpdate';
-const CONTAINER_BARRIER_ENV = 'KRUISE_CONTAINER_BARRIER';
 
 export interface PatchContext {
   readonly nowMs: number;
@@ -154,24 +154,10 @@ function removeGrace(): Record<string, null> {
   return { [ANNOTATION_INPLACE_UPDATE_GRACE]: null, [LEGACY_ANNOTATION_GRACE]: null };
 }
 
-/** The launch priority of a container (`KRUISE_CONTAINER_BARRIER` env from key `p_<n>`), if any. */
-export function containerPriority(c: Container): number | undefined {
-  const env = c['env'];
-  if (!Array.isArray(env)) return undefined;
-  for (const e of env as unknown[]) {
-    if (typeof e !== 'object' || e === null) continue;
-    const v = e as { name?: unknown; valueFrom?: { configMapKeyRef?: { key?: unknown } } };
-    if (v.name !== CONTAINER_BARRIER_ENV) continue;
-    const key = v.valueFrom?.configMapKeyRef?.key;
-    if (typeof key !== 'string' || !/^p_-?\d+$/.test(key)) return undefined;
-    return Number(key.slice(2));
-  }
-  return undefined;
-}
-
 /**
  * Applies a spec to the pod (spec §12.8): the batch = containers without priority + those of the highest
- * priority + (transitively) containers sharing a changed label/annotation key with a batch member; the rest is
+ * launch priority (launch-priority.ts: the barrier env, or what Kruise's webhook would turn into one)
+ * + (transitively) containers sharing a changed label/annotation key with a batch member; the rest is
  * deferred into the state's `next*` maps.
  */
 function applySpec(
@@ -185,18 +171,23 @@ function applySpec(
   const labels: Record<string, string | null> = { ...labelsIn };
   const annotations: Record<string, string | null> = { ...annotationsIn };
   const md = spec.metaDataPatch?.metadata;
+  // Every other key of the template-metadata patch (finalizers and their strategic-merge directives) goes to
+  // the pod patch as is: the API server applies it like Kruise's local StrategicMergePatch.
+  const otherMetadata: Record<string, unknown> = {};
   if (md !== undefined) {
     for (const [k, v] of Object.entries(asMap(md['labels']))) labels[k] = v;
     for (const [k, v] of Object.entries(asMap(md['annotations']))) annotations[k] = v;
+    for (const [k, v] of Object.entries(md)) if (k !== 'labels' && k !== 'annotations') otherMetadata[k] = v;
   }
   const touched = (name: string): boolean =>
     name in spec.containerImages || name in spec.containerRefMetadata || name in spec.containerResources;
   const batch = new Set<string>();
   let highest: number | undefined;
   let highestNames: string[] = [];
+  const priorities = containerLaunchPriorities(pod);
   for (const c of pod.spec.containers) {
     if (!touched(c.name)) continue;
-    const p = containerPriority(c);
+    const p = priorities.get(c.name);
     if (p === undefined) batch.add(c.name);
     else if (highest === undefined || highest < p) {
       highest = p;
@@ -257,7 +248,7 @@ function applySpec(
   };
   annotations[ANNOTATION_INPLACE_UPDATE_STATE] = encodeState(state);
   const patch: Record<string, unknown> = {
-    metadata: { ...(Object.keys(labels).length > 0 ? { labels } : {}), annotations },
+    metadata: { ...otherMetadata, ...(Object.keys(labels).length > 0 ? { labels } : {}), annotations },
     ...(containers.length > 0 ? { spec: { containers } } : {}),
   };
   return { patch, ...(resize.length > 0 ? { resize: { spec: { containers: resize } } } : {}), state };

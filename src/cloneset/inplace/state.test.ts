@@ -89,4 +89,20 @@ describe('apps.kruise.io/inplace-update-grace', () => {
     );
     assert.deepEqual(decodeGraceSpec(text), spec);
   });
+
+  test('finalizer directives survive the grace annotation, keys in Go map order', () => {
+    const spec: UpdateSpec = {
+      revision: 'r',
+      containerImages: {},
+      containerRefMetadata: {},
+      containerResources: {},
+      metaDataPatch: { metadata: { labels: { gone: null }, '$setElementOrder/finalizers': ['a'], '$deleteFromPrimitiveList/finalizers': ['b'] } },
+      updateEnvFromMetadata: false,
+      graceSeconds: 5,
+    };
+    const text = encodeGraceSpec(spec);
+    const patch = Buffer.from(String((JSON.parse(text) as { metaDataPatch?: string }).metaDataPatch), 'base64').toString('utf8');
+    assert.equal(patch, '{"metadata":{"$deleteFromPrimitiveList/finalizers":["b"],"$setElementOrder/finalizers":["a"],"labels":{"gone":null}}}');
+    assert.deepEqual(decodeGraceSpec(text), spec);
+  });
 });

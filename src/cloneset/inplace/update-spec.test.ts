@@ -74,6 +74,22 @@ describe('calculateUpdateSpec (spec §12.2)', () => {
     assert.deepEqual(spec.metaDataPatch, { metadata: { labels: { a: '2', b: 'new', gone: null }, annotations: { note: 'new' } } });
   });
 
+  test('removed template finalizers are deleted with a strategic-merge directive, added ones merged, the rest kept', () => {
+    const withFinalizers = (f: string[] | undefined): PodTemplateSpec => ({ ...template([base]), metadata: { labels: { app: 'web' }, ...(f !== undefined ? { finalizers: f } : {}) } });
+    const spec = inPlace(decide(withFinalizers(['example.com/keep', 'example.com/gone']), withFinalizers(['example.com/new', 'example.com/keep'])));
+    assert.deepEqual(spec.metaDataPatch, {
+      metadata: {
+        '$deleteFromPrimitiveList/finalizers': ['example.com/gone'],
+        '$setElementOrder/finalizers': ['example.com/new', 'example.com/keep'],
+        finalizers: ['example.com/new'],
+      },
+    });
+    assert.deepEqual(inPlace(decide(withFinalizers(['example.com/gone']), withFinalizers(undefined))).metaDataPatch, { metadata: { finalizers: null } });
+    assert.deepEqual(inPlace(decide(withFinalizers(undefined), withFinalizers(['example.com/new']))).metaDataPatch, {
+      metadata: { '$setElementOrder/finalizers': ['example.com/new'], finalizers: ['example.com/new'] },
+    });
+  });
+
   test('an image plus a label change together are still in place', () => {
     const spec = inPlace(decide(template([base], { v: '1' }), template([{ ...base, image: 'nginx:1.26' }], { v: '2' })));
     assert.deepEqual(spec.containerImages, { app: 'nginx:1.26' });

@@ -188,11 +188,41 @@ function twoWayMetadataPatch(
   }
   const oldRest: Record<string, unknown> = { ...oldTpl.metadata };
   const newRest: Record<string, unknown> = { ...newTpl.metadata };
+  Object.assign(metadata, finalizersPatch(oldRest['finalizers'], newRest['finalizers']));
   for (const key of new Set([...Object.keys(oldRest), ...Object.keys(newRest)])) {
-    if (key === 'labels' || key === 'annotations' || key === 'creationTimestamp') continue;
+    if (key === 'labels' || key === 'annotations' || key === 'creationTimestamp' || key === 'finalizers') continue;
     if (JSON.stringify(oldRest[key]) !== JSON.stringify(newRest[key])) metadata[key] = newRest[key] ?? null;
   }
   return Object.keys(metadata).length > 0 ? { metadata } : undefined;
+}
+
+export const DELETE_FROM_FINALIZERS = '$deleteFromPrimitiveList/finalizers';
+export const SET_ORDER_OF_FINALIZERS = '$setElementOrder/finalizers';
+
+/**
+ * `metadata.finalizers` as Kubernetes' two-way strategic merge patch writes it (the field has patchStrategy
+ * merge, a list of scalars): the list dropped whole → `finalizers: null`; otherwise the added values (sorted),
+ * the removed ones under `$deleteFromPrimitiveList/finalizers` (sorted) and the new order under
+ * `$setElementOrder/finalizers`. A plain `finalizers: [...]` would only ever add: the API server merges it.
+ */
+export function finalizersPatch(oldValue: unknown, newValue: unknown): Record<string, unknown> {
+  const oldList = stringList(oldValue);
+  const newList = stringList(newValue);
+  if (oldList.length === 0 && newList.length === 0) return {};
+  // Go omits an empty list (omitempty), so `[]` and absent both drop the field.
+  if (newList.length === 0) return { finalizers: null };
+  const added = [...new Set(newList.filter((f) => !oldList.includes(f)))].sort();
+  const removed = [...new Set(oldList.filter((f) => !newList.includes(f)))].sort();
+  if (added.length === 0 && removed.length === 0) return {};
+  return {
+    ...(removed.length > 0 ? { [DELETE_FROM_FINALIZERS]: removed } : {}),
+    [SET_ORDER_OF_FINALIZERS]: [...newList],
+    ...(added.length > 0 ? { finalizers: added } : {}),
+  };
+}
+
+function stringList(v: unknown): string[] {
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
 }
 
 // ---------------------------------------------------------------------------------------------------------------

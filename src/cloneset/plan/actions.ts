@@ -45,6 +45,8 @@ export interface PodToDelete {
 
 export type PlanAction =
   | { readonly kind: 'ReleasePod'; readonly pod: PodRef; readonly ownerRefIndex: number; readonly ownerUid: string }
+  /** Adoption (spec §8.6): `ownerRef` replaces the reference at `replaceIndex`, or is appended without one. */
+  | { readonly kind: 'AdoptPod'; readonly pod: PodRef; readonly ownerRef: OwnerReference; readonly replaceIndex?: number }
   | { readonly kind: 'CreatePods'; readonly pods: readonly PodToCreate[] }
   | { readonly kind: 'DeletePods'; readonly pods: readonly PodToDelete[] }
   /**

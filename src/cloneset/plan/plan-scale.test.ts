@@ -289,6 +289,39 @@ describe('inactive and foreign pods (spec §8.6, §8.7)', () => {
     assert.deepEqual(p.claimed.map((x) => x.metadata.name).sort(), ['sample-old0x', 'sample-old1x']);
   });
 
+  test('a pod referencing the CloneSet without being controlled is adopted and counted in the same pass', () => {
+    const cs = aCloneSet('sample').replicas(3).build();
+    const loose = aPod(cs).instanceId('loose').ready().ownedBy('uid-sample', false).build();
+    const p = planOf(cs, [...readyPods(cs, 2), loose]);
+    assert.deepEqual(p.actions.map(describeAction), ['adopt sample-loose']);
+    const adopt = p.actions[0];
+    assert.ok(adopt?.kind === 'AdoptPod');
+    assert.equal(adopt.replaceIndex, 0, 'the reference to the same group, kind and name is replaced in place');
+    assert.deepEqual([adopt.ownerRef.uid, adopt.ownerRef.controller, adopt.ownerRef.blockOwnerDeletion], ['uid-sample', true, true]);
+    assert.equal(adopt.pod.resourceVersion, loose.metadata.resourceVersion);
+    assert.ok(p.claimed.some((x) => x.metadata.name === 'sample-loose'));
+  });
+
+  test('an adopted pod is controlled by the CloneSet afterwards', () => {
+    const cs = aCloneSet('sample').replicas(2).build();
+    const world = newWorld(cs, [...readyPods(cs, 1), aPod(cs).instanceId('loose').ready().ownedBy('uid-sample', false).build()]);
+    const s = reconcileStep(world);
+    assert.deepEqual(s.violations, []);
+    assert.deepEqual(world.pods.find((p) => p.metadata.name === 'sample-loose')?.metadata.ownerReferences?.map((r) => [r.uid, r.controller]), [['uid-sample', true]]);
+    assert.ok(!plan(world).actions.some((a) => a.kind === 'AdoptPod' || a.kind === 'CreatePods'));
+  });
+
+  test('no adoption when the labels do not match, the pod is terminating, or the CloneSet is being deleted', () => {
+    const cs = aCloneSet('sample').replicas(1).build();
+    const stray = aPod(cs).instanceId('stray').ready().ownedBy('uid-sample', false).label('app', 'other').build();
+    const going = aPod(cs).instanceId('going').ready().ownedBy('uid-sample', false).terminating().build();
+    const p = planOf(cs, [stray, going]);
+    assert.ok(!p.actions.some((a) => a.kind === 'AdoptPod'), p.actions.map(describeAction).join());
+    assert.equal(created(p.actions).length, 1);
+    const deleting = aCloneSet('sample').replicas(1).deleting().build();
+    assert.deepEqual(planOf(deleting, [aPod(deleting).instanceId('loose').ready().ownedBy('uid-sample', false).build()]).actions, []);
+  });
+
   test('a CloneSet being deleted plans nothing', () => {
     const cs = aCloneSet('sample').replicas(3).deleting().build();
     const p = planOf(cs, [aPod(cs).instanceId('stray').ready().label('app', 'other').build()]);

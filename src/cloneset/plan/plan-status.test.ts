@@ -208,6 +208,30 @@ describe('Progressing condition (spec §14.4), deadline 60 s, clock pinned at T0
   });
 });
 
+describe('FailedScale / FailedUpdate recovery (beyond Kruise, whose conditions stick forever)', () => {
+  const base = () => aCloneSet('sample');
+  const failedTypes = (st: { conditions?: readonly { type: string }[] }): string[] => (st.conditions ?? []).map((c) => c.type).filter((t) => t.startsWith('Failed'));
+
+  test('FailedScale stays while replicas are missing and goes once a pass without a failure sees them all', () => {
+    const cs = base().replicas(2).build();
+    const input = { currentRevision: 'sample-r1', updateRevision: 'sample-r1', collisionCount: 0, nowMs: T0 };
+    const failed = computeStatus({ ...input, cloneSet: cs, pods: [], failure: { type: 'FailedScale', message: 'exceeded quota' } }).status;
+    const stillShort = computeStatus({ ...input, cloneSet: { ...cs, status: failed }, pods: readyPods(cs, 1) }).status;
+    assert.deepEqual(failedTypes(stillShort), ['FailedScale']);
+    const recovered = computeStatus({ ...input, cloneSet: { ...cs, status: stillShort }, pods: readyPods(cs, 2) }).status;
+    assert.deepEqual(failedTypes(recovered), []);
+    assert.equal(isStatusChanged(stillShort, { ...stillShort, conditions: recovered.conditions ?? [] }), true, 'the removal is written');
+  });
+
+  test('FailedUpdate goes once every replica is on the update revision', () => {
+    const cs = base().replicas(1).build();
+    const input = { currentRevision: 'sample-r1', updateRevision: 'sample-r1', collisionCount: 0, nowMs: T0 };
+    const failed = computeStatus({ ...input, cloneSet: cs, pods: readyPods(cs, 1), failure: { type: 'FailedUpdate', message: 'conflict' } }).status;
+    assert.deepEqual(failedTypes(failed), ['FailedUpdate']);
+    assert.deepEqual(failedTypes(computeStatus({ ...input, cloneSet: { ...cs, status: failed }, pods: readyPods(cs, 1) }).status), []);
+  });
+});
+
 describe('Progressing over a whole rollout (simulator, deadline 60 s, 10 s per pass)', () => {
   test('a rollout whose pods never become ready times out, stays timed out across a new revision, and recovers when it completes', () => {
     const cs = aCloneSet('sample').replicas(3).progressDeadlineSeconds(60).build();

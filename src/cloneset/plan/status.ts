@@ -51,6 +51,11 @@ export function computeStatus(input: StatusInput): StatusResult {
   const partition = cloneSet.spec.updateStrategy?.partition;
   const expectedUpdatedReplicas = partitionParses(partition) ? specReplicas - partitionAbs(partition, specReplicas) : 0;
   let conditions = [...(cloneSet.status?.conditions ?? [])];
+  // Beyond Kruise (its Failed* conditions are never removed): FailedScale goes once a pass without a scale
+  // failure sees every replica; FailedUpdate once a pass without an update failure sees the rollout complete.
+  // A CloneSet that recovered from a refused create (quota, admission) no longer reports the old failure.
+  if (input.failure?.type !== 'FailedScale' && replicas === specReplicas) conditions = conditions.filter((c) => c.type !== 'FailedScale');
+  if (input.failure?.type !== 'FailedUpdate' && updated === replicas && replicas === specReplicas) conditions = conditions.filter((c) => c.type !== 'FailedUpdate');
   if (input.failure !== undefined) {
     conditions = setCondition(conditions, {
       type: input.failure.type,
@@ -111,9 +116,9 @@ export function conditionOf(status: CloneSetStatus | undefined, type: CloneSetCo
 
 /**
  * The write rule of spec §14.3: counters, revisions, selector, generation or the Progressing condition.
- * Beyond Kruise: a FailedScale / FailedUpdate condition that is new is written too. Kruise lets it ride along
- * with the next write, so a create refused by the API server (quota, admission) in a pass that changes no
- * counter never showed its error in the status; the conditions are sticky, so this costs one write each.
+ * Beyond Kruise: a FailedScale / FailedUpdate condition that appears (or, once recovered, goes) is written too.
+ * Kruise lets it ride along with the next write, so a create refused by the API server (quota, admission) in a
+ * pass that changes no counter never showed its error in the status; this costs one write per transition.
  */
 export function isStatusChanged(old: CloneSetStatus | undefined, next: CloneSetStatus): boolean {
   if (old === undefined) return true;
@@ -123,7 +128,7 @@ export function isStatusChanged(old: CloneSetStatus | undefined, next: CloneSetS
   ] as const;
   if (keys.some((k) => (old[k] ?? 0) !== (next[k] ?? 0))) return true;
   if ((next.observedGeneration ?? 0) > (old.observedGeneration ?? 0)) return true;
-  if ((['FailedScale', 'FailedUpdate'] as const).some((t) => conditionOf(next, t) !== undefined && conditionOf(old, t) === undefined)) return true;
+  if ((['FailedScale', 'FailedUpdate'] as const).some((t) => (conditionOf(next, t) === undefined) !== (conditionOf(old, t) === undefined))) return true;
   const a = conditionOf(old, 'Progressing');
   const b = conditionOf(next, 'Progressing');
   return a?.status !== b?.status || a?.reason !== b?.reason;

@@ -299,6 +299,14 @@ export function applyPlan(world: World, actions: readonly PlanAction[]): string[
         break;
       case 'FailUpdate':
         break;
+      case 'AdoptPod':
+        replacePod(world, a.pod.name, a.pod.uid, (p) => {
+          const refs = [...(p.metadata.ownerReferences ?? [])];
+          if (a.replaceIndex !== undefined) refs[a.replaceIndex] = a.ownerRef;
+          else refs.push(a.ownerRef);
+          return { ...p, metadata: { ...p.metadata, ownerReferences: refs } };
+        }, violations, a.kind);
+        break;
       case 'ReleasePod':
         replacePod(world, a.pod.name, a.pod.uid, (p) => {
           const refs = p.metadata.ownerReferences ?? [];
@@ -586,6 +594,8 @@ export function describeAction(a: PlanAction): string {
       return `conditions ${a.pod.name} ${a.conditions.map((c) => `${c.type}=${c.status}`).join(',')}`;
     case 'ReleasePod':
       return `release ${a.pod.name}`;
+    case 'AdoptPod':
+      return `adopt ${a.pod.name}`;
     case 'ReownPvc':
       return `reown ${a.pvc.name}${a.podRef !== undefined ? `→${a.podRef.name}` : ''}`;
     case 'DeletePvc':
