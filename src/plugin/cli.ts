@@ -90,7 +90,7 @@ async function rollout(s: Session, flags: Flags, io: Io): Promise<void> {
       const revs = await s.client.listAll<ControllerRevision>(CONTROLLER_REVISIONS, s.namespace, { labelSelector: selectorToString(cs.spec.selector) });
       const target = undoTarget(cs, revs.items, flags.toRevision);
       if (!target.ok) throw new PluginError(target.message);
-      const patch = undoPatch(cs, target.template);
+      const patch = undoPatch(cs, target.revision, target.template);
       if (patch === undefined) {
         line(io, `${RESOURCE}/${name} skipped rollback (current template already matches revision ${target.revision.revision})`);
         return;

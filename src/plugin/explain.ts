@@ -123,14 +123,15 @@ export function explainUpdate(s: Snapshot, revisions: ResolvedRevisions, cfg: Pl
   const paused = cs.spec.updateStrategy?.paused === true;
   if (paused) blockers.push(`paused: updateStrategy.paused is true, no pod is updated (resume: kubectl cloneset rollout resume ${cs.metadata.name ?? ''})`);
   const updatedCount = claimed.filter((p) => revisionMatches(p, revisions.update.name)).length;
-  if (!paused && diff.updateNum === 0 && waiting.length === 0 && limits.partition > 0 && updatedCount < claimed.length) {
+  if (!paused && diff.updateNum === 0 && limits.partition > 0 && updatedCount < claimed.length) {
     blockers.push(`partition: ${limits.partition} pods stay on the current revision ${revisions.current.name} (${updatedCount} of ${claimed.length} updated, as the partition asks); lower spec.updateStrategy.partition to go on`);
   }
   if (!paused && diff.updateNum !== 0) {
     const want = Math.min(Math.abs(diff.updateNum), candidates.length);
     if (next.size < want) {
       const names = unavailable.map(nameOf);
-      blockers.push(`maxUnavailable: ${unavailable.length} pods unavailable now${names.length > 0 ? ` (${names.join(', ')})` : ''}, budget ${diff.updateMaxUnavailable} (maxUnavailable ${limits.maxUnavailable}${limits.maxSurge > 0 ? ` + surge pods` : ''}): ${want - next.size} more pod(s) wait until pods become available${minReady > 0 ? ` (minReadySeconds ${minReady})` : ''}`);
+      const taken = next.size > 0 ? ` and ${next.size} taken down by this pass` : '';
+      blockers.push(`maxUnavailable: a budget of ${diff.updateMaxUnavailable} unavailable pods (maxUnavailable ${limits.maxUnavailable}${limits.maxSurge > 0 ? ' + surge pods' : ''}); ${unavailable.length} unavailable now${names.length > 0 ? ` (${names.join(', ')})` : ''}${taken}: ${want - next.size} more pod(s) wait until pods become available${minReady > 0 ? ` (minReadySeconds ${minReady})` : ''}`);
     }
     for (const p of excluded) {
       blockers.push(inGracePeriod(p) ? `grace period: pod ${nameOf(p)} waits out inPlaceUpdateStrategy.gracePeriodSeconds before its in-place update is applied` : `pod ${nameOf(p)} is PreparingDelete: it is not updated`);
@@ -151,7 +152,8 @@ export function explainUpdate(s: Snapshot, revisions: ResolvedRevisions, cfg: Pl
     limits: { partition: limits.partition, maxUnavailable: limits.maxUnavailable, maxSurge: limits.maxSurge, ...(input.scaleMaxUnavailable !== undefined ? { scaleMaxUnavailable: limits.scaleMaxUnavailable } : {}) },
     diff,
     unavailable: unavailable.map(nameOf),
-    candidates: candidates.map((p) => ({ pod: nameOf(p), next: next.has(nameOf(p)), why: orderFacts(p, s.nowMs, cs) })),
+    // Without an update to make (done, or held by the partition) no pod is waiting for one.
+    candidates: (diff.updateNum === 0 ? [] : candidates).map((p) => ({ pod: nameOf(p), next: next.has(nameOf(p)), why: orderFacts(p, s.nowMs, cs) })),
     blockers,
   };
 }

@@ -2,8 +2,7 @@
 // patch that restores the pod template stored in one of them (spec §7.6: a rollback is nothing but the old
 // template written back; the controller then reuses the old revision under a new number, no new name).
 import type { CloneSet } from '../api/cloneset.ts';
-import { sortRevisions, templateFromRevision } from '../cloneset/plan/revisions.ts';
-import { defaultPodTemplate } from '../api/defaults.ts';
+import { revisionData, revisionDataBytes, sortRevisions, templateFromRevision } from '../cloneset/plan/revisions.ts';
 import type { ControllerRevision, PodTemplateSpec } from '../kube/types.ts';
 import { createMergePatch } from './merge-patch.ts';
 
@@ -84,15 +83,14 @@ export function undoTarget(cs: CloneSet, revisions: readonly ControllerRevision[
 }
 
 /**
- * The merge patch writing `template` back, guarded by the CloneSet's resourceVersion (a concurrent change makes
- * it fail with a conflict rather than mixing two templates). Undefined when the CloneSet already has it —
- * compared with Kruise's template defaults applied, as the revision stores them.
+ * The merge patch writing the revision's template back, guarded by the CloneSet's resourceVersion (a concurrent
+ * change makes it fail with a conflict rather than mixing two templates). Undefined when the CloneSet already
+ * has that template — decided as the controller decides it: the revision data bytes are equal (spec §7.5).
  */
-export function undoPatch(cs: CloneSet, template: PodTemplateSpec): Record<string, unknown> | undefined {
-  const current = plainTemplate(defaultPodTemplate(cs.spec.template));
-  const wanted = plainTemplate(template);
-  if (createMergePatch(current, wanted) === undefined) return undefined;
-  const patch = createMergePatch(plainTemplate(cs.spec.template), wanted);
+export function undoPatch(cs: CloneSet, revision: ControllerRevision, template: PodTemplateSpec): Record<string, unknown> | undefined {
+  if (revisionData(cs) === revisionDataBytes(revision)) return undefined;
+  const patch = createMergePatch(plainTemplate(cs.spec.template), plainTemplate(template));
+  if (patch === undefined) return undefined;
   return { metadata: { resourceVersion: cs.metadata.resourceVersion }, spec: { template: patch } };
 }
 
