@@ -107,10 +107,16 @@ describe('rollout restart', () => {
     assert.equal(p.spec.template.metadata.annotations[ANNOTATION_RESTARTED_AT], '2025-01-02T03:04:05Z');
     assert.deepEqual(p.spec.template.spec?.containers[0]?.env.at(-1), { name: ENV_RESTARTED_AT, value: '2025-01-02T03:04:05Z' });
   });
-  test('in place without kruise-daemon: refused with what to do', () => {
-    const plan = planRestart(inPlace, [daemonPod], 'auto', 't');
-    assert.ok(!plan.ok);
-    assert.match(plan.message, /--mode=recreate/);
+  test('in place without kruise-daemon: refused with what to do, also when asked for explicitly', () => {
+    for (const mode of ['auto', 'in-place'] as const) {
+      const plan = planRestart(inPlace, [daemonPod], mode, 't');
+      assert.ok(!plan.ok);
+      assert.match(plan.message, /would wait for ever/);
+      assert.match(plan.message, /--mode=recreate/);
+    }
+    const recreate = planRestart(inPlace, [daemonPod], 'recreate', 't');
+    assert.ok(recreate.ok);
+    assert.match(recreate.effect, /every pod is deleted and created anew \(InPlaceIfPossible: an env value cannot change in place\)/);
   });
   test('in place with kruise-daemon: the env var reads the annotation; once it is there only the annotation changes', () => {
     const first = planRestart(inPlace, [withDaemon], 'auto', 't1');

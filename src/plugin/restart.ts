@@ -13,11 +13,13 @@
 //   such an annotation as an in-place update of the containers that read it (gate InPlaceUpdateEnvFromMetadata):
 //   the pod is marked not ready, patched, and kruise-daemon — Kruise's node agent — restarts exactly those
 //   containers (same pod, name, IP, node and volumes). The kubelet alone never restarts a container for a
-//   downward-API change, so without kruise-daemon nothing would restart: `auto` refuses then.
+//   downward-API change: without kruise-daemon the controller would wait for ever for the restart (Kruise's
+//   completion check: "runtime-container-meta not found") and the rollout would stall, so in-place is refused then.
 //   The first in-place restart adds the env var itself, which cannot be applied in place: it recreates the pods
 //   once (InPlaceIfPossible) — later restarts are in place. InPlaceOnly is refused until the env var is there.
 // - `auto` (default): ReCreate → recreate; InPlaceIfPossible/InPlaceOnly → in-place when kruise-daemon runs on the
-//   pods' nodes (their `apps.kruise.io/runtime-containers-meta` annotation), otherwise an error that says so.
+//   pods' nodes (their `apps.kruise.io/runtime-containers-meta` annotation), otherwise an error that says so and
+//   points at --mode=recreate.
 import type { CloneSet } from '../api/cloneset.ts';
 import { updatePolicyOf } from '../cloneset/inplace/plan.ts';
 import { ANNOTATION_RUNTIME_CONTAINERS_META } from '../cloneset/inplace/completion.ts';
@@ -65,14 +67,14 @@ export function planRestart(cs: CloneSet, pods: readonly Pod[], requested: Resta
   const containers = cs.spec.template.spec.containers;
   let mode: 'recreate' | 'in-place';
   if (requested !== 'auto') mode = requested;
-  else if (policy === 'ReCreate') mode = 'recreate';
-  else if (kruiseDaemonSeen(pods)) mode = 'in-place';
-  else {
+  else mode = policy === 'ReCreate' ? 'recreate' : 'in-place';
+  if (mode === 'in-place' && !kruiseDaemonSeen(pods)) {
     return {
       ok: false,
-      message: `cloneset "${name}" updates pods in place (${policy}), but no pod shows kruise-daemon (annotation ${ANNOTATION_RUNTIME_CONTAINERS_META}): ` +
-        'without it an in-place restart changes an annotation and no container restarts. ' +
-        `Use --mode=recreate to recreate the pods (within maxUnavailable)${policy === 'InPlaceOnly' ? ' after switching updateStrategy.type away from InPlaceOnly' : ''}, or install kruise-daemon and use --mode=in-place`,
+      message: `cloneset "${name}" cannot be restarted in place: no pod shows kruise-daemon (annotation ${ANNOTATION_RUNTIME_CONTAINERS_META}). ` +
+        'Only kruise-daemon restarts a container whose env var reads a changed annotation; without it the in-place update would wait for ever ' +
+        '("runtime-container-meta not found", as in Kruise) and the rollout would stall. ' +
+        `Use --mode=recreate to recreate the pods (within maxUnavailable)${policy === 'InPlaceOnly' ? ' after switching updateStrategy.type away from InPlaceOnly' : ''}, or install kruise-daemon`,
     };
   }
   if (mode === 'recreate' && policy === 'InPlaceOnly') {

@@ -4,7 +4,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { CloneSet } from '../../src/api/cloneset.ts';
@@ -14,7 +14,14 @@ import type { Pod } from '../../src/kube/types.ts';
 import { activePods, getCloneSet, newCloneSet, readyPods } from '../helpers/cloneset.ts';
 import { eventually, kubeconfigPath, newNamespace, ROOT, startController, testClient, type ControllerProcess } from '../helpers/kube.ts';
 
-const PATH_WITH_PLUGIN = `${path.join(ROOT, 'bin')}${path.delimiter}${process.env.PATH ?? ''}`;
+/** Installed as docs/kubectl-plugin.md says: a symlink to bin/kubectl-cloneset in a directory on PATH. */
+function installedPluginPath(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'plugin-bin-'));
+  symlinkSync(path.join(ROOT, 'bin', 'kubectl-cloneset'), path.join(dir, 'kubectl-cloneset'));
+  return `${dir}${path.delimiter}${process.env.PATH ?? ''}`;
+}
+
+const PATH_WITH_PLUGIN = installedPluginPath();
 
 interface Result { readonly code: number; readonly stdout: string; readonly stderr: string }
 
@@ -206,6 +213,22 @@ describe('kubectl cloneset (the kubectl plugin)', () => {
     assert.equal(refused.code, 1);
     assert.match(refused.stderr, /no pod shows kruise-daemon/);
     assert.match(refused.stderr, /--mode=recreate/);
+  });
+
+  it('restarts an InPlaceIfPossible CloneSet with --mode=recreate, and refuses --mode=in-place without kruise-daemon', async () => {
+    await client.create(CLONESETS, ns, newCloneSet(ns, 'ipr', 2, { spec: { updateStrategy: { type: 'InPlaceIfPossible', maxUnavailable: 1 } } }));
+    await rolledOut(client, ns, 'ipr', 2);
+    const refused = await kubectlCloneset(['rollout', 'restart', 'ipr', '-n', ns, '--mode=in-place']);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /would wait for ever/);
+    const untouched = await getCloneSet(client, ns, 'ipr');
+    assert.equal(untouched.spec.template.metadata?.annotations?.['kubectl.kubernetes.io/restartedAt'], undefined, 'a refused restart writes nothing');
+    const original = new Set((await activePods(client, ns, 'ipr')).map((p) => p.metadata.uid));
+    assert.match(await ok(['rollout', 'restart', 'ipr', '-n', ns, '--mode=recreate']), /every pod is deleted and created anew \(InPlaceIfPossible/);
+    await ok(['rollout', 'status', 'ipr', '-n', ns, '--timeout', '2m']);
+    const after = await activePods(client, ns, 'ipr');
+    assert.equal(after.length, 2);
+    assert.ok(after.every((p) => !original.has(p.metadata.uid)), 'every pod is new');
   });
 
   it('fails rollout status with the reason on ProgressDeadlineExceeded', async () => {
