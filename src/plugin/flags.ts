@@ -24,7 +24,6 @@ export interface Flags {
   readonly featureGates?: string;
   readonly surgeRule?: string;
   readonly excludePreparingDelete: boolean;
-  readonly requestTimeoutMs?: number;
   /** rollout restart --mode */
   readonly mode?: string;
 }
@@ -89,7 +88,6 @@ export function parseFlags(argv: readonly string[]): Flags {
         'feature-gates': { type: 'string' },
         'cloneset-surge-rule': { type: 'string' },
         'cloneset-scaling-exclude-preparing-delete': { type: 'boolean' },
-        'request-timeout': { type: 'string' },
         mode: { type: 'string' },
       },
     });
@@ -105,7 +103,6 @@ export function parseFlags(argv: readonly string[]): Flags {
   }
   const namespace = stripEquals(v.namespace);
   const timeout = v.timeout === undefined ? undefined : parseDuration('timeout', v.timeout);
-  const requestTimeout = v['request-timeout'] === undefined ? undefined : parseDuration('request-timeout', v['request-timeout']);
   const revision = nonNegativeInt('revision', v.revision);
   const toRevision = nonNegativeInt('to-revision', v['to-revision']);
   const replicas = nonNegativeInt('replicas', v.replicas);
@@ -118,7 +115,6 @@ export function parseFlags(argv: readonly string[]): Flags {
     help: v.help === true,
     ...(v.watch !== undefined ? { watch: v.watch } : {}),
     ...(timeout !== undefined ? { timeoutMs: timeout } : {}),
-    ...(requestTimeout !== undefined ? { requestTimeoutMs: requestTimeout } : {}),
     ...(revision !== undefined ? { revision } : {}),
     ...(toRevision !== undefined ? { toRevision } : {}),
     ...(replicas !== undefined ? { replicas } : {}),
