@@ -40,7 +40,7 @@ export async function getCommand(s: Session, name: string, opts: GetOptions): Pr
       s.client.listAll<Pod>(PODS, s.namespace, { labelSelector: selector }),
     ]);
     const uid = first.metadata.uid ?? '';
-    opts.write(`${render(buildView(first, revs.items, pods.items.filter(ownedBy(uid)), Date.now()), opts)}\n`);
+    opts.write(`${render(buildView(first, revs.items, pods.items.filter(ownedBy(uid)), Date.now(), opts.output === 'wide'), opts)}\n`);
     return;
   }
   await watchView(s, name, selector, opts);
@@ -67,7 +67,7 @@ async function watchView(s: Session, name: string, selector: string, opts: GetOp
       return;
     }
     const uid = cs.metadata.uid ?? '';
-    const text = render(buildView(cs, revisions.store.list(), pods.store.list().filter(ownedBy(uid)), Date.now()), opts);
+    const text = render(buildView(cs, revisions.store.list(), pods.store.list().filter(ownedBy(uid)), Date.now(), opts.output === 'wide'), opts);
     if (!force && text === last) return;
     last = text;
     // Home, the frame with each line cleared to its end, then clear below: no flicker, no scrolling.

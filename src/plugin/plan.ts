@@ -146,7 +146,8 @@ export function formatPlan(r: PlanReport, output: OutputFormat): string {
   if (r.requeueAfterMs !== undefined) lines.push(`  then looks again in ${Math.ceil(r.requeueAfterMs / 1000)}s`);
   if (e.candidates.length > 0) {
     lines.push('');
-    lines.push('Update order (pods waiting for the update revision, in the order the controller takes them):');
+    lines.push('Update order (pods waiting for the update revision, in the order the controller takes them: PreparingUpdate and');
+    lines.push('already-marked pods, priority, then unscheduled, Pending, not ready, most recently ready, most restarts, newest):');
     e.candidates.forEach((c, i) => lines.push(`  ${String(i + 1).padStart(2)}. ${c.next ? '→ next ' : '  wait '} ${c.pod}: ${c.why}`));
   }
   lines.push('');

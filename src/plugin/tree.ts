@@ -114,7 +114,7 @@ function podView(pod: Pod, nowMs: number): PodView {
     phase,
     status,
     tone,
-    ready: `${readyCount}/${containers}${ready ? '' : ' not-ready'}`,
+    ready: `${readyCount}/${containers}${ready ? '' : ` not-ready${gatesPending(pod)}`}`,
     lifecycle,
     inPlace,
     node: pod.spec.nodeName ?? '<none>',
@@ -123,12 +123,19 @@ function podView(pod: Pod, nowMs: number): PodView {
   };
 }
 
+/** Readiness gates whose condition is not True (why a pod with ready containers is still not Ready). */
+function gatesPending(pod: Pod): string {
+  const pending = (pod.spec.readinessGates ?? []).map((g) => g.conditionType).filter((t) => podCondition(pod, t)?.status !== 'True');
+  return pending.length > 0 ? ` (gate ${pending.join(', ')})` : '';
+}
+
 /** Kruise's pod label holds the full revision name, or only the hash (gate CloneSetShortHash). */
 function podOfRevision(pod: PodView, revisionName: string): boolean {
   return pod.revision !== '' && (revisionName === pod.revision || revisionName.endsWith(`-${pod.revision}`));
 }
 
-export function buildView(cs: CloneSet, revisions: readonly ControllerRevision[], pods: readonly Pod[], nowMs: number): CloneSetView {
+/** `allRevisions` (-o wide): also the revisions that are neither current nor update and have no pods. */
+export function buildView(cs: CloneSet, revisions: readonly ControllerRevision[], pods: readonly Pod[], nowMs: number, allRevisions = false): CloneSetView {
   const status = cs.status;
   const us = cs.spec.updateStrategy ?? {};
   const replicas = cs.spec.replicas ?? 1;
@@ -141,7 +148,7 @@ export function buildView(cs: CloneSet, revisions: readonly ControllerRevision[]
     for (const p of mine) used.add(p);
     const role = [name === status?.updateRevision ? 'update' : '', name === status?.currentRevision ? 'current' : ''].filter((x) => x !== '').join(',');
     return { name, revision: r.revision, role, images: imagesOf(templateFromRevision(r)), age: age(r.metadata.creationTimestamp, nowMs), pods: mine };
-  }).filter((r) => r.role !== '' || r.pods.length > 0);
+  }).filter((r) => allRevisions || r.role !== '' || r.pods.length > 0);
   const orphans = views.filter((p) => !used.has(p));
   if (orphans.length > 0) revViews.push({ name: '<unknown revision>', revision: 0, role: '', images: '', age: '', pods: orphans });
   const { text, tone, message } = overall(cs);
