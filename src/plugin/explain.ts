@@ -3,7 +3,7 @@
 // why those, what blocks the rest, and each planned write in words. Nothing here changes a decision; a test
 // keeps the chosen pods of this explanation equal to the planner's own.
 import type { CloneSet } from '../api/cloneset.ts';
-import { LABEL_SPECIFIED_DELETE } from '../api/well-known.ts';
+import { ANNOTATION_POD_DELETION_COST, LABEL_SPECIFIED_DELETE } from '../api/well-known.ts';
 import { inGracePeriod } from '../cloneset/inplace/plan.ts';
 import type { PlanAction } from '../cloneset/plan/actions.ts';
 import type { PlannerConfig, ResolvedRevisions, Snapshot } from '../cloneset/plan/index.ts';
@@ -92,6 +92,27 @@ function orderFacts(pod: Pod, nowMs: number, cs: CloneSet): string {
     const since = timestampMs(podCondition(pod, 'Ready')?.lastTransitionTime);
     if (since !== undefined) facts.push(`ready for ${Math.max(0, Math.round((nowMs - since) / 1000))}s`);
   }
+  const restarts = (pod.status?.containerStatuses ?? []).reduce((n, c) => n + (c.restartCount ?? 0), 0);
+  if (restarts > 0) facts.push(`${restarts} restarts`);
+  facts.push(`created ${pod.metadata.creationTimestamp ?? '?'}`);
+  return facts.join(', ');
+}
+
+/**
+ * The facts the scale-in order compares (spec §10.6: old revision first, then unscheduled, Pending, unavailable,
+ * not ready, lower pod-deletion-cost, more pods on its node, most recently ready, most restarts, newest).
+ */
+export function deletionFacts(pod: Pod, updateRevision: string, nowMs: number): string {
+  const facts: string[] = [revisionMatches(pod, updateRevision) ? 'update revision' : 'old revision'];
+  if (pod.spec.nodeName === undefined || pod.spec.nodeName === '') facts.push('not scheduled');
+  else if (pod.status?.phase !== 'Running') facts.push(`phase ${pod.status?.phase ?? 'Pending'}`);
+  if (!isPodReady(pod)) facts.push('not ready');
+  else {
+    const since = timestampMs(podCondition(pod, 'Ready')?.lastTransitionTime);
+    if (since !== undefined) facts.push(`ready for ${Math.max(0, Math.round((nowMs - since) / 1000))}s`);
+  }
+  const cost = pod.metadata.annotations?.[ANNOTATION_POD_DELETION_COST];
+  if (cost !== undefined) facts.push(`deletion cost ${cost}`);
   const restarts = (pod.status?.containerStatuses ?? []).reduce((n, c) => n + (c.restartCount ?? 0), 0);
   if (restarts > 0) facts.push(`${restarts} restarts`);
   facts.push(`created ${pod.metadata.creationTimestamp ?? '?'}`);

@@ -13,7 +13,8 @@ import { selectorProblem } from '../cloneset/plan/selector-check.ts';
 import { matchesLabelSelector, selectorToString } from '../kube/selectors.ts';
 import { CONTROLLER_REVISIONS, NODES, PODS, PVCS } from '../kube/resources.ts';
 import type { ControllerRevision, Node, PersistentVolumeClaim, Pod } from '../kube/types.ts';
-import { describeAction, explainUpdate, UNKNOWABLE, type Explanation } from './explain.ts';
+import { deletionFacts, describeAction, explainUpdate, UNKNOWABLE, type Explanation } from './explain.ts';
+import type { PlanAction } from '../cloneset/plan/actions.ts';
 import type { Flags, OutputFormat } from './flags.ts';
 import { getCloneSet, PluginError, type Session } from './session.ts';
 
@@ -116,13 +117,23 @@ export async function planCommand(s: Session, name: string, flags: Flags): Promi
     revisions: { current: resolved.current.name, update: resolved.update.name, ...(pending !== undefined ? { pending } : {}) },
     pods: { active: plan.claimed.length, updated, unavailable: explanation.unavailable },
     phase: plan.phase,
-    actions: plan.actions.map((a) => ({ kind: a.kind, ...('pod' in a ? { pod: a.pod.name } : {}), text: describeAction(a) })),
+    actions: plan.actions.map((a) => ({ kind: a.kind, ...('pod' in a ? { pod: a.pod.name } : {}), text: withDeletionFacts(a, snapshot, resolved.update.name) })),
     events: plan.events.map((e) => `${e.type} ${e.reason}: ${e.message}`),
     plannerNotes: plan.explain,
     explanation,
     ...(plan.requeueAfterMs !== undefined ? { requeueAfterMs: plan.requeueAfterMs } : {}),
     cannotKnow: UNKNOWABLE,
   };
+}
+
+/** A deletion says why those pods: the facts the scale-in order compared. */
+function withDeletionFacts(a: PlanAction, s: Snapshot, updateRevision: string): string {
+  if (a.kind !== 'DeletePods') return describeAction(a);
+  const byName = new Map(s.pods.map((p) => [p.metadata.name ?? '', p]));
+  return describeAction(a).split('\n').map((line, i) => {
+    const pod = byName.get(a.pods[i]?.pod.name ?? '');
+    return pod === undefined ? line : `${line}: ${deletionFacts(pod, updateRevision, s.nowMs)}`;
+  }).join('\n');
 }
 
 export function formatPlan(r: PlanReport, output: OutputFormat): string {

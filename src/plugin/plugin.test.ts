@@ -7,7 +7,7 @@ import { planCloneSet, type Snapshot } from '../cloneset/plan/index.ts';
 import { newRevision } from '../cloneset/plan/revisions.ts';
 import { aCloneSet, aPod, plannerConfig, readyPods, revisions, sequentialIds, T0 } from '../cloneset/plan/testing/builders.ts';
 import type { ControllerRevision, Pod } from '../kube/types.ts';
-import { explainUpdate, podsUpdatedBy } from './explain.ts';
+import { deletionFacts, describeAction, explainUpdate, podsUpdatedBy } from './explain.ts';
 import { parseDuration, parseFlags } from './flags.ts';
 import { historyRows, undoPatch, undoTarget } from './history.ts';
 import { createMergePatch } from './merge-patch.ts';
@@ -192,5 +192,15 @@ describe('plan explanation', () => {
     const part = aCloneSet().replicas(2).partition(1).build();
     const pods = [...readyPods(part, 1), ...readyPods(part, 1, 'r2')];
     assert.match(explainFor(part, pods).explained.blockers.join('\n'), /^partition: 1 pods stay on the current revision/);
+  });
+  test('a scale-in says which pods go and the facts that put them first', () => {
+    const cs = aCloneSet().replicas(2).build();
+    const pending = aPod(cs).ofRevision('r1').instanceId('pendx').pending().build();
+    const pods = [...readyPods(cs, 2), pending];
+    const plan = planCloneSet({ cloneSet: cs, pods, pvcs: [], nodes: new Map(), nowMs: T0 }, revisions(cs, 'r1'), plannerConfig(), sequentialIds());
+    const del = plan.actions.find((a) => a.kind === 'DeletePods');
+    assert.ok(del !== undefined && del.kind === 'DeletePods');
+    assert.equal(describeAction(del), `delete pod ${pending.metadata.name ?? ''} (scale in)`);
+    assert.match(deletionFacts(pending, 'sample-r1', T0), /^update revision, (not scheduled|phase Pending), not ready/);
   });
 });
