@@ -203,8 +203,19 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
 
 if (import.meta.main) {
   const abort = new AbortController();
-  process.on('SIGINT', () => abort.abort());
-  process.on('SIGTERM', () => abort.abort());
+  // `get --watch` ends cleanly on the abort (cursor shown again, exit 0); any other command still running half a
+  // second later exits 130, as a shell reports a Ctrl-C.
+  const interrupt = (): void => {
+    abort.abort();
+    setTimeout(() => process.exit(130), 500).unref();
+  };
+  process.on('SIGINT', interrupt);
+  process.on('SIGTERM', interrupt);
+  // A closed pipe (`… | head`) is not an error worth a stack trace.
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(0);
+    throw e;
+  });
   const code = await run(process.argv.slice(2), {
     out: (t) => process.stdout.write(t),
     err: (t) => process.stderr.write(t),
