@@ -203,4 +203,11 @@ describe('plan explanation', () => {
     assert.equal(describeAction(del), `delete pod ${pending.metadata.name ?? ''} (scale in)`);
     assert.match(deletionFacts(pending, 'sample-r1', T0), /^update revision, (not scheduled|phase Pending), not ready/);
   });
+  test('a pod held by a lifecycle hook is named with its hook', () => {
+    const cs = aCloneSet().replicas(2).preDeleteHook({ labelsHandler: { 'example.com/hold': 'true' } }).build();
+    const held = aPod(cs).ofRevision('r1').instanceId('heldx').state('PreparingDelete').ready().build();
+    const hooked: Pod = { ...held, metadata: { ...held.metadata, labels: { ...held.metadata.labels, 'example.com/hold': 'true' } } };
+    const { explained } = explainFor(cs, [...readyPods(cs, 2), hooked]);
+    assert.ok(explained.blockers.includes(`lifecycle hook preDelete: pod ${hooked.metadata.name ?? ''} waits in PreparingDelete until its hook labels/finalizers are removed`), explained.blockers.join('\n'));
+  });
 });
