@@ -173,6 +173,15 @@ describe('kubectl cloneset (the kubectl plugin)', () => {
     assert.match(await ok(['rollout', 'undo', 'web', '-n', ns, '--to-revision', '3']), /skipped rollback/);
   });
 
+  it('ends rollout status when the partition in force is reached', async () => {
+    await client.create(CLONESETS, ns, newCloneSet(ns, 'part', 4, { spec: { updateStrategy: { type: 'ReCreate', maxUnavailable: 1, partition: 2 } } }));
+    await rolledOut(client, ns, 'part', 4);
+    await ok(['set', 'image', 'part', '-n', ns, 'nginx=nginx:mainline']);
+    assert.match(await ok(['rollout', 'status', 'part', '-n', ns, '--timeout', '2m']), /cloneset "part" successfully rolled out \(partition 2: 2 of 4 replicas updated\)\n$/);
+    const images = (await activePods(client, ns, 'part')).map(imageOf).sort();
+    assert.deepEqual(images, ['nginx:alpine', 'nginx:alpine', 'nginx:mainline', 'nginx:mainline']);
+  });
+
   it('pauses and resumes a rollout', async () => {
     await client.create(CLONESETS, ns, newCloneSet(ns, 'paused', 2, { spec: { updateStrategy: { type: 'ReCreate', maxUnavailable: 1 } } }));
     await rolledOut(client, ns, 'paused', 2);
