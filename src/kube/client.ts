@@ -152,7 +152,7 @@ export class KubeClient {
   withSignal(signal: AbortSignal, opts: { unsent?: AbortSignal } = {}): KubeClient {
     const view = new KubeClient(this.#s.transport, this.#s.bucket, {}, any(this.#signal, signal));
     view.#s = this.#s;
-    view.#unsent = any(this.#unsent, opts.unsent);
+    view.#unsent = any(any(view.#signal, this.#unsent), opts.unsent);
     return view;
   }
 

@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { FakeClock } from './clock.ts';
-import { LeaderElector, type Lease, type LeaseGetResult, type LeasePort, type LeaseWriteResult } from './leader-election.ts';
+import { LeaderElector } from './leader-election.ts';
+import { Link, MemoryLeases } from './testing/memory-leases.ts';
 
 const silent = pino({ level: 'silent' });
 const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -11,51 +12,6 @@ async function advance(clock: FakeClock, ms: number, step = 100): Promise<void> 
   for (let t = 0; t < ms; t += step) {
     clock.advance(Math.min(step, ms - t));
     await flush();
-  }
-}
-
-/** The API server's view: one Lease, resourceVersion bumped per write, stale updates rejected (409). */
-class MemoryLeases implements LeasePort {
-  lease: Lease | undefined;
-  #rv = 0;
-  async get(_ns: string, _name: string): Promise<LeaseGetResult> {
-    return this.lease === undefined ? { kind: 'notFound' } : { kind: 'found', lease: structuredClone(this.lease) };
-  }
-  async create(_ns: string, lease: Lease): Promise<LeaseWriteResult> {
-    if (this.lease !== undefined) return { kind: 'conflict' };
-    return this.#store(lease);
-  }
-  async update(_ns: string, _name: string, lease: Lease): Promise<LeaseWriteResult> {
-    if (this.lease === undefined) return { kind: 'error', error: new Error('not found') };
-    if (lease.metadata.resourceVersion !== this.lease.metadata.resourceVersion) return { kind: 'conflict' };
-    return this.#store(lease);
-  }
-  #store(lease: Lease): LeaseWriteResult {
-    this.lease = { ...lease, metadata: { ...lease.metadata, resourceVersion: String(++this.#rv) } };
-    return { kind: 'ok', lease: structuredClone(this.lease) };
-  }
-}
-
-/** One candidate's network path to the server: can be cut (errors) or made to hang. */
-class Link implements LeasePort {
-  down = false;
-  hang = false;
-  readonly #inner: LeasePort;
-  constructor(inner: LeasePort) {
-    this.#inner = inner;
-  }
-  #gate<T>(call: () => Promise<T>, failure: T): Promise<T> {
-    if (this.hang) return new Promise<T>(() => {});
-    return this.down ? Promise.resolve(failure) : call();
-  }
-  get(ns: string, name: string): Promise<LeaseGetResult> {
-    return this.#gate(() => this.#inner.get(ns, name), { kind: 'error', error: new Error('unreachable') });
-  }
-  create(ns: string, lease: Lease): Promise<LeaseWriteResult> {
-    return this.#gate(() => this.#inner.create(ns, lease), { kind: 'error', error: new Error('unreachable') });
-  }
-  update(ns: string, name: string, lease: Lease): Promise<LeaseWriteResult> {
-    return this.#gate(() => this.#inner.update(ns, name, lease), { kind: 'error', error: new Error('unreachable') });
   }
 }
 
