@@ -202,7 +202,7 @@ export class KubeClient {
         const res = await s.transport.request(method, path, query, payload, { signal: this.#signal, timeoutMs: s.policy.requestTimeoutMs });
         s.metrics.request({ method, host, code: String(res.status), seconds: (performance.now() - started) / 1000 });
         if (res.status >= 200 && res.status <= 299) return res.body === '' ? undefined : (JSON.parse(res.body) as unknown);
-        const apiError = apiErrorFromResponse(res.status, res.body, { request: what });
+        const apiError = withRetryAfter(apiErrorFromResponse(res.status, res.body, { request: what }), res.retryAfter);
         failure = { kind: 'status', status: res.status, retryAfter: res.retryAfter, retryAfterSeconds: apiError.retryAfterSeconds };
         error = apiError;
       } catch (e) {
@@ -347,6 +347,17 @@ export class KubeClient {
  */
 export interface RawJson {
   readonly rawJson: string;
+}
+
+/**
+ * A Retry-After header that the Status body does not repeat is carried on the error, so that when the client
+ * gives up the work queue still waits as long as the server asked (controller.ts `retryAfterMsOf`).
+ */
+function withRetryAfter(e: ApiError, header: string | undefined): ApiError {
+  const seconds = header?.trim();
+  if (e.retryAfterSeconds !== undefined || seconds === undefined || !/^\d+$/.test(seconds)) return e;
+  const status = e.status ?? { kind: 'Status', code: e.code, message: e.message };
+  return new ApiError(e.code, { ...status, details: { ...status.details, retryAfterSeconds: Number(seconds) } }, e.message);
 }
 
 function any(a: AbortSignal | undefined, b: AbortSignal | undefined): AbortSignal | undefined {

@@ -138,6 +138,12 @@ describe('KubeClient request policy', () => {
     assert.deepEqual(metrics.retries, ['GET 429']);
   });
 
+  it('when it gives up on a 429, the error carries the Retry-After for the work queue', async () => {
+    const client = await clientWith({ policy: { maxRetries: 0 } });
+    handler = (_req, res) => status(res, 429, 'TooManyRequests', { 'Retry-After': '7' });
+    await assert.rejects(client.get(PODS, 'ns', 'p'), (e: unknown) => e instanceof ApiError && e.retryAfterMs === 7000 && /GET \/api\/v1\/namespaces\/ns\/pods\/p/.test(e.message));
+  });
+
   it('gives up after maxRetries and surfaces the last answer', async () => {
     const client = await clientWith({ policy: { maxRetries: 2 } });
     handler = (_req, res) => status(res, 503, 'ServiceUnavailable');
