@@ -221,6 +221,16 @@ describe('KubeClient request policy', () => {
     await client.get(PODS, 'ns', 'p'); // the unbound client is unaffected
   });
 
+  it('a view whose guard says no sends nothing', async () => {
+    const client = await clientWith();
+    let valid = true;
+    const view = client.withSignal(new AbortController().signal, { guard: () => valid });
+    await view.get(PODS, 'ns', 'p');
+    valid = false;
+    await assert.rejects(view.patch(PODS, 'ns', 'p', {}, 'merge'), RequestAbortedError);
+    assert.deepEqual(seen.map((s) => s.method), ['GET']);
+  });
+
   it('an `unsent` abort drops requests waiting for a token but lets the one on the wire finish', async () => {
     const client = await clientWith({ qps: 1, burst: 1 });
     let release: (() => void) | undefined;

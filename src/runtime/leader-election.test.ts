@@ -252,3 +252,20 @@ test('timings that could let a standby take over from a live leader are refused 
     /lease duration \(10000ms\) > renew deadline \(10000ms\).*--leader-election-lease-duration/,
   );
 });
+
+test('after a pause longer than the renew deadline the lease is invalid at once, before the renew loop has run', async () => {
+  const server = new MemoryLeases();
+  const clock = new FakeClock(0);
+  const abort = new AbortController();
+  const elector = new LeaderElector({ port: server, namespace: 'ns', name: 'l', identity: 'a', clock, logger: silent, random: () => 0 });
+  const done = elector.run(abort.signal, { onStartedLeading: () => undefined, onStoppedLeading: () => undefined });
+  await flush();
+  await advance(clock, 9000);
+  assert.equal(elector.leaseValid(), true, 'renewed every 2 s');
+  clock.advance(10_000); // a 10 s pause: every timer fires, but no continuation has run yet
+  assert.equal(elector.isLeader(), true, 'the renew loop has not noticed yet');
+  assert.equal(elector.leaseValid(), false, 'but the write guard already refuses');
+  abort.abort();
+  await advance(clock, 1000);
+  await done;
+});

@@ -108,6 +108,8 @@ export class LeaderElector {
   #leading = false;
   /** Monotonic time of the last answer from the API server (any answer, even a conflict). */
   #lastContact: number | undefined;
+  /** Monotonic time at which the last successful acquire/renew attempt STARTED (what the server saw is newer). */
+  #renewedAt = Number.NEGATIVE_INFINITY;
 
   constructor(opts: LeaderElectorOptions) {
     this.#port = opts.port;
@@ -131,6 +133,16 @@ export class LeaderElector {
 
   isLeader(): boolean {
     return this.#leading;
+  }
+
+  /**
+   * Leading, and the last successful renewal started less than the renew deadline ago by the monotonic clock.
+   * A standby cannot take over before it has seen our last record unchanged for the lease duration, which
+   * started after that renewal did, so while this holds no other replica leads. Checked before every write
+   * (leadership.ts): after a long pause it turns false at once, before the renew loop has had a chance to run.
+   */
+  leaseValid(): boolean {
+    return this.#leading && this.#clock.monotonicNow() - this.#renewedAt < this.#o.renewDeadlineMs;
   }
 
   /** The API server answered a Lease call within the last lease duration (readiness of a standby). */
@@ -231,6 +243,7 @@ export class LeaderElector {
   }
 
   async #attempt(signal: AbortSignal): Promise<boolean> {
+    const startedAt = this.#clock.monotonicNow();
     try {
       const { namespace, name, identity } = this.#o;
       const got = await this.#port.get(namespace, name, signal);
@@ -243,7 +256,7 @@ export class LeaderElector {
       const wall = this.#clock.now();
       if (got.kind === 'notFound') {
         const spec = this.#spec(wall, wall, 0);
-        return this.#record(await this.#port.create(namespace, this.#lease(spec, undefined), signal), signal);
+        return this.#record(await this.#port.create(namespace, this.#lease(spec, undefined), signal), signal, startedAt);
       }
       const old = got.lease.spec;
       if (this.#observed === undefined || !sameSpec(this.#observed, old)) {
@@ -256,7 +269,7 @@ export class LeaderElector {
       const spec = holder === identity
         ? this.#spec(wall, undefined, old.leaseTransitions ?? 0, old.acquireTime)
         : this.#spec(wall, wall, (old.leaseTransitions ?? 0) + 1);
-      return this.#record(await this.#port.update(namespace, name, this.#lease(spec, got.lease.metadata.resourceVersion), signal), signal);
+      return this.#record(await this.#port.update(namespace, name, this.#lease(spec, got.lease.metadata.resourceVersion), signal), signal, startedAt);
     } catch (e: unknown) {
       this.#logger.debug({ err: e }, 'lease port threw');
       return false;
@@ -284,7 +297,7 @@ export class LeaderElector {
     };
   }
 
-  #record(result: LeaseWriteResult, signal: AbortSignal): boolean {
+  #record(result: LeaseWriteResult, signal: AbortSignal, startedAt: number): boolean {
     if (result.kind !== 'error') this.#lastContact = this.#clock.monotonicNow();
     if (result.kind !== 'ok') {
       if (result.kind === 'error') this.#logger.debug({ err: result.error }, 'error writing lease');
@@ -294,7 +307,9 @@ export class LeaderElector {
     this.#observed = result.lease.spec;
     this.#observedAt = this.#clock.monotonicNow();
     // Written, but past the attempt's timeout: the renew deadline may already have passed; do not count it.
-    return !signal.aborted;
+    if (signal.aborted) return false;
+    this.#renewedAt = startedAt;
+    return true;
   }
 
   /** client-go `release()`: clear the holder so a successor can take over without waiting for expiry. */
