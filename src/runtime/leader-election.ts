@@ -11,7 +11,8 @@
  * - Each Lease call carries a signal that aborts it at its timeout, so a hung connection cannot outlive the
  *   renew deadline (the port should use its own client and rate limiter: see leadership.ts).
  * - Acquire: retry every `retryPeriodMs` (+ jitter up to 1.2×) until acquired or aborted.
- * - Renew: every `retryPeriodMs`; if no renewal succeeds within `renewDeadlineMs` leadership is lost —
+ * - Renew: every `retryPeriodMs`; if no renewal succeeds within `renewDeadlineMs` of the start of the last
+ *   successful one, or the Lease names another holder, leadership is lost —
  *   the leading signal aborts (fencing the controller's client) and `onStoppedLeading('lost')` runs (the
  *   caller then exits at once, like controller-runtime).
  * - On abort of `run` while leading: `drain()` runs while renewals CONTINUE (in-flight work finishes as the
@@ -195,10 +196,15 @@ export class LeaderElector {
     return false;
   }
 
+  /**
+   * The deadline counts from the start of the last SUCCESSFUL renewal (client-go counts from the start of each
+   * round): after a pause that spanned the sleep between two rounds, a fresh round would otherwise get a fresh
+   * 10 s while a successor already leads. Seeing another holder ends leadership at once.
+   */
   async #renewLoop(stop: AbortSignal): Promise<'lost' | 'stopped'> {
     const mono = (): number => this.#clock.monotonicNow();
     while (!stop.aborted) {
-      const deadline = mono() + this.#o.renewDeadlineMs;
+      const deadline = this.#renewedAt + this.#o.renewDeadlineMs;
       let renewed = false;
       while (!renewed) {
         if (stop.aborted) return 'stopped';
@@ -206,7 +212,7 @@ export class LeaderElector {
         if (left <= 0) return 'lost';
         renewed = await this.#tryAcquireOrRenew(left, stop);
         if (!renewed) {
-          if (mono() >= deadline) return 'lost';
+          if (mono() >= deadline || this.#heldByOther()) return 'lost';
           await sleep(this.#clock, Math.min(this.#o.retryPeriodMs, deadline - mono()), stop);
         }
       }
@@ -227,6 +233,12 @@ export class LeaderElector {
       timer.cancel();
       cancel.removeEventListener('abort', onCancel);
     }
+  }
+
+  /** The last record read names another holder: someone took the lease over (we must have been paused). */
+  #heldByOther(): boolean {
+    const holder = this.#observed?.holderIdentity ?? '';
+    return holder !== '' && holder !== this.#o.identity;
   }
 
   /** Resolves false as soon as `signal` aborts, even if the port ignores the signal. */

@@ -166,6 +166,8 @@ describe('leader election with two replicas', () => {
     c.proc.proc.kill('SIGCONT');
     await eventually('the paused replica exits', async () => (c.proc.proc.exitCode !== null ? true : undefined), { timeoutMs: 15_000, intervalMs: 100 });
     assert.equal(c.proc.proc.exitCode, 1);
+    const exitMs = Date.now() - resumedAt;
+    assert.ok(exitMs < 5000, `exited ${exitMs} ms after resuming (it sees another holder at its first renewal)`);
     const log = readFileSync(c.proc.logFile, 'utf8').split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { time: number; msg?: string; reason?: string });
     assert.ok(log.some((e) => e.msg === 'lost the leader lease; exiting'));
     const written = log.filter((e) => e.time >= resumedAt && (e.reason === 'SuccessfulCreate' || e.reason === 'SuccessfulDelete'));
