@@ -174,7 +174,7 @@ export class LeaderElector {
       this.#leading = false;
       leading.abort();
       if (outcome === 'stopped' && this.#o.releaseOnCancel) await this.#release();
-      if (outcome === 'lost') this.#logger.error({ renewDeadlineMs: this.#o.renewDeadlineMs }, 'lost leadership: the lease was not renewed within the renew deadline');
+      if (outcome === 'lost') this.#logger.error({ renewDeadlineMs: this.#o.renewDeadlineMs }, 'lost leadership: the lease was not renewed within the renew deadline, or another replica holds it');
       else this.#logger.info('released leadership');
       callbacks.onStoppedLeading(outcome === 'lost' ? 'lost' : 'released');
     }
