@@ -86,12 +86,16 @@ export function planCertificates(state: CertState, hosts: readonly string[], now
     reasons.push(serving === undefined ? 'no serving certificate yet' : 'the serving certificate is expired, untrusted or does not cover the host names');
   } else if (newCA) {
     // step 1 of a CA rotation: keep serving with the old CA's certificate until the new bundle has propagated
+  } else if (newest !== undefined && serving.issuer !== newest.subject) {
+    // step 2, only once the API server can know the new CA (even if the old certificate is past its 2/3 point:
+    // it is still valid, and one signed by a CA the API server does not trust yet would fail requests)
+    if (nowMs >= (state.caRotatedAt ?? 0) + policy.propagationMs) {
+      newServing = true;
+      reasons.push('the CA bundle with the new CA has propagated: re-issuing the serving certificate from it');
+    }
   } else if (rotationDue(serving, nowMs, policy.rotateAt)) {
     newServing = true;
     reasons.push('the serving certificate is past 2/3 of its lifetime');
-  } else if (newest !== undefined && serving.issuer !== newest.subject && nowMs >= (state.caRotatedAt ?? 0) + policy.propagationMs) {
-    newServing = true;
-    reasons.push('the CA bundle with the new CA has propagated: re-issuing the serving certificate from it');
   }
   return { newCA, newServing, dropCAs, reasons };
 }
