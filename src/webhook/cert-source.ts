@@ -158,7 +158,8 @@ export class SecretCertificates implements CertificateSource {
         if (isNotFound(e)) throw new Error(`namespace ${namespace} does not exist: create it (kubectl apply -f config/manager/namespace.yaml) or pass --webhook-namespace`);
         throw e;
       }
-      logger.info({ secret: `${namespace}/${secretName}`, newCA: plan.newCA, newServing: plan.newServing, droppedCAs: plan.dropCAs.length, reasons: plan.reasons }, 'webhook certificates written');
+      logger.info({ secret: `${namespace}/${secretName}`, newCA: plan.newCA, newServing: plan.newServing, droppedCAs: plan.dropCAs.length, reasons: plan.reasons },
+        secret === undefined ? 'webhook certificates created (new Secret)' : 'webhook certificates rotated');
       // read back on the next round: the state to schedule from is what is stored now
     }
   }

@@ -1,6 +1,7 @@
 // The webhook's composition: certificate source → HTTPS server (hot-swapped certificate) → webhook configurations
 // and CRD conversion kept pointing at us with the current CA bundle. Runs in `cloneset-controller webhook` and,
 // unless --webhook-port=0, inside the controller process too.
+import { X509Certificate } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { FeatureGates } from '../api/well-known.ts';
 import { errorText, isNotFound } from '../kube/api-error.ts';
@@ -12,6 +13,14 @@ import { SECRET_NAME, SERVICE_NAME, servingHosts, type WebhookEndpoint } from '.
 import type { AdmissionHandlers } from './contracts.ts';
 import { WebhookServer } from './server.ts';
 import { ensureWebhookObjects } from './webhook-objects.ts';
+
+function serialOf(pem: string): string {
+  try {
+    return new X509Certificate(pem).serialNumber;
+  } catch {
+    return '';
+  }
+}
 
 export interface WebhookOptions {
   readonly port: number;
@@ -77,7 +86,8 @@ export function startWebhook(o: WebhookOptions, deps: { client: KubeClient; hand
         const first = servedCert === '';
         await server.setCertificate(snap.serving, o.port, undefined);
         servedCert = snap.serving.cert;
-        logger.info({ port: server.port, mode: ep.mode, url: ep.mode === 'url' ? `https://${ep.host}:${o.port}` : undefined }, first ? 'webhook server listening' : 'webhook serving certificate reloaded');
+        logger.info({ port: server.port, mode: ep.mode, url: ep.mode === 'url' ? `https://${ep.host}:${o.port}` : undefined, serial: serialOf(snap.serving.cert) },
+          first ? 'webhook server listening' : 'webhook serving certificate reloaded');
       }
       const crd = await ensureWebhookObjects(deps.client, ep, snap.caBundle, logger);
       if (!objectsInPlace) logger.info({ crdConversion: crd }, 'webhook ready');

@@ -98,7 +98,9 @@ export class WebhookServer {
     this.#server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(port, host, () => {
+      // reusePort (Linux): several webhook processes may serve one URL (the kernel spreads connections), so that a
+      // process can be replaced without a moment where nobody answers (URL mode has no Service to do that)
+      server.listen({ port, ...(host !== undefined ? { host } : {}), reusePort: true }, () => {
         server.off('error', reject);
         resolve();
       });
@@ -113,11 +115,15 @@ export class WebhookServer {
     return typeof a === 'object' && a !== null ? a.port : undefined;
   }
 
+  /** Stops accepting, lets requests in flight finish (at most REQUEST_TIMEOUT_MS), then drops what is left. */
   async close(): Promise<void> {
     const s = this.#server;
     if (s === undefined) return;
-    s.closeAllConnections();
-    await new Promise<void>((resolve) => s.close(() => resolve()));
+    const closed = new Promise<void>((resolve) => s.close(() => resolve()));
+    s.closeIdleConnections();
+    const timer = setTimeout(() => s.closeAllConnections(), REQUEST_TIMEOUT_MS);
+    await closed;
+    clearTimeout(timer);
   }
 
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
