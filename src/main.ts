@@ -51,7 +51,7 @@ async function main(): Promise<number> {
   process.once('SIGTERM', () => stop('SIGTERM'));
   const webhook = config.webhook.port === 0
     ? undefined
-    : startWebhook(config.webhook, { client, handlers: cloneSetHandlers, gates: config.gates, clock: systemClock, logger, signal: abort.signal });
+    : startWebhook(config.webhook, { client, handlers: cloneSetHandlers(config.gates), gates: config.gates, clock: systemClock, logger, signal: abort.signal });
   if (config.mode === 'webhook' && webhook !== undefined) {
     // webhook mode: admission and conversion only; the HTTPS server answers /healthz and /readyz itself
     logger.info({ server: kubeConfig.getCurrentCluster()?.server, port: config.webhook.port, host: config.webhook.host ?? '(Service mode)' }, 'starting cloneset-controller webhook');
