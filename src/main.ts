@@ -64,7 +64,8 @@ async function main(): Promise<number> {
   let manager: CloneSetManager | undefined;
   const sources = {
     stats: () => manager?.controller.stats() ?? EMPTY_STATS,
-    ready: () => (manager?.informers.every((i) => i.hasSynced()) ?? false) && (webhook?.ready() ?? true),
+    // A standby replica (not leading) is ready when it serves the webhook: the webhook Service needs every replica.
+    ready: () => (manager === undefined ? webhook !== undefined : manager.informers.every((i) => i.hasSynced())) && (webhook?.ready() ?? true),
     apiRequests: () => sumCounts(client.requestCounts(), eventsClient.requestCounts()),
   };
   const servers = [
