@@ -5,7 +5,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import type { CloneSet } from '../api/cloneset.ts';
+import { STORAGE_API_VERSION, type CloneSet } from '../api/cloneset.ts';
+import type { CloneSetV1beta1 } from '../api/cloneset-v1beta1.ts';
+import { cloneSetFromV1beta1, convertCloneSet } from '../api/conversion.ts';
 import { FEATURE_GATE_DEFAULTS } from '../api/well-known.ts';
 import { planCloneSet } from '../cloneset/plan/index.ts';
 import { plannerConfig, readyPods, revisions, sequentialIds, T0 } from '../cloneset/plan/testing/builders.ts';
@@ -14,7 +16,6 @@ import { formatInvalid } from './field-errors.ts';
 import { validateCloneSet } from './validate.ts';
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const RUNS = 10_000;
 
@@ -203,27 +204,11 @@ const objectOf = (version: CloneSetVersion, spec: unknown): Obj => ({
 });
 
 /**
- * The controller's model (src/api/cloneset.ts, v1alpha1-shaped) of an accepted v1beta1 object, converted the
- * way Kruise's ConvertFrom does for the fields the planner reads (spec §2.6).
+ * What the controller plans with: the object as stored (converted to v1beta1, the storage version) and mapped to
+ * the internal model, exactly as the informer does.
  */
-function toModel(version: CloneSetVersion, obj: Obj): CloneSet {
-  if (version === 'v1alpha1') return obj as unknown as CloneSet;
-  const spec = isObj(obj['spec']) ? obj['spec'] : {};
-  const us = isObj(spec['updateStrategy']) ? spec['updateStrategy'] : {};
-  const r = isObj(us['rollingUpdate']) ? us['rollingUpdate'] : undefined;
-  const scale = isObj(spec['scaleStrategy']) ? spec['scaleStrategy'] : {};
-  const { podUpdatePolicy, inPlaceUpdateStrategy, ...rolling } = r ?? {};
-  const type = us['type'] === 'OnDelete' ? 'OnDelete' : typeof podUpdatePolicy === 'string' && podUpdatePolicy !== '' ? podUpdatePolicy : 'ReCreate';
-  const inPlace = isObj(inPlaceUpdateStrategy) ? { inPlaceUpdateStrategy: { gracePeriodSeconds: inPlaceUpdateStrategy['gracePeriodSeconds'] ?? 0 } } : {};
-  const { enablePVCReuse, excludePreparingDelete: _ignored, ...restScale } = scale;
-  return {
-    ...obj,
-    spec: {
-      ...spec,
-      scaleStrategy: { ...restScale, disablePVCReuse: enablePVCReuse !== true },
-      updateStrategy: { type, ...(r !== undefined ? { ...rolling, ...inPlace } : {}) },
-    },
-  } as unknown as CloneSet;
+function toModel(obj: Obj): CloneSet {
+  return cloneSetFromV1beta1(convertCloneSet(obj, STORAGE_API_VERSION) as unknown as CloneSetV1beta1);
 }
 
 describe('admission fuzz: random CloneSets of both versions', () => {
@@ -246,7 +231,7 @@ describe('admission fuzz: random CloneSets of both versions', () => {
           return;
         }
         accepted++;
-        const cs = toModel(version, object);
+        const cs = toModel(object);
         const replicas = typeof cs.spec.replicas === 'number' ? cs.spec.replicas : 1;
         const pods = readyPods(cs, Math.min(replicas, 4), 'r1');
         const plan = planCloneSet({ cloneSet: cs, pods, pvcs: [], nodes: new Map(), nowMs: T0 }, revisions(cs, 'r1', 'r2'), plannerConfig(), sequentialIds());
