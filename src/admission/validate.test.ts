@@ -249,7 +249,7 @@ describe('validateCloneSet v1alpha1 only', () => {
 
   test('maxSurge cannot be used with InPlaceOnly', () => {
     assert.deepEqual(errorsOf('v1alpha1', (cs) => { at(cs, 'spec')['updateStrategy'] = { type: 'InPlaceOnly', maxSurge: 1 }; }),
-      ['spec.updateStrategy.maxSurge: Invalid value: 1: can not use maxSurge with strategy type InPlaceOnly']);
+      ['spec.updateStrategy.maxSurge: Invalid value: "1": can not use maxSurge with strategy type InPlaceOnly']);
   });
 
   test('progressDeadlineSeconds must be non-negative and above minReadySeconds unless it is MaxInt32', () => {
@@ -310,7 +310,7 @@ describe('validateCloneSet v1beta1 only', () => {
 
   test('OnDelete with a rollingUpdate block needs a partition; without the block it is fine', () => {
     assert.deepEqual(errorsOf('v1beta1', (cs) => { at(cs, 'spec')['updateStrategy'] = { type: 'OnDelete', rollingUpdate: { maxUnavailable: 1 } }; }),
-      ['spec.updateStrategy.rollingUpdate.partition: Invalid value: "": failed GetScaledValueFromIntOrPercent for partition: nil value for IntOrString']);
+      ['spec.updateStrategy.rollingUpdate.partition: Invalid value: "<nil>": failed GetScaledValueFromIntOrPercent for partition: nil value for IntOrString']);
     assert.deepEqual(errorsOf('v1beta1', (cs) => { at(cs, 'spec')['updateStrategy'] = { type: 'OnDelete' }; }), []);
   });
 

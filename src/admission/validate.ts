@@ -182,7 +182,7 @@ function validateScaleStrategy(version: CloneSetVersion, spec: Obj, oldSpec: Obj
 function validateRolling(r: Obj, replicas: number, policy: string, path: string, surgePolicyMessage: string, errs: FieldError[]): void {
   const partition = scaledValueFromIntOrPercent(r['partition'], replicas, true);
   if (!partition.ok) {
-    errs.push(invalid(child(path, 'partition'), r['partition'] ?? '', `failed GetScaledValueFromIntOrPercent for partition: ${partition.error}`));
+    errs.push(invalid(child(path, 'partition'), goIntOrStringText(r['partition']), `failed GetScaledValueFromIntOrPercent for partition: ${partition.error}`));
   } else {
     nonNegative(partition.value, child(path, 'partition'), errs);
   }
@@ -195,19 +195,22 @@ function validateRolling(r: Obj, replicas: number, policy: string, path: string,
   if (r['maxUnavailable'] !== undefined && r['maxUnavailable'] !== null) {
     const v = scaledValueFromIntOrPercent(r['maxUnavailable'], replicas, true);
     if (v.ok) maxUnavailable = v.value;
-    else errs.push(invalid(child(path, 'maxUnavailable'), r['maxUnavailable'], `failed GetScaledValueFromIntOrPercent for maxUnavailable: ${v.error}`));
+    else errs.push(invalid(child(path, 'maxUnavailable'), goIntOrStringText(r['maxUnavailable']), `failed GetScaledValueFromIntOrPercent for maxUnavailable: ${v.error}`));
   }
   let maxSurge = 0;
   if (r['maxSurge'] !== undefined && r['maxSurge'] !== null) {
     const v = scaledValueFromIntOrPercent(r['maxSurge'], replicas, true);
     if (v.ok) maxSurge = v.value;
-    else errs.push(invalid(child(path, 'maxSurge'), r['maxSurge'], `failed GetScaledValueFromIntOrPercent for maxSurge: ${v.error}`));
-    if (policy === 'InPlaceOnly' && maxSurge > 0) errs.push(invalid(child(path, 'maxSurge'), r['maxSurge'], surgePolicyMessage));
+    else errs.push(invalid(child(path, 'maxSurge'), goIntOrStringText(r['maxSurge']), `failed GetScaledValueFromIntOrPercent for maxSurge: ${v.error}`));
+    if (policy === 'InPlaceOnly' && maxSurge > 0) errs.push(invalid(child(path, 'maxSurge'), goIntOrStringText(r['maxSurge']), surgePolicyMessage));
   }
   if (replicas > 0 && maxUnavailable < 1 && maxSurge < 1) {
     errs.push(invalid(child(path, 'maxUnavailable'), r['maxUnavailable'] ?? null, 'maxUnavailable and maxSurge should not both be less than 1'));
   }
 }
+
+/** IntOrString.String() as Kruise passes it for the bad value: integers as text, a nil pointer as "<nil>". */
+const goIntOrStringText = (v: unknown): string => (v === undefined || v === null ? '<nil>' : String(v));
 
 const replicasOf = (spec: Obj): number => (typeof spec['replicas'] === 'number' ? spec['replicas'] : 1);
 
