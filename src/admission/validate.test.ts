@@ -326,6 +326,16 @@ describe('validateCloneSet v1alpha1 only', () => {
   });
 });
 
+describe('validateCloneSet v1alpha1 InPlaceOnly and objects stored without defaults', () => {
+  test('an image update of a CloneSet stored before the webhook existed (no template defaults) is allowed', () => {
+    const old = base('v1alpha1');
+    at(old, 'spec')['updateStrategy'] = { type: 'InPlaceOnly', partition: 0, maxUnavailable: 1, maxSurge: 0 };
+    const object = defaultCloneSet(structuredClone(old), 'v1alpha1', { injectTemplateDefaults: true });
+    (at(object, 'spec', 'template', 'spec')['containers'] as Loose[]).forEach((c) => { c['image'] = 'nginx:1.27'; });
+    assert.deepEqual(validateCloneSet({ version: 'v1alpha1', operation: 'UPDATE', object, oldObject: old }, ctx), []);
+  });
+});
+
 describe('validateCloneSet v1beta1 only', () => {
   test('type must be RollingUpdate or OnDelete and podUpdatePolicy one of the three', () => {
     assert.deepEqual(errorsOf('v1beta1', (cs) => {
