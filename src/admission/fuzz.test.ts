@@ -11,9 +11,9 @@ import { cloneSetFromV1beta1, convertCloneSet } from '../api/conversion.ts';
 import { FEATURE_GATE_DEFAULTS } from '../api/well-known.ts';
 import { planCloneSet } from '../cloneset/plan/index.ts';
 import { plannerConfig, readyPods, revisions, sequentialIds, T0 } from '../cloneset/plan/testing/builders.ts';
-import { defaultCloneSet, type CloneSetVersion } from './defaults.ts';
+import { defaultCloneSet, shouldInjectTemplateDefaults, type CloneSetVersion } from './defaults.ts';
 import { formatInvalid } from './field-errors.ts';
-import { validateCloneSet } from './validate.ts';
+import { deletionProtectionDenial, validateCloneSet } from './validate.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -218,6 +218,8 @@ describe('admission fuzz: random CloneSets of both versions', () => {
     fc.assert(
       fc.property(sample, ({ version, spec, old }) => {
         const ctx = { pods: new Map(), gates: FEATURE_GATE_DEFAULTS };
+        const inject = shouldInjectTemplateDefaults({ operation: 'UPDATE', object: objectOf(version, spec), oldObject: objectOf(version, old) }, FEATURE_GATE_DEFAULTS);
+        assert.equal(typeof inject, 'boolean');
         const object = defaultCloneSet(objectOf(version, spec), version, { injectTemplateDefaults: true });
         const oldObject = defaultCloneSet(objectOf(version, old), version, { injectTemplateDefaults: true });
         const errs = validateCloneSet({ version, operation: 'CREATE', object }, ctx);
@@ -226,6 +228,7 @@ describe('admission fuzz: random CloneSets of both versions', () => {
           assert.ok(e.field.length > 0 && e.detail !== undefined, `a rejection without a field path: ${JSON.stringify(e)}`);
         }
         assert.ok(formatInvalid('CloneSet.apps.kruise.io', 'sample', errs).length > 0);
+        deletionProtectionDenial(object, { ...FEATURE_GATE_DEFAULTS, ResourcesDeletionProtection: true });
         if (errs.length > 0) {
           rejected++;
           return;
