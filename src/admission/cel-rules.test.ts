@@ -61,7 +61,18 @@ function twoVersionCrd(): Obj {
     kind: 'CustomResourceDefinition',
     spec: {
       versions: [
-        { name: 'v1alpha1', served: true, storage: false, schema: { openAPIV3Schema: spec({ type: 'object', properties: { type: { type: 'string' }, ...rollingProps() } }) } },
+        {
+          name: 'v1alpha1', served: true, storage: false,
+          schema: {
+            openAPIV3Schema: spec({
+              type: 'object',
+              properties: {
+                type: { type: 'string' }, ...rollingProps(),
+                inPlaceUpdateStrategy: { type: 'object', properties: { imagePreDownloadParallelism: intOrString() } },
+              },
+            }),
+          },
+        },
         {
           name: 'v1beta1', served: true, storage: true,
           schema: {
@@ -120,11 +131,12 @@ describe('applyCelRules', () => {
     assert.deepEqual(messages(b, ['spec', 'updateStrategy', 'rollingUpdate', 'scatterStrategy', '[]', 'key']), ['key should not be empty']);
   });
 
-  test('version-specific rules: type values, OnDelete shape, pre-download, progress deadline on v1alpha1 only', () => {
+  test('version-specific rules: type values, OnDelete shape, pre-download on v1beta1 only, progress deadline on v1alpha1 only', () => {
     assert.deepEqual(messages(a, ['spec', 'updateStrategy', 'type']), ["must be 'ReCreate', InPlaceIfPossible or 'InPlaceOnly'"]);
     assert.deepEqual(messages(b, ['spec', 'updateStrategy', 'type']), ["must be 'RollingUpdate' or 'OnDelete'"]);
     assert.match(messages(b, ['spec', 'updateStrategy'])[0] ?? '', /nil value for IntOrString/);
     assert.equal(rulesAt(b, ['spec', 'updateStrategy', 'rollingUpdate', 'inPlaceUpdateStrategy', 'imagePreDownloadParallelism']).length, 1);
+    assert.deepEqual(rulesAt(a, ['spec', 'updateStrategy', 'inPlaceUpdateStrategy', 'imagePreDownloadParallelism']), []);
     assert.deepEqual(messages(a, ['spec']), ['must be greater than minReadySeconds']);
     assert.deepEqual(messages(b, ['spec']), []);
   });
