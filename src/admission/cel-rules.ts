@@ -111,6 +111,8 @@ function rollingRules(rolling: Obj | undefined, policyField: 'type' | 'podUpdate
     { rule: 'size(self) > 0', message: 'order key can not be empty' },
   ]);
   addRules(nodeAt(rolling, ['scatterStrategy', '[]', 'key']), [{ rule: 'size(self) > 0', message: 'key should not be empty' }]);
+  // Kruise checks the image pre-download fields on the v1beta1 path only (its v1alpha1 validator ignores them).
+  if (policyField !== 'podUpdatePolicy') return;
   const inPlace = nodeAt(rolling, ['inPlaceUpdateStrategy']);
   const parallelism = nodeAt(inPlace ?? {}, ['imagePreDownloadParallelism']);
   boundIntOrString(parallelism);

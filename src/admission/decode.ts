@@ -28,8 +28,8 @@ const priority: GoType = {
   },
 };
 const scatter: GoType = { list: { struct: { key: 'string', value: 'string' } } };
-const inPlaceV1alpha1: GoType = { struct: { gracePeriodSeconds: 'int32' } };
-const inPlaceV1beta1: GoType = {
+/** apis/apps/pub InPlaceUpdateStrategy, shared by both versions in Kruise HEAD. */
+const inPlace: GoType = {
   struct: {
     gracePeriodSeconds: 'int32',
     imagePreDownloadParallelism: 'intOrString',
@@ -61,8 +61,10 @@ function specType(version: CloneSetVersion): GoType {
     return {
       struct: {
         ...common,
-        scaleStrategy: { struct: { podsToDelete: { list: 'string' }, maxUnavailable: 'intOrString', disablePVCReuse: 'bool' } },
-        updateStrategy: { struct: { type: 'string', ...rollingFields, inPlaceUpdateStrategy: inPlaceV1alpha1 } },
+        scaleStrategy: {
+          struct: { podsToDelete: { list: 'string' }, maxUnavailable: 'intOrString', disablePVCReuse: 'bool', excludePreparingDelete: 'bool' },
+        },
+        updateStrategy: { struct: { type: 'string', ...rollingFields, inPlaceUpdateStrategy: inPlace } },
       },
     };
   }
@@ -75,7 +77,7 @@ function specType(version: CloneSetVersion): GoType {
       updateStrategy: {
         struct: {
           type: 'string',
-          rollingUpdate: { struct: { ...rollingFields, podUpdatePolicy: 'string', inPlaceUpdateStrategy: inPlaceV1beta1 } },
+          rollingUpdate: { struct: { ...rollingFields, podUpdatePolicy: 'string', inPlaceUpdateStrategy: inPlace } },
         },
       },
     },

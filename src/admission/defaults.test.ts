@@ -1,5 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { CloneSet } from '../api/cloneset.ts';
+import { revisionData } from '../cloneset/plan/revisions.ts';
 import { defaultCloneSet, shouldInjectTemplateDefaults } from './defaults.ts';
 
 type Obj = Record<string, unknown>;
@@ -161,5 +163,21 @@ describe('shouldInjectTemplateDefaults', () => {
     const c = structuredClone(a);
     ((c['spec'] as { template: { spec: Obj } }).template.spec)['notAField'] = true;
     assert.equal(shouldInjectTemplateDefaults({ operation: 'UPDATE', object: c, oldObject: a }, gates), false);
+  });
+});
+
+describe('defaulted objects and revision hashes', () => {
+  test('the stored template hashes like the user\'s template defaulted by the controller (defaults are idempotent)', () => {
+    const raw = sample('apps.kruise.io/v1alpha1');
+    const spec = raw['spec'] as { template: { spec: { containers: Obj[]; volumes?: unknown } } };
+    Object.assign(spec.template.spec.containers[0] ?? {}, {
+      ports: [{ containerPort: 80 }], resources: { limits: { cpu: '0.5' } }, readinessProbe: { httpGet: { port: 80 } },
+      env: [{ name: 'POD', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
+    });
+    spec.template.spec.volumes = [{ name: 'cfg', configMap: { name: 'c' } }, { name: 'tmp' }];
+    const stored = defaultCloneSet(raw, 'v1alpha1', { injectTemplateDefaults: true });
+    const fromRaw = revisionData(raw as unknown as CloneSet);
+    assert.equal(revisionData(stored as unknown as CloneSet), fromRaw);
+    assert.equal(revisionData(stored as unknown as CloneSet, { applyDefaults: false }), fromRaw);
   });
 });

@@ -51,6 +51,17 @@ function dropZero(o: Obj, keys: readonly string[], zero: 'bool' | 'int' | 'strin
   }
 }
 
+/** A deep copy of a JSON value (plain objects, arrays, scalars); several times faster than structuredClone here. */
+function copyJson<T>(v: T): T {
+  if (Array.isArray(v)) return v.map((e: unknown) => copyJson(e)) as T;
+  if (isObj(v)) {
+    const out: Obj = {};
+    for (const [k, e] of Object.entries(v)) out[k] = copyJson(e);
+    return out as T;
+  }
+  return v;
+}
+
 /** The typed round-trip of a template through Go's structs; the input as is when Go could not decode it. */
 function goRoundTrip(value: unknown, struct: 'PodTemplateSpec' | 'PersistentVolumeClaim'): unknown {
   try {
@@ -158,7 +169,7 @@ function defaultV1beta1Strategy(spec: Obj): void {
  * right JSON type are left untouched for validation to report.
  */
 export function defaultCloneSet(obj: Record<string, unknown>, version: CloneSetVersion, opts: CloneSetDefaultingOptions): Record<string, unknown> {
-  const out = structuredClone(obj);
+  const out = copyJson(obj);
   const spec = ensureObj(out, 'spec');
   if (spec === undefined) return out;
   if (nil(spec['replicas'])) spec['replicas'] = 1;

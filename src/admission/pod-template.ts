@@ -2,7 +2,8 @@
 // Kruise's CloneSet validation runs on `spec.template`, with each volume claim template added as a PVC volume
 // named after it (pkg/webhook/cloneset/validating/validation.go): template labels and annotations, volumes,
 // containers and init containers (names, images, ports, env, resources, volume mounts, probes), pull and
-// termination-message policies, dnsPolicy. Wording and field paths are Kubernetes'.
+// termination-message policies, dnsPolicy, nodeSelector, service account and host names, tolerations,
+// topology spread constraints. Wording and field paths are Kubernetes'.
 //
 // Deliberate difference: fields that Kruise's pod-template defaulting always fills (dnsPolicy, restartPolicy,
 // imagePullPolicy, terminationMessagePolicy, port protocol) are not *required* here, so that CloneSets stored
@@ -107,9 +108,10 @@ function validateVolumes(volumes: readonly unknown[], path: string, errs: FieldE
     const sources = VOLUME_SOURCES.filter((s) => vol[s] !== undefined && vol[s] !== null);
     if (sources.length === 0) errs.push(required(vp, 'must specify a volume type'));
     else if (sources.length > 1) errs.push(forbidden(vp, 'may not specify more than 1 volume type'));
-    const pvc = objAt(vol, 'persistentVolumeClaim');
-    if (pvc !== undefined && strAt(pvc, 'claimName') === '') {
-      errs.push(required(child(vp, 'persistentVolumeClaim', 'claimName'), ''));
+    // The one required field of the common sources (validateConfigMapVolumeSource & co.).
+    for (const [source, field] of [['persistentVolumeClaim', 'claimName'], ['configMap', 'name'], ['secret', 'secretName'], ['hostPath', 'path']] as const) {
+      const src = objAt(vol, source);
+      if (src !== undefined && strAt(src, field) === '') errs.push(required(child(vp, source, field), ''));
     }
   });
   return names;
@@ -196,6 +198,14 @@ function validateEnv(env: readonly unknown[], path: string, errs: FieldError[]):
       if (refs.length === 0) errs.push(invalid(child(ep, 'valueFrom'), '', 'must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`'));
       else if (refs.length > 1) errs.push(invalid(child(ep, 'valueFrom'), '', 'may not have more than one field specified at a time'));
       if (strAt(ev, 'value') !== '') errs.push(invalid(child(ep, 'valueFrom'), '', 'may not be specified when `value` is not empty'));
+      const fieldRef = objAt(from, 'fieldRef');
+      if (fieldRef !== undefined && strAt(fieldRef, 'fieldPath') === '') errs.push(required(child(ep, 'valueFrom', 'fieldRef', 'fieldPath'), ''));
+      for (const ref of ['configMapKeyRef', 'secretKeyRef']) {
+        const r = objAt(from, ref);
+        if (r === undefined) continue;
+        if (strAt(r, 'key') === '') errs.push(required(child(ep, 'valueFrom', ref, 'key'), ''));
+        if (strAt(r, 'name') === '') errs.push(required(child(ep, 'valueFrom', ref, 'name'), ''));
+      }
     }
   });
 }
@@ -267,11 +277,64 @@ function validateContainer(c: Obj, path: string, ctx: ContainerContext, errs: Fi
     mountPaths.add(mpath);
   });
 
-  if (!ctx.init) {
-    validateProbe(objAt(c, 'livenessProbe'), child(path, 'livenessProbe'), true, errs);
-    validateProbe(objAt(c, 'readinessProbe'), child(path, 'readinessProbe'), false, errs);
-    validateProbe(objAt(c, 'startupProbe'), child(path, 'startupProbe'), true, errs);
+  // Init containers may only have probes and lifecycle hooks when they are sidecars (restartPolicy Always).
+  if (ctx.init && c['restartPolicy'] !== 'Always') {
+    for (const k of ['lifecycle', 'livenessProbe', 'readinessProbe', 'startupProbe']) {
+      if (c[k] !== undefined && c[k] !== null) errs.push(forbidden(child(path, k), 'may not be set for init containers without restartPolicy=Always'));
+    }
+    return;
   }
+  validateProbe(objAt(c, 'livenessProbe'), child(path, 'livenessProbe'), true, errs);
+  validateProbe(objAt(c, 'readinessProbe'), child(path, 'readinessProbe'), false, errs);
+  validateProbe(objAt(c, 'startupProbe'), child(path, 'startupProbe'), true, errs);
+}
+
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DNS1123_SUBDOMAIN_MSG =
+  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+
+/** Pod-level fields: nodeSelector, service account, hostname/subdomain, tolerations, topology spread constraints. */
+function validatePodLevel(spec: Obj, sp: string, errs: FieldError[]): void {
+  const nodeSelectorPath = child(sp, 'nodeSelector');
+  for (const [k, v] of Object.entries(objAt(spec, 'nodeSelector') ?? {})) {
+    for (const msg of validateLabelKey(k)) errs.push(invalid(nodeSelectorPath, k, msg));
+    if (typeof v === 'string') for (const msg of validateLabelValue(v)) errs.push(invalid(nodeSelectorPath, v, msg));
+  }
+  const sa = strAt(spec, 'serviceAccountName');
+  if (sa !== '' && (sa.length > 253 || !DNS1123_SUBDOMAIN.test(sa))) errs.push(invalid(child(sp, 'serviceAccountName'), sa, DNS1123_SUBDOMAIN_MSG));
+  for (const k of ['hostname', 'subdomain']) {
+    const v = strAt(spec, k);
+    if (v !== '') for (const msg of dns1123LabelErrors(v)) errs.push(invalid(child(sp, k), v, msg));
+  }
+  listAt(spec, 'tolerations').forEach((t, i) => {
+    const tp = index(child(sp, 'tolerations'), i);
+    const tol = isObj(t) ? t : {};
+    const k = strAt(tol, 'key');
+    const op = strAt(tol, 'operator');
+    if (k !== '') for (const msg of validateLabelKey(k)) errs.push(invalid(child(tp, 'key'), k, msg));
+    if (k === '' && op !== 'Exists') {
+      errs.push(invalid(child(tp, 'operator'), op, 'operator must be Exists when `key` is empty, which means "match all values and all keys"'));
+    }
+    if (op === 'Exists' && strAt(tol, 'value') !== '') errs.push(invalid(child(tp, 'operator'), strAt(tol, 'value'), "value must be empty when `operator` is 'Exists'"));
+    else if (op !== '' && op !== 'Equal' && op !== 'Exists') errs.push(notSupported(child(tp, 'operator'), op, ['Equal', 'Exists']));
+    const effect = strAt(tol, 'effect');
+    if (effect !== '' && !['NoSchedule', 'PreferNoSchedule', 'NoExecute'].includes(effect)) {
+      errs.push(notSupported(child(tp, 'effect'), effect, ['NoExecute', 'NoSchedule', 'PreferNoSchedule']));
+    }
+    if (tol['tolerationSeconds'] !== undefined && tol['tolerationSeconds'] !== null && effect !== 'NoExecute') {
+      errs.push(invalid(child(tp, 'effect'), effect, "effect must be 'NoExecute' when `tolerationSeconds` is set"));
+    }
+  });
+  listAt(spec, 'topologySpreadConstraints').forEach((t, i) => {
+    const tp = index(child(sp, 'topologySpreadConstraints'), i);
+    const c = isObj(t) ? t : {};
+    const skew = numAt(c, 'maxSkew') ?? 0;
+    if (skew <= 0) errs.push(invalid(child(tp, 'maxSkew'), skew, 'must be greater than zero'));
+    if (strAt(c, 'topologyKey') === '') errs.push(required(child(tp, 'topologyKey'), 'can not be empty'));
+    const when = strAt(c, 'whenUnsatisfiable');
+    if (when === '') errs.push(required(child(tp, 'whenUnsatisfiable'), ''));
+    else if (when !== 'DoNotSchedule' && when !== 'ScheduleAnyway') errs.push(notSupported(child(tp, 'whenUnsatisfiable'), when, ['DoNotSchedule', 'ScheduleAnyway']));
+  });
 }
 
 /**
@@ -290,6 +353,7 @@ export function validatePodTemplate(template: unknown, claimTemplateNames: reado
   const dnsPolicies = ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default', 'None'];
   if (dns !== '' && !dnsPolicies.includes(dns)) errs.push(notSupported(child(sp, 'dnsPolicy'), dns, dnsPolicies));
   nonNegative(spec, 'terminationGracePeriodSeconds', sp, errs);
+  validatePodLevel(spec, sp, errs);
 
   const names = new Set<string>();
   const hostNetwork = spec['hostNetwork'] === true;

@@ -7,6 +7,20 @@ import type { LabelSelector } from '../kube/types.ts';
 const isObj = (v: unknown): v is Readonly<Record<string, unknown>> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const list = (v: unknown): readonly unknown[] => (Array.isArray(v) ? v : []);
 
+/** A selector as Go decodes it: absent strings are "", absent lists empty. */
+function goSelector(v: unknown): LabelSelector {
+  const sel = isObj(v) ? v : {};
+  const exprs = list(sel['matchExpressions']).map((e) => {
+    const expr = isObj(e) ? e : {};
+    return {
+      key: typeof expr['key'] === 'string' ? expr['key'] : '',
+      operator: (typeof expr['operator'] === 'string' ? expr['operator'] : '') as 'In',
+      values: list(expr['values']).filter((x): x is string => typeof x === 'string'),
+    };
+  });
+  return { ...(isObj(sel['matchLabels']) ? { matchLabels: sel['matchLabels'] as Readonly<Record<string, string>> } : {}), matchExpressions: exprs };
+}
+
 /** UpdatePriorityStrategy.FieldsValidation; undefined when valid. */
 export function priorityStrategyError(strategy: unknown): string | undefined {
   if (!isObj(strategy)) return undefined;
@@ -18,7 +32,7 @@ export function priorityStrategyError(strategy: unknown): string | undefined {
     const weight = typeof term['weight'] === 'number' ? term['weight'] : 0;
     // Kruise's message says 1-100 but its check accepts 0.
     if (weight < 0 || weight > 100) return 'weight must be valid number in the range 1-100';
-    const selector = (isObj(term['matchSelector']) ? term['matchSelector'] : {}) as LabelSelector;
+    const selector = goSelector(term['matchSelector']);
     if (isEmptySelector(selector)) return 'selector can not be empty';
     const problems = validateLabelSelector(selector);
     if (problems.length > 0) return `invalid selector ${problems[0] ?? ''}`;

@@ -161,6 +161,34 @@ for (const version of ['v1alpha1', 'v1beta1'] as const) {
       ]);
     });
 
+    test('pod-level fields: nodeSelector, service account, tolerations, topology spread, volume sources, env refs, init probes', () => {
+      const errs = errorsOf(version, (cs) => {
+        Object.assign(at(cs, 'spec', 'template', 'spec'), {
+          nodeSelector: { 'bad key!': 'x' },
+          serviceAccountName: 'Bad_SA',
+          tolerations: [{ operator: 'Equal', value: 'x' }, { key: 'k', operator: 'Exists', value: 'v' }, { key: 'k', effect: 'NoSchedule', tolerationSeconds: 5 }],
+          topologySpreadConstraints: [{ maxSkew: 0, whenUnsatisfiable: 'Maybe' }],
+          volumes: [{ name: 'cfg', configMap: {} }],
+          initContainers: [{ name: 'init', image: 'busybox', readinessProbe: { exec: { command: ['true'] } } }],
+        });
+        first(cs)['env'] = [{ name: 'A', valueFrom: { configMapKeyRef: { name: 'c' } } }];
+      });
+      const sp = 'spec.template.spec';
+      assert.deepEqual(errs.map((e) => e.replace(/: [a-z] .*$|: (name part|a lowercase).*$/, '')), [
+        `${sp}.volumes[0].configMap.name: Required value`,
+        `${sp}.nodeSelector: Invalid value: "bad key!"`,
+        `${sp}.serviceAccountName: Invalid value: "Bad_SA"`,
+        `${sp}.tolerations[0].operator: Invalid value: "Equal": operator must be Exists when \`key\` is empty, which means "match all values and all keys"`,
+        `${sp}.tolerations[1].operator: Invalid value: "v": value must be empty when \`operator\` is 'Exists'`,
+        `${sp}.tolerations[2].effect: Invalid value: "NoSchedule": effect must be 'NoExecute' when \`tolerationSeconds\` is set`,
+        `${sp}.topologySpreadConstraints[0].maxSkew: Invalid value: 0: must be greater than zero`,
+        `${sp}.topologySpreadConstraints[0].topologyKey: Required value: can not be empty`,
+        `${sp}.topologySpreadConstraints[0].whenUnsatisfiable: Unsupported value: "Maybe": supported values: "DoNotSchedule", "ScheduleAnyway"`,
+        `${sp}.initContainers[0].readinessProbe: Forbidden: may not be set for init containers without restartPolicy=Always`,
+        `${sp}.containers[0].env[0].valueFrom.configMapKeyRef.key: Required value`,
+      ]);
+    });
+
     test('podsToDelete must not contain duplicates', () => {
       assert.deepEqual(errorsOf(version, (cs) => { at(cs, 'spec')['scaleStrategy'] = { podsToDelete: ['a', 'b', 'a'] }; }),
         ['spec.scaleStrategy.podsToDelete: Invalid value: ["a","b","a"]: duplicated items [a]']);
@@ -249,7 +277,7 @@ describe('validateCloneSet v1alpha1 only', () => {
 
   test('maxSurge cannot be used with InPlaceOnly', () => {
     assert.deepEqual(errorsOf('v1alpha1', (cs) => { at(cs, 'spec')['updateStrategy'] = { type: 'InPlaceOnly', maxSurge: 1 }; }),
-      ['spec.updateStrategy.maxSurge: Invalid value: 1: can not use maxSurge with strategy type InPlaceOnly']);
+      ['spec.updateStrategy.maxSurge: Invalid value: "1": can not use maxSurge with strategy type InPlaceOnly']);
   });
 
   test('progressDeadlineSeconds must be non-negative and above minReadySeconds unless it is MaxInt32', () => {
@@ -298,6 +326,16 @@ describe('validateCloneSet v1alpha1 only', () => {
   });
 });
 
+describe('validateCloneSet v1alpha1 InPlaceOnly and objects stored without defaults', () => {
+  test('an image update of a CloneSet stored before the webhook existed (no template defaults) is allowed', () => {
+    const old = base('v1alpha1');
+    at(old, 'spec')['updateStrategy'] = { type: 'InPlaceOnly', partition: 0, maxUnavailable: 1, maxSurge: 0 };
+    const object = defaultCloneSet(structuredClone(old), 'v1alpha1', { injectTemplateDefaults: true });
+    (at(object, 'spec', 'template', 'spec')['containers'] as Loose[]).forEach((c) => { c['image'] = 'nginx:1.27'; });
+    assert.deepEqual(validateCloneSet({ version: 'v1alpha1', operation: 'UPDATE', object, oldObject: old }, ctx), []);
+  });
+});
+
 describe('validateCloneSet v1beta1 only', () => {
   test('type must be RollingUpdate or OnDelete and podUpdatePolicy one of the three', () => {
     assert.deepEqual(errorsOf('v1beta1', (cs) => {
@@ -310,7 +348,7 @@ describe('validateCloneSet v1beta1 only', () => {
 
   test('OnDelete with a rollingUpdate block needs a partition; without the block it is fine', () => {
     assert.deepEqual(errorsOf('v1beta1', (cs) => { at(cs, 'spec')['updateStrategy'] = { type: 'OnDelete', rollingUpdate: { maxUnavailable: 1 } }; }),
-      ['spec.updateStrategy.rollingUpdate.partition: Invalid value: "": failed GetScaledValueFromIntOrPercent for partition: nil value for IntOrString']);
+      ['spec.updateStrategy.rollingUpdate.partition: Invalid value: "<nil>": failed GetScaledValueFromIntOrPercent for partition: nil value for IntOrString']);
     assert.deepEqual(errorsOf('v1beta1', (cs) => { at(cs, 'spec')['updateStrategy'] = { type: 'OnDelete' }; }), []);
   });
 

@@ -8,13 +8,15 @@
 // * v1beta1 "maxUnavailable and maxSurge should not both be less than 1": Kruise's v1beta1 validator shadows the
 //   maxSurge variable, so it ignores maxSurge and rejects `maxUnavailable: 0, maxSurge: 1` (a valid surge-only
 //   rollout that its v1alpha1 path accepts). We apply the rule as intended on both versions.
-// * pod-template fields that Kruise's defaulting fills are not required (see pod-template.ts).
+// * pod-template fields that Kruise's defaulting fills are not required (see pod-template.ts), and the InPlaceOnly
+//   "images only" diff compares defaulted templates, so objects stored before the webhook existed stay updatable.
 // Pure: the pods named in podsToDelete are prefetched by the caller into ctx.pods.
-import { goMarshal } from '../api/go-json.ts';
+import { defaultPodTemplate } from '../api/defaults.ts';
+import { goMarshal, goTypedMarshal, GoJsonError } from '../api/go-json.ts';
 import type { FeatureGates } from '../api/well-known.ts';
 import { createJsonPatch } from '../cloneset/inplace/json-diff.ts';
 import { isEmptySelector, matchesLabelSelector, validateLabelKey, validateLabelValue } from '../kube/selectors.ts';
-import type { LabelSelector, Pod } from '../kube/types.ts';
+import type { LabelSelector, Pod, PodTemplateSpec } from '../kube/types.ts';
 import { decodeErrors } from './decode.ts';
 import type { CloneSetVersion } from './defaults.ts';
 import { child, forbidden, index, invalid, notSupported, required, type FieldError } from './field-errors.ts';
@@ -182,7 +184,7 @@ function validateScaleStrategy(version: CloneSetVersion, spec: Obj, oldSpec: Obj
 function validateRolling(r: Obj, replicas: number, policy: string, path: string, surgePolicyMessage: string, errs: FieldError[]): void {
   const partition = scaledValueFromIntOrPercent(r['partition'], replicas, true);
   if (!partition.ok) {
-    errs.push(invalid(child(path, 'partition'), r['partition'] ?? '', `failed GetScaledValueFromIntOrPercent for partition: ${partition.error}`));
+    errs.push(invalid(child(path, 'partition'), goIntOrStringText(r['partition']), `failed GetScaledValueFromIntOrPercent for partition: ${partition.error}`));
   } else {
     nonNegative(partition.value, child(path, 'partition'), errs);
   }
@@ -195,19 +197,22 @@ function validateRolling(r: Obj, replicas: number, policy: string, path: string,
   if (r['maxUnavailable'] !== undefined && r['maxUnavailable'] !== null) {
     const v = scaledValueFromIntOrPercent(r['maxUnavailable'], replicas, true);
     if (v.ok) maxUnavailable = v.value;
-    else errs.push(invalid(child(path, 'maxUnavailable'), r['maxUnavailable'], `failed GetScaledValueFromIntOrPercent for maxUnavailable: ${v.error}`));
+    else errs.push(invalid(child(path, 'maxUnavailable'), goIntOrStringText(r['maxUnavailable']), `failed GetScaledValueFromIntOrPercent for maxUnavailable: ${v.error}`));
   }
   let maxSurge = 0;
   if (r['maxSurge'] !== undefined && r['maxSurge'] !== null) {
     const v = scaledValueFromIntOrPercent(r['maxSurge'], replicas, true);
     if (v.ok) maxSurge = v.value;
-    else errs.push(invalid(child(path, 'maxSurge'), r['maxSurge'], `failed GetScaledValueFromIntOrPercent for maxSurge: ${v.error}`));
-    if (policy === 'InPlaceOnly' && maxSurge > 0) errs.push(invalid(child(path, 'maxSurge'), r['maxSurge'], surgePolicyMessage));
+    else errs.push(invalid(child(path, 'maxSurge'), goIntOrStringText(r['maxSurge']), `failed GetScaledValueFromIntOrPercent for maxSurge: ${v.error}`));
+    if (policy === 'InPlaceOnly' && maxSurge > 0) errs.push(invalid(child(path, 'maxSurge'), goIntOrStringText(r['maxSurge']), surgePolicyMessage));
   }
   if (replicas > 0 && maxUnavailable < 1 && maxSurge < 1) {
     errs.push(invalid(child(path, 'maxUnavailable'), r['maxUnavailable'] ?? null, 'maxUnavailable and maxSurge should not both be less than 1'));
   }
 }
+
+/** IntOrString.String() as Kruise passes it for the bad value: integers as text, a nil pointer as "<nil>". */
+const goIntOrStringText = (v: unknown): string => (v === undefined || v === null ? '<nil>' : String(v));
 
 const replicasOf = (spec: Obj): number => (typeof spec['replicas'] === 'number' ? spec['replicas'] : 1);
 
@@ -280,6 +285,21 @@ function semantic(v: unknown): unknown {
   return v;
 }
 
+/**
+ * The template defaulted and Go round-tripped, so that an old object stored before the webhook existed (without
+ * defaults) does not show the defaults as changes next to an image update. Idempotent for defaulted templates.
+ */
+function normalizedTemplate(template: unknown): Obj | undefined {
+  if (!isObj(template)) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(goTypedMarshal(defaultPodTemplate(template as unknown as PodTemplateSpec), 'PodTemplateSpec'));
+    return isObj(parsed) ? parsed : undefined;
+  } catch (e) {
+    if (e instanceof GoJsonError) return template;
+    throw e;
+  }
+}
+
 const IMAGE_PATH = /^\/containers\/[0-9]+\/image$/;
 
 /** The update rules: immutable fields; on v1alpha1 also InPlaceOnly's "images only" (clonesetcore.ValidateCloneSetUpdate). */
@@ -289,8 +309,8 @@ function validateUpdate(version: CloneSetVersion, spec: Obj, oldSpec: Obj, errs:
   }
   if (version !== 'v1alpha1') return;
   if (strAt(objAt(spec, 'updateStrategy'), 'type') !== 'InPlaceOnly') return;
-  const before = objAt(objAt(oldSpec, 'template'), 'spec') ?? {};
-  const after = objAt(objAt(spec, 'template'), 'spec') ?? {};
+  const before = objAt(normalizedTemplate(oldSpec['template']), 'spec') ?? {};
+  const after = objAt(normalizedTemplate(spec['template']), 'spec') ?? {};
   const bad = createJsonPatch(before, after).find((op) => op.op !== 'replace' || !IMAGE_PATH.test(op.path));
   if (bad !== undefined) {
     errs.push(forbidden('spec', `only allowed to update images in spec for InPlaceOnly, but found ${bad.op} ${bad.path}`));
