@@ -38,7 +38,7 @@ describe('CloneSet basics on a real API server', () => {
       assert.equal(labels['controller-revision-hash'], 'sample-d4d4fb5bd');
       assert.equal(labels['pod-template-hash'], 'd4d4fb5bd');
       const owner = pod.metadata.ownerReferences?.[0];
-      assert.deepEqual(owner, { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', name: 'sample', uid: cs.metadata.uid, controller: true, blockOwnerDeletion: true });
+      assert.deepEqual(owner, { apiVersion: 'apps.kruise.io/v1beta1', kind: 'CloneSet', name: 'sample', uid: cs.metadata.uid, controller: true, blockOwnerDeletion: true });
       assert.ok(pod.spec.readinessGates?.some((g) => g.conditionType === 'InPlaceUpdateReady'));
       assert.equal(pod.status?.conditions?.find((c) => c.type === 'InPlaceUpdateReady')?.status, 'True');
     }
