@@ -11,6 +11,8 @@ import { apiLeasePort } from './runtime/lease-port.ts';
 import { LeaderElector } from './runtime/leader-election.ts';
 import { systemClock } from './runtime/clock.ts';
 import { metricsHandler, metricsRegistry, probeHandler, startServer } from './server.ts';
+import { cloneSetHandlers } from './webhook/handlers.ts';
+import { startWebhook } from './webhook/run.ts';
 
 async function main(): Promise<number> {
   let config;
@@ -47,11 +49,22 @@ async function main(): Promise<number> {
   };
   process.once('SIGINT', () => stop('SIGINT'));
   process.once('SIGTERM', () => stop('SIGTERM'));
+  const webhook = config.webhook.port === 0
+    ? undefined
+    : startWebhook(config.webhook, { client, handlers: cloneSetHandlers, gates: config.gates, clock: systemClock, logger, signal: abort.signal });
+  if (config.mode === 'webhook' && webhook !== undefined) {
+    // webhook mode: admission and conversion only; the HTTPS server answers /healthz and /readyz itself
+    logger.info({ server: kubeConfig.getCurrentCluster()?.server, port: config.webhook.port, host: config.webhook.host ?? '(Service mode)' }, 'starting cloneset-controller webhook');
+    await webhook.done;
+    client.close();
+    eventsClient.close();
+    return 0;
+  }
   logger.info({ server: kubeConfig.getCurrentCluster()?.server, namespace: config.namespace ?? '(all)' }, 'starting cloneset-controller');
   let manager: CloneSetManager | undefined;
   const sources = {
     stats: () => manager?.controller.stats() ?? EMPTY_STATS,
-    ready: () => manager?.informers.every((i) => i.hasSynced()) ?? false,
+    ready: () => (manager?.informers.every((i) => i.hasSynced()) ?? false) && (webhook?.ready() ?? true),
     apiRequests: () => sumCounts(client.requestCounts(), eventsClient.requestCounts()),
   };
   const servers = [
@@ -90,6 +103,7 @@ async function main(): Promise<number> {
     await done;
   }
   for (const s of servers) s?.close();
+  await webhook?.done;
   client.close();
   eventsClient.close();
   return code;
