@@ -252,8 +252,10 @@ describe('taking over CloneSets, pods, PVCs and revisions that Kruise wrote', ()
       const v1alpha1 = kubectlOk(['get', 'clonesets.v1alpha1.apps.kruise.io', '-n', ns, '-o', 'jsonpath={range .items[*]}{.apiVersion} {.metadata.uid}{"\\n"}{end}']).trim();
       assert.match(v1beta1, /^apps\.kruise\.io\/v1beta1 \S+$/);
       assert.equal(v1alpha1, v1beta1.replace('v1beta1', 'v1alpha1'), 'the same object through either version');
-      const table = kubectlOk(['get', 'clonesets.v1alpha1.apps.kruise.io', '-n', ns]);
-      assert.match(table, /NAME\s+DESIRED\s+UPDATED\s+UPDATED_READY\s+UPDATED_AVAILABLE\s+READY\s+TOTAL\s+AGE/);
+      for (const version of ['v1alpha1', 'v1beta1']) {
+        const table = kubectlOk(['get', `clonesets.${version}.apps.kruise.io`, '-n', ns]);
+        assert.match(table, /NAME\s+DESIRED\s+UPDATED\s+UPDATED_READY\s+UPDATED_AVAILABLE\s+READY\s+TOTAL\s+AGE\n\S+\s+3\s+3\s+3\s+3\s+3\s+3\s/, `printer columns through ${version}`);
+      }
     }
   });
 });
