@@ -51,7 +51,7 @@ async function main(): Promise<number> {
   process.once('SIGTERM', () => stop('SIGTERM'));
   const webhook = config.webhook.port === 0
     ? undefined
-    : startWebhook(config.webhook, { client, handlers: cloneSetHandlers, gates: config.gates, clock: systemClock, logger, signal: abort.signal });
+    : startWebhook(config.webhook, { client, handlers: cloneSetHandlers(config.gates), gates: config.gates, clock: systemClock, logger, signal: abort.signal });
   if (config.mode === 'webhook' && webhook !== undefined) {
     // webhook mode: admission and conversion only; the HTTPS server answers /healthz and /readyz itself
     logger.info({ server: kubeConfig.getCurrentCluster()?.server, port: config.webhook.port, host: config.webhook.host ?? '(Service mode)' }, 'starting cloneset-controller webhook');
@@ -64,7 +64,8 @@ async function main(): Promise<number> {
   let manager: CloneSetManager | undefined;
   const sources = {
     stats: () => manager?.controller.stats() ?? EMPTY_STATS,
-    ready: () => (manager?.informers.every((i) => i.hasSynced()) ?? false) && (webhook?.ready() ?? true),
+    // A standby replica (not leading) is ready when it serves the webhook: the webhook Service needs every replica.
+    ready: () => (manager === undefined ? webhook !== undefined : manager.informers.every((i) => i.hasSynced())) && (webhook?.ready() ?? true),
     apiRequests: () => sumCounts(client.requestCounts(), eventsClient.requestCounts()),
   };
   const servers = [

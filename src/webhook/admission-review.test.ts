@@ -4,7 +4,7 @@ import { FEATURE_GATE_DEFAULTS } from '../api/well-known.ts';
 import type { Pod } from '../kube/types.ts';
 import { BadRequestError, mutate, parseAdmissionReview, podsToPrefetch, validate, type AdmissionRequest } from './admission-review.ts';
 import type { AdmissionHandlers, AdmissionInput, FieldError } from './contracts.ts';
-import { formatInvalid } from './handlers.ts';
+import { formatInvalid } from '../admission/field-errors.ts';
 import { applyJsonPatch, type JsonPatchOperation } from './json-patch.ts';
 
 const gates = FEATURE_GATE_DEFAULTS;
@@ -118,10 +118,12 @@ describe('validate', () => {
     });
   });
 
-  test('a rejected DELETE (deletion protection) is 403 Forbidden; a DELETE without the old object is allowed', () => {
-    const h = rejecting([{ type: 'Forbidden', field: 'metadata', detail: 'replicas is not 0' }]);
-    assert.equal(validate(request({ operation: 'DELETE', oldObject: cs({}) }), 'v1alpha1', h, { pods, gates }).status?.code, 403);
+  test('a DELETE refused by deletion protection is 403 Forbidden with its message; without the old object it is allowed', () => {
+    const h = { ...rejecting([]), deletionDenial: () => 'forbidden by ResourcesProtectionDeletion' };
+    assert.deepEqual(validate(request({ operation: 'DELETE', oldObject: cs({}) }), 'v1alpha1', h, { pods, gates }).status,
+      { status: 'Failure', code: 403, reason: 'Forbidden', message: 'forbidden by ResourcesProtectionDeletion' });
     assert.equal(validate(request({ operation: 'DELETE' }), 'v1alpha1', h, { pods, gates }).allowed, true);
+    assert.equal(validate(request({ operation: 'DELETE', oldObject: cs({}) }), 'v1alpha1', rejecting([]), { pods, gates }).allowed, true);
   });
 
   test('an UPDATE without its old object is a bad request', () => {

@@ -4,6 +4,7 @@
 // pkg/webhook/cloneset/validating/cloneset_create_update_handler.go in openkruise/kruise.
 import type { FeatureGates } from '../api/well-known.ts';
 import type { Pod } from '../kube/types.ts';
+import { formatFieldError } from '../admission/field-errors.ts';
 import { CLONESET_VERSIONS, type AdmissionHandlers, type CloneSetVersion, type FieldError } from './contracts.ts';
 import { createJsonPatch, jsonEqual } from './json-patch.ts';
 
@@ -124,15 +125,15 @@ function errored(uid: string, code: number, reason: string, message: string): Ad
  * create, or on an update that changes the template, unless the TemplateNoDefaults gate is on. No patch when nothing
  * changed.
  */
-export function mutate(req: AdmissionRequest, pathVersion: CloneSetVersion, handlers: Pick<AdmissionHandlers, 'defaultCloneSet'>, gates: FeatureGates): AdmissionResponse {
+export function mutate(req: AdmissionRequest, pathVersion: CloneSetVersion, handlers: Pick<AdmissionHandlers, 'defaultCloneSet' | 'shouldInjectTemplateDefaults'>, gates: FeatureGates): AdmissionResponse {
   const version = checkPathVersion(req, pathVersion);
   if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') return { uid: req.uid, allowed: true };
   const obj = req.object;
   if (obj === undefined) throw new BadRequestError('request.object: Required value for CREATE and UPDATE');
-  let injectTemplateDefaults = false;
-  if (!gates.TemplateNoDefaults) {
-    injectTemplateDefaults = req.operation === 'CREATE' || !jsonEqual(templateOf(obj), templateOf(req.oldObject));
-  }
+  const input = { operation: req.operation, object: obj, ...(req.oldObject !== undefined ? { oldObject: req.oldObject } : {}) };
+  const injectTemplateDefaults = handlers.shouldInjectTemplateDefaults !== undefined
+    ? handlers.shouldInjectTemplateDefaults(input, gates)
+    : !gates.TemplateNoDefaults && (req.operation === 'CREATE' || !jsonEqual(templateOf(obj), templateOf(req.oldObject)));
   const defaulted = handlers.defaultCloneSet(obj, version, { injectTemplateDefaults });
   const patch = createJsonPatch(obj, defaulted);
   if (patch.length === 0) return { uid: req.uid, allowed: true };
@@ -174,20 +175,23 @@ const CAUSE_TYPE: Readonly<Record<FieldError['type'], string>> = {
 /**
  * The validating decision. A rejection is a 422 `Invalid` Status like the API server's own validation errors
  * (apierrors.NewInvalid): the aggregate message plus one `details.causes` entry per field path, so that
- * `kubectl` and clients see which field to fix. A rejected DELETE (deletion protection) is 403 Forbidden.
+ * `kubectl` and clients see which field to fix. A DELETE refused by deletion protection is 403 Forbidden, as Kruise.
  */
 export function validate(
   req: AdmissionRequest,
   pathVersion: CloneSetVersion,
-  handlers: Pick<AdmissionHandlers, 'validateCloneSet' | 'formatInvalid'>,
+  handlers: Pick<AdmissionHandlers, 'validateCloneSet' | 'formatInvalid' | 'deletionDenial'>,
   ctx: { pods: ReadonlyMap<string, Pod>; gates: FeatureGates },
 ): AdmissionResponse {
   const version = checkPathVersion(req, pathVersion);
   if (req.operation === 'CONNECT') return { uid: req.uid, allowed: true };
   if (req.operation !== 'DELETE' && req.object === undefined) throw new BadRequestError('request.object: Required value for CREATE and UPDATE');
   if (req.operation === 'UPDATE' && req.oldObject === undefined) throw new BadRequestError('request.oldObject: Required value for UPDATE');
-  // Without the old object (API servers before 1.16) a DELETE cannot be checked; Kruise allows it.
-  if (req.operation === 'DELETE' && req.oldObject === undefined) return { uid: req.uid, allowed: true };
+  if (req.operation === 'DELETE') {
+    // Without the old object (API servers before 1.16) a DELETE cannot be checked; Kruise allows it.
+    const denial = req.oldObject === undefined ? undefined : handlers.deletionDenial?.(req.oldObject, ctx.gates);
+    return denial === undefined ? { uid: req.uid, allowed: true } : errored(req.uid, 403, 'Forbidden', denial);
+  }
   const errs = handlers.validateCloneSet(
     { version, operation: req.operation, ...(req.object !== undefined ? { object: req.object } : {}), ...(req.oldObject !== undefined ? { oldObject: req.oldObject } : {}) },
     ctx,
@@ -196,14 +200,13 @@ export function validate(
   const meta = (req.object ?? req.oldObject)?.metadata;
   const name = (isObject(meta) ? str(meta.name) : undefined) ?? req.name ?? '';
   const message = handlers.formatInvalid('CloneSet.apps.kruise.io', name, errs);
-  const forbidden = req.operation === 'DELETE';
   return {
     uid: req.uid,
     allowed: false,
     status: {
       status: 'Failure',
-      code: forbidden ? 403 : 422,
-      reason: forbidden ? 'Forbidden' : 'Invalid',
+      code: 422,
+      reason: 'Invalid',
       message,
       details: {
         name,
@@ -217,22 +220,7 @@ export function validate(
 
 /** The cause message: the error without its field path (field.Error.ErrorBody), e.g. `Invalid value: -1: must be ≥ 0`. */
 export function causeMessage(e: FieldError): string {
-  switch (e.type) {
-    case 'Required': return e.detail === '' ? 'Required value' : `Required value: ${e.detail}`;
-    case 'Forbidden': return e.detail === '' ? 'Forbidden' : `Forbidden: ${e.detail}`;
-    case 'Duplicate': return `Duplicate value: ${renderValue(e.value)}`;
-    case 'NotSupported': return `Unsupported value: ${renderValue(e.value)}${e.detail === '' ? '' : `: ${e.detail}`}`;
-    case 'TooLong': return `Too long: ${e.detail}`;
-    case 'TooMany': return `Too many: ${e.detail}`;
-    case 'Invalid': return `Invalid value: ${renderValue(e.value)}${e.detail === '' ? '' : `: ${e.detail}`}`;
-  }
-}
-
-function renderValue(v: unknown): string {
-  if (typeof v === 'string') return JSON.stringify(v);
-  if (v === undefined || v === null) return 'null';
-  if (typeof v === 'object') return JSON.stringify(v);
-  return String(v);
+  return formatFieldError(e).slice(e.field.length + 2);
 }
 
 /** An internal failure (a handler threw): 500, the request is refused (failurePolicy Fail semantics). */

@@ -184,8 +184,8 @@ export class DirCertificates implements CertificateSource {
     } catch (e) {
       throw new Error(`--webhook-cert-dir ${this.#dir}: cannot read tls.crt and tls.key (${e instanceof Error ? e.message : String(e)}); mount a kubernetes.io/tls Secret there`);
     }
-    if (!(await keyMatchesCertificate(pair)) && safeParse(pair.cert).length === 0) {
-      throw new Error(`--webhook-cert-dir ${this.#dir}: tls.crt is not a PEM certificate`);
+    if (!(await keyMatchesCertificate(pair))) {
+      throw new Error(`--webhook-cert-dir ${this.#dir}: tls.key does not belong to tls.crt (or either is not PEM); fix the mounted Secret`);
     }
     let caBundle: string | undefined;
     try {

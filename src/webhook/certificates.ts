@@ -4,7 +4,7 @@
 import 'reflect-metadata'; // @peculiar/x509 resolves its ASN.1 providers through tsyringe, which needs it
 import * as x509 from '@peculiar/x509';
 import { isIP } from 'node:net';
-import { randomBytes, webcrypto } from 'node:crypto';
+import { X509Certificate as NodeX509Certificate, createPrivateKey, randomBytes, webcrypto } from 'node:crypto';
 import type { CertInfo } from './cert-plan.ts';
 
 type X509Crypto = Parameters<typeof x509.cryptoProvider.set>[0];
@@ -103,15 +103,10 @@ export function splitPem(pem: string): string[] {
   return pem.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g)?.map((b) => `${b}\n`) ?? [];
 }
 
-/** Does the private key belong to the certificate? (a torn Secret must not be served) */
+/** Does the private key belong to the certificate? (a torn Secret must not be served; any key algorithm) */
 export async function keyMatchesCertificate(pair: CertAndKey): Promise<boolean> {
   try {
-    const cert = new x509.X509Certificate(pair.cert);
-    const priv = await webcrypto.subtle.importKey('pkcs8', x509.PemConverter.decodeFirst(pair.key), ALG, true, ['sign']);
-    const data = randomBytes(32);
-    const sig = await webcrypto.subtle.sign(ALG, priv, data);
-    const pub = await cert.publicKey.export(ALG, ['verify'], webcrypto as unknown as X509Crypto);
-    return await webcrypto.subtle.verify(ALG, pub, sig, data);
+    return new NodeX509Certificate(pair.cert).checkPrivateKey(createPrivateKey(pair.key));
   } catch {
     return false;
   }

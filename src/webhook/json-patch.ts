@@ -23,7 +23,7 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
     if (!isObject(b)) return false;
     const ka = Object.keys(a).filter((k) => a[k] !== undefined);
     const kb = Object.keys(b).filter((k) => b[k] !== undefined);
-    return ka.length === kb.length && ka.every((k) => k in b && jsonEqual(a[k], b[k]));
+    return ka.length === kb.length && ka.every((k) => Object.hasOwn(b, k) && jsonEqual(a[k], b[k]));
   }
   return false;
 }
@@ -37,13 +37,15 @@ export function createJsonPatch(from: unknown, to: unknown): JsonPatchOperation[
 function diff(from: unknown, to: unknown, path: string, ops: JsonPatchOperation[]): void {
   if (jsonEqual(from, to)) return;
   if (isObject(from) && isObject(to)) {
+    // own keys only: a key such as "toString" must not find Object.prototype's
+    const has = (o: Record<string, unknown>, k: string): boolean => Object.hasOwn(o, k) && o[k] !== undefined;
     for (const key of Object.keys(from)) {
-      if (from[key] !== undefined && to[key] === undefined) ops.push({ op: 'remove', path: `${path}/${escapePointerToken(key)}` });
+      if (has(from, key) && !has(to, key)) ops.push({ op: 'remove', path: `${path}/${escapePointerToken(key)}` });
     }
     for (const key of Object.keys(to)) {
       const p = `${path}/${escapePointerToken(key)}`;
-      if (to[key] === undefined) continue;
-      if (from[key] === undefined) ops.push({ op: 'add', path: p, value: to[key] });
+      if (!has(to, key)) continue;
+      if (!has(from, key)) ops.push({ op: 'add', path: p, value: to[key] });
       else diff(from[key], to[key], p, ops);
     }
     return;
@@ -68,7 +70,7 @@ export function applyJsonPatch(doc: unknown, ops: readonly JsonPatchOperation[])
     }
     let parent: unknown = root;
     for (const t of tokens) {
-      parent = Array.isArray(parent) ? parent[Number(t)] : isObject(parent) ? parent[t] : undefined;
+      parent = Array.isArray(parent) ? parent[Number(t)] : isObject(parent) && Object.hasOwn(parent, t) ? parent[t] : undefined;
       if (parent === undefined) throw new Error(`path ${op.path} does not exist`);
     }
     if (Array.isArray(parent)) {
@@ -78,7 +80,7 @@ export function applyJsonPatch(doc: unknown, ops: readonly JsonPatchOperation[])
       else parent[i] = structuredClone(op.value);
     } else if (isObject(parent)) {
       if (op.op === 'remove') delete parent[last];
-      else parent[last] = structuredClone(op.value);
+      else Object.defineProperty(parent, last, { value: structuredClone(op.value), enumerable: true, writable: true, configurable: true });
     } else {
       throw new Error(`path ${op.path} does not exist`);
     }

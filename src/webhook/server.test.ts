@@ -6,7 +6,7 @@ import { FEATURE_GATE_DEFAULTS } from '../api/well-known.ts';
 import type { Pod } from '../kube/types.ts';
 import { generateCA, issueServingCertificate, type CertAndKey } from './certificates.ts';
 import type { AdmissionHandlers } from './contracts.ts';
-import { formatInvalid } from './handlers.ts';
+import { formatInvalid } from '../admission/field-errors.ts';
 import { MAX_BODY_BYTES, WebhookServer } from './server.ts';
 
 /** Small test handlers: default replicas to 1; reject replicas < 0; pod "missing" does not exist. */
