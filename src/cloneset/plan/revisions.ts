@@ -95,7 +95,7 @@ function stablePvc(t: PersistentVolumeClaim): { readonly metadata?: { readonly n
 /**
  * A new ControllerRevision for the CloneSet's current template (spec §7.3): name `<name>-<hash>`, labels =
  * template labels + `controller.kubernetes.io/hash`, annotations = all CloneSet annotations + the VCT hash,
- * controller owner reference to the CloneSet (apiVersion apps.kruise.io/v1alpha1), `data` as a JSON value.
+ * controller owner reference to the CloneSet (apiVersion apps.kruise.io/v1beta1, spec §3.5), `data` as a JSON value.
  */
 export function newRevision(
   cloneSet: CloneSet,
