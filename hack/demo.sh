@@ -38,7 +38,13 @@ say "starting the local control plane"
 node src/localcluster/cli.ts up --state-dir "$STATE" >/dev/null
 export KUBECONFIG="$STATE/kubeconfig"
 say "installing the CloneSet CRD"
-kubectl apply -f config/crd/apps.kruise.io_clonesets.yaml
+if kubectl get crd clonesets.apps.kruise.io >/dev/null 2>&1; then
+  # Re-run: the webhook (URL mode) swapped the conversion webhook's service for a url; a client-side apply would add
+  # the service back next to it (invalid). Replace, then the webhook started below writes url and caBundle again.
+  kubectl replace -f config/crd/apps.kruise.io_clonesets.yaml
+else
+  kubectl apply -f config/crd/apps.kruise.io_clonesets.yaml
+fi
 kubectl wait --for condition=established --timeout=60s crd/clonesets.apps.kruise.io >/dev/null
 say "starting the admission/conversion webhook (log: $STATE/webhook.log)"
 kubectl apply -f config/manager/namespace.yaml >/dev/null
