@@ -32,8 +32,9 @@ kubectl wait --for condition=established --timeout=60s crd/clonesets.apps.kruise
 step "webhook server"
 kubectl apply -f config/manager/namespace.yaml >&2
 WEBHOOK_PORT="$(bash hack/free-port.sh)"
+export WEBHOOK_CERT_VALIDITY=2m   # the tests start further webhook processes with the same validity
 node --disable-warning=ExperimentalWarning src/main.ts webhook --kubeconfig "$KUBECONFIG" --webhook-host 127.0.0.1 \
-  --webhook-port "$WEBHOOK_PORT" --webhook-cert-validity=2m >"$STATE/webhook.log" 2>&1 &
+  --webhook-port "$WEBHOOK_PORT" --webhook-cert-validity="$WEBHOOK_CERT_VALIDITY" >"$STATE/webhook.log" 2>&1 &
 WEBHOOK_PID=$!
 bash hack/wait-webhook.sh "$WEBHOOK_PORT" "$WEBHOOK_PID" "$STATE/webhook.log"
 
