@@ -67,6 +67,7 @@ async function main(): Promise<number> {
     // A standby replica (not leading) is ready when it serves the webhook: the webhook Service needs every replica.
     ready: () => (manager === undefined ? webhook !== undefined : manager.informers.every((i) => i.hasSynced())) && (webhook?.ready() ?? true),
     apiRequests: () => sumCounts(client.requestCounts(), eventsClient.requestCounts()),
+    webhook: () => webhook?.server.stats(),
   };
   const servers = [
     startServer(config.metricsBindAddress, metricsHandler(metricsRegistry(sources)), logger, 'metrics'),

@@ -3,12 +3,15 @@ import http from 'node:http';
 import type { Logger } from 'pino';
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ControllerStats } from './runtime/controller.ts';
+import type { WebhookStats } from './webhook/server.ts';
 
 export interface ServerSources {
   readonly stats: () => ControllerStats;
   readonly ready: () => boolean;
   /** API requests sent so far, by verb (get, list, watch, create, update, patch, delete). */
   readonly apiRequests: () => Readonly<Partial<Record<string, number>>>;
+  /** the webhook server's counters (src/webhook/server.ts), when it runs in this process */
+  readonly webhook?: () => WebhookStats | undefined;
 }
 
 function parseBindAddress(address: string): { host: string; port: number } | undefined {
@@ -40,6 +43,25 @@ export function metricsRegistry(src: ServerSources): Registry {
     registers: [registry],
     collect() {
       for (const [verb, n] of Object.entries(src.apiRequests())) if (n !== undefined) this.set({ verb }, n);
+    },
+  });
+  // controller-runtime's webhook metrics (pkg/webhook/internal/metrics), labelled by webhook path
+  new Gauge({
+    name: 'controller_runtime_webhook_requests_total',
+    help: 'Total number of admission requests by HTTP status code.',
+    labelNames: ['webhook', 'code'],
+    registers: [registry],
+    collect() {
+      for (const [webhook, byCode] of src.webhook?.()?.requests ?? []) for (const [code, n] of byCode) this.set({ webhook, code: String(code) }, n);
+    },
+  });
+  new Gauge({
+    name: 'controller_runtime_webhook_requests_in_flight',
+    help: 'Current number of admission requests being served.',
+    labelNames: ['webhook'],
+    registers: [registry],
+    collect() {
+      for (const [webhook, n] of src.webhook?.()?.inFlight ?? []) this.set({ webhook }, n);
     },
   });
   return registry;

@@ -107,6 +107,14 @@ describe('WebhookServer (HTTPS)', () => {
     assert.deepEqual([res.status, reply.response.allowed, reply.response.status.code], [200, false, 400]);
   });
 
+  test('requests are counted by webhook path and HTTP code, none left in flight (controller_runtime_webhook_* metrics)', async () => {
+    const stats = server.stats();
+    assert.ok((stats.requests.get('/convert')?.get(200) ?? 0) >= 1);
+    assert.ok((stats.requests.get('/validate-apps-kruise-io-v1alpha1-cloneset')?.get(400) ?? 0) >= 1);
+    assert.ok((stats.requests.get('/mutate-apps-kruise-io-v1alpha1-cloneset')?.get(200) ?? 0) >= 2);
+    assert.deepEqual([...stats.inFlight.values()].filter((n) => n !== 0), []);
+  });
+
   test('a new certificate is served without a restart (hot swap)', async () => {
     const before = (await call('/healthz', '', 'GET')).peerSerial;
     const ca2 = await generateCA(Date.now(), 3_600_000);

@@ -69,10 +69,28 @@ function send(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/json' }).end(text);
 }
 
+/** controller-runtime's webhook metrics, by webhook path: requests by HTTP code, in flight. */
+export interface WebhookStats {
+  readonly requests: ReadonlyMap<string, ReadonlyMap<number, number>>;
+  readonly inFlight: ReadonlyMap<string, number>;
+}
+
 export class WebhookServer {
   readonly #deps: WebhookServerDeps;
   #server: https.Server | undefined;
   #certLoaded = false;
+  readonly #requests = new Map<string, Map<number, number>>();
+  readonly #inFlight = new Map<string, number>();
+
+  stats(): WebhookStats {
+    return { requests: this.#requests, inFlight: this.#inFlight };
+  }
+
+  #count(path: string, code: number): void {
+    const byCode = this.#requests.get(path) ?? new Map<number, number>();
+    byCode.set(code, (byCode.get(code) ?? 0) + 1);
+    this.#requests.set(path, byCode);
+  }
 
   constructor(deps: WebhookServerDeps) {
     this.#deps = deps;
@@ -134,6 +152,11 @@ export class WebhookServer {
     if (route === undefined) return send(res, 404, `no webhook at ${path}; paths: ${[...ROUTES.keys()].join(', ')}`);
     if (req.method !== 'POST') return send(res, 405, `${path} takes POST`);
     const started = performance.now();
+    this.#inFlight.set(path, (this.#inFlight.get(path) ?? 0) + 1);
+    res.once('close', () => {
+      this.#inFlight.set(path, (this.#inFlight.get(path) ?? 1) - 1);
+      this.#count(path, res.statusCode);
+    });
     try {
       const body = await readBody(req);
       if (route.kind === 'convert') return send(res, 200, convertReview(body, this.#deps.handlers.convertCloneSet));
