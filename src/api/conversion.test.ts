@@ -189,6 +189,21 @@ describe('round trip (property)', () => {
   });
 });
 
+describe('bad input (property)', () => {
+  it('never throws on objects of a supported version, whatever their spec, metadata and annotation hold', () => {
+    const junk = fc.anything({ maxDepth: 3 });
+    const lost = fc.oneof(fc.string(), fc.constant('{"version":"apps.kruise.io/v1alpha1","guard":"x","ops":[{"p":"not-a-list"}]}'));
+    fc.assert(
+      fc.property(fc.constantFrom(A, B), fc.constantFrom(A, B), junk, junk, lost, (from, to, spec, labels, annotation) => {
+        const obj = { apiVersion: from, kind: 'CloneSet', metadata: { name: 'x', labels, annotations: { [ANNOTATION_LOST_FIELDS]: annotation } }, spec };
+        const out = convertCloneSet(obj as Record<string, unknown>, to);
+        assert.equal(out['apiVersion'], to);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});
+
 describe('internal model', () => {
   it('reads a stored OnDelete CloneSet without rollingUpdate as OnDelete with no rolling-update values', () => {
     const cs = cloneSetFromV1beta1(beta({ updateStrategy: { type: 'OnDelete' }, scaleStrategy: { excludePreparingDelete: true } }) as unknown as CloneSetV1beta1);

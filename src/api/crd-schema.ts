@@ -11,7 +11,9 @@
 //
 // Compatibility with Kruise's CRD: same names, short name `clone`, no categories, same subresources and
 // printer columns; `spec.template` and each volume claim template are schemaless objects with
-// x-kubernetes-preserve-unknown-fields. Deliberate additions, because we have no admission webhooks:
+// x-kubernetes-preserve-unknown-fields. Deliberate additions, so that the cheap checks and defaults hold even while
+// no admission webhook answers (the webhook, src/webhook/, does Kruise's full defaulting and validation; CEL rules
+// are added by hack/gen-crd.ts through src/admission/cel-rules.ts):
 // * validation Kruise's webhook does (and nothing stricter): replicas >= 0, progressDeadlineSeconds >= 0
 //   (v1alpha1), updateStrategy.type ∈ {ReCreate, InPlaceIfPossible, InPlaceOnly, OnDelete} (v1alpha1;
 //   admission rejects OnDelete there) or {RollingUpdate, OnDelete, ""} (v1beta1), selector operators
