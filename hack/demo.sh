@@ -39,7 +39,7 @@ node src/localcluster/cli.ts up --state-dir "$STATE" >/dev/null
 export KUBECONFIG="$STATE/kubeconfig"
 say "installing the CloneSet CRD"
 kubectl apply -f config/crd/apps.kruise.io_clonesets.yaml
-bash hack/wait-crd.sh
+kubectl wait --for condition=established --timeout=60s crd/clonesets.apps.kruise.io >/dev/null
 say "starting the admission/conversion webhook (log: $STATE/webhook.log)"
 kubectl apply -f config/manager/namespace.yaml >/dev/null
 stop_webhook
