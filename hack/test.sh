@@ -24,7 +24,7 @@ trap '[ -z "$WEBHOOK_PID" ] || kill "$WEBHOOK_PID" 2>/dev/null || true; node src
 node src/localcluster/cli.ts up --state-dir "$STATE" >/dev/null
 export KUBECONFIG="$STATE/kubeconfig"
 kubectl apply -f config/crd/apps.kruise.io_clonesets.yaml >&2
-kubectl wait --for condition=established --timeout=60s crd/clonesets.apps.kruise.io >&2
+bash hack/wait-crd.sh
 
 # The admission/conversion webhook runs as its own process for the whole run, so that tests which stop or kill
 # controllers never take admission down. URL mode (the API server calls 127.0.0.1); a 2-minute certificate validity
