@@ -45,7 +45,7 @@ if kubectl get crd clonesets.apps.kruise.io >/dev/null 2>&1; then
 else
   kubectl apply -f config/crd/apps.kruise.io_clonesets.yaml
 fi
-kubectl wait --for condition=established --timeout=60s crd/clonesets.apps.kruise.io >/dev/null
+bash hack/wait-crd.sh
 say "starting the admission/conversion webhook (log: $STATE/webhook.log)"
 kubectl apply -f config/manager/namespace.yaml >/dev/null
 stop_webhook
