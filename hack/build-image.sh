@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # npm run image — builds the controller image WITHOUT a container daemon and writes an OCI image archive
-# (default .local/image/cloneset-controller.oci.tar, tag "dev"); prints the archive path and size on stdout,
-# progress on stderr. Same layout and entrypoint as the Dockerfile: /app, node as PID 1, user 65532.
+# (default .local/image/cloneset-controller.oci.tar, tagged with the package.json version, which is the chart's
+# default image tag); prints the archive path and size on stdout, progress on stderr. Same layout and entrypoint as the Dockerfile: /app, node as PID 1, user 65532.
 #
 # No distribution in the image: three layers
 #   1. base   — libc6, libgcc-s1, libstdc++6 (node's only shared-library dependencies) extracted from Debian
@@ -14,12 +14,12 @@
 # The OCI layout is assembled with umoci. mmdebstrap and umoci are installed with apt-get when absent (needs root,
 # as in CI). Load the archive with `podman load -i …` or `skopeo copy oci-archive:… docker://registry/…`.
 #
-# Env: IMAGE_OUT_DIR (default .local/image), IMAGE_TAG (dev), NODE_PKG_VERSION (24.21.0),
+# Env: IMAGE_OUT_DIR (default .local/image), IMAGE_TAG (the package.json version), NODE_PKG_VERSION (24.21.0),
 #      DEBIAN_SUITE (bookworm), DEBIAN_MIRROR (mmdebstrap's default).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT_DIR=${IMAGE_OUT_DIR:-$ROOT/.local/image}
-TAG=${IMAGE_TAG:-dev}
+TAG=${IMAGE_TAG:-$(sed -n 's/^  "version": "\(.*\)",$/\1/p' "$ROOT/package.json")}
 NODE_VERSION=${NODE_PKG_VERSION:-24.21.0}
 SUITE=${DEBIAN_SUITE:-bookworm}
 CACHE=${CLONESET_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/cloneset-controller}

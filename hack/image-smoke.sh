@@ -19,7 +19,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 export PATH="$(bash hack/ensure-node.sh):$PATH"
 ARCHIVE=${IMAGE_ARCHIVE:-$ROOT/.local/image/cloneset-controller.oci.tar}
-TAG=${IMAGE_TAG:-dev}
+# The tag defaults to the version in package.json, which is the chart's appVersion (its default image tag).
+TAG=${IMAGE_TAG:-$(sed -n 's/^  "version": "\(.*\)",$/\1/p' "$ROOT/package.json")}
 NS=${SMOKE_NAMESPACE:-image-smoke}
 WORK=$ROOT/.local/image/smoke
 log() { printf '[image-smoke] %s\n' "$*" >&2; }
