@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # npm run image — builds the controller image WITHOUT a container daemon and writes an OCI image archive
 # (default .local/image/cloneset-controller.oci.tar, tagged with the package.json version, which is the chart's
-# default image tag); prints the archive path and size on stdout, progress on stderr. Same layout and entrypoint as the Dockerfile: /app, node as PID 1, user 65532.
+# default image tag); prints the archive path and size on stdout, progress on stderr. Same layout and entrypoint
+# as the Dockerfile: /app, node as PID 1, user 65532.
 #
 # No distribution in the image: three layers
 #   1. base   — libc6, libgcc-s1, libstdc++6 (node's only shared-library dependencies) extracted from Debian
