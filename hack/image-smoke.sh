@@ -22,7 +22,7 @@ ARCHIVE=${IMAGE_ARCHIVE:-$ROOT/.local/image/cloneset-controller.oci.tar}
 # The tag defaults to the version in package.json, which is the chart's appVersion (its default image tag).
 TAG=${IMAGE_TAG:-$(sed -n 's/^  "version": "\(.*\)",$/\1/p' "$ROOT/package.json")}
 NS=${SMOKE_NAMESPACE:-image-smoke}
-WORK=$ROOT/.local/image/smoke
+WORK=$(dirname "$ARCHIVE")/smoke
 log() { printf '[image-smoke] %s\n' "$*" >&2; }
 die() { log "FAIL: $*"; exit 1; }
 [ "$(id -u)" = 0 ] || die "run as root: the smoke test mounts the image's root filesystem (unshare --mount)"

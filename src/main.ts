@@ -51,7 +51,9 @@ async function main(): Promise<number> {
   let manager: CloneSetManager | undefined;
   const sources = {
     stats: () => manager?.controller.stats() ?? EMPTY_STATS,
-    ready: () => manager?.informers.every((i) => i.hasSynced()) ?? false,
+    // A standby replica (leader election, not leading) is ready: it is waiting to take over, and a Deployment whose
+    // new replicas could never become Ready would stall every rolling update and block node drains under a PDB.
+    ready: () => (manager === undefined ? config.leaderElect : manager.informers.every((i) => i.hasSynced())),
     apiRequests: () => sumCounts(client.requestCounts(), eventsClient.requestCounts()),
   };
   const servers = [
