@@ -1,6 +1,7 @@
 // Copies the manifests the Helm chart shares with config/ into charts/cloneset-controller/files/, so that the chart
-// and `kubectl apply -k config/` install the same CRD and the same least-privilege RBAC rules (the chart's templates
-// read these files with .Files.Get; nothing is written twice by hand).
+// and `kubectl apply -k config/` install the same CRD, the same least-privilege RBAC rules and the same webhook
+// configurations (the ones the controller itself keeps in place, src/webhook/) — the chart's templates read these
+// files with .Files.Get; nothing is written twice by hand.
 // Usage: node hack/gen-chart.ts [--check]   (--check: exit 1 if a copy is stale or missing, write nothing)
 // Run it after `npm run gen:crd` or after editing config/rbac/.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -14,6 +15,8 @@ const CHART_COPIES: readonly (readonly [string, string])[] = [
   ['config/crd/apps.kruise.io_clonesets.yaml', 'crd/apps.kruise.io_clonesets.yaml'],
   ['config/rbac/role.yaml', 'rbac/role.yaml'],
   ['config/rbac/leader-election-role.yaml', 'rbac/leader-election-role.yaml'],
+  ['config/rbac/webhook-role.yaml', 'rbac/webhook-role.yaml'],
+  ['config/webhook/manifests.yaml', 'webhook/manifests.yaml'],
 ];
 
 const HEADER = (src: string): string =>

@@ -33,10 +33,3 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- join "," $gates -}}
 {{- end -}}
 
-{{/* The controller writes the caBundles itself unless cert-manager's CA injector does. */}}
-{{- define "cloneset-controller.caInjection" -}}
-{{- if .Values.certManager.enabled }}
-annotations:
-  cert-manager.io/inject-ca-from: {{ printf "%s/%s" .Release.Namespace (include "cloneset-controller.certificate" .) }}
-{{- end }}
-{{- end -}}
