@@ -114,7 +114,7 @@ if [ "$RUNTIME" = podman ]; then
     "$IMAGE" "${FLAGS[@]}" >/dev/null
   [ "$(podman inspect -f '{{.Config.User}}' "$CONTAINER")" = 65532:65532 ] || die "the image does not run as 65532:65532"
   pid1=$(podman top "$CONTAINER" pid args | awk '$1 == 1 { print $2 }')
-  [ "$pid1" = /usr/local/bin/node ] || die "PID 1 of the container is '$pid1', not node: signals would not reach the controller"
+  [ "${pid1##*/}" = node ] || die "PID 1 of the container is '$pid1', not node: signals would not reach the controller"
 else
   tar -xf "$ARCHIVE" -C "$WORK/oci"
   umoci unpack --image "$WORK/oci:$TAG" "$WORK/bundle" >/dev/null
