@@ -162,7 +162,8 @@ $(tail -20 "$LOG")"; }
   done
   log "ok: $what"
 }
-wait_for "/readyz answers 200 (informers synced)" 60 curl -fsS "http://127.0.0.1:$HEALTH/readyz"
+http_ok() { node -e 'fetch(process.argv[1]).then((r) => process.exit(r.status === 200 ? 0 : 1), () => process.exit(1))' "$1"; }
+wait_for "/readyz answers 200 (informers synced)" 60 http_ok "http://127.0.0.1:$HEALTH/readyz"
 logs
 grep -q "\"server\":\"https://$hostport\"" "$LOG" || die "the controller did not use the in-cluster configuration"
 sed "s/^  name: sample$/  name: sample\n  namespace: $NS/" config/samples/cloneset-sample.yaml \
