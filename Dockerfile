@@ -20,9 +20,8 @@ ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
+# src/ without tests and the local control plane launcher (.dockerignore)
 COPY src ./src
-# Tests and the local control plane launcher are development tools, not part of the controller.
-RUN find src -name '*.test.ts' -delete && rm -rf src/localcluster
 USER 65532:65532
 EXPOSE 8000 8080 9443
 ENTRYPOINT ["node", "--disable-warning=ExperimentalWarning", "/app/src/main.ts"]
