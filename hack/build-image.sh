@@ -98,13 +98,15 @@ chmod -R a+rX,go-w "$WORK"/{node,app}
 
 # --- OCI image ---------------------------------------------------------------------------------------------------
 OCI=$WORK/oci
+# The OCI ref names the image too, so that `podman load` calls it localhost/cloneset-controller:<tag>.
+REF=cloneset-controller:$TAG
 log "assembling the OCI layout with umoci"
 umoci init --layout "$OCI"
-umoci new --image "$OCI:$TAG"
-umoci insert --image "$OCI:$TAG" --history.created_by "mmdebstrap --variant=extract libc6 libgcc-s1 libstdc++6 ($SUITE)" "$B" /
-umoci insert --image "$OCI:$TAG" --history.created_by "node-linux-$NODE_ARCH@$NODE_VERSION (npm registry), stripped" "$WORK/node" /
-umoci insert --image "$OCI:$TAG" --history.created_by "package.json, src/, npm ci --omit=dev" "$WORK/app" /
-cfg=(--image "$OCI:$TAG" --os linux --architecture "$OCI_ARCH"
+umoci new --image "$OCI:$REF"
+umoci insert --image "$OCI:$REF" --history.created_by "mmdebstrap --variant=extract libc6 libgcc-s1 libstdc++6 ($SUITE)" "$B" /
+umoci insert --image "$OCI:$REF" --history.created_by "node-linux-$NODE_ARCH@$NODE_VERSION (npm registry), stripped" "$WORK/node" /
+umoci insert --image "$OCI:$REF" --history.created_by "package.json, src/, npm ci --omit=dev" "$WORK/app" /
+cfg=(--image "$OCI:$REF" --os linux --architecture "$OCI_ARCH"
   --config.user 65532:65532 --config.workingdir /app
   --config.env NODE_ENV=production --config.env PATH=/usr/local/bin:/usr/bin:/bin
   --config.entrypoint /usr/local/bin/node --config.entrypoint --disable-warning=ExperimentalWarning
@@ -119,5 +121,5 @@ tar -C "$OCI" -cf "$ARCHIVE.tmp" .
 mv "$ARCHIVE.tmp" "$ARCHIVE"
 rm -rf "$WORK"
 size=$(du -b "$ARCHIVE" | cut -f1)
-log "wrote $ARCHIVE ($((size / 1024 / 1024)) MiB, tag $TAG)"
+log "wrote $ARCHIVE ($((size / 1024 / 1024)) MiB, $REF)"
 printf '%s\t%s MiB\n' "$ARCHIVE" "$((size / 1024 / 1024))"

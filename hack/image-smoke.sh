@@ -21,7 +21,6 @@ cd "$ROOT"
 export PATH="$(bash hack/ensure-node.sh):$PATH"
 ARCHIVE=${IMAGE_ARCHIVE:-$ROOT/.local/image/cloneset-controller.oci.tar}
 # The tag defaults to the version in package.json, which is the chart's appVersion (its default image tag).
-TAG=${IMAGE_TAG:-$(sed -n 's/^  "version": "\(.*\)",$/\1/p' "$ROOT/package.json")}
 NS=${SMOKE_NAMESPACE:-image-smoke}
 RUNTIME=${SMOKE_RUNTIME:-auto}
 CONTAINER=cloneset-controller-$NS
@@ -90,9 +89,14 @@ podman_works() {
     log "installing podman with apt-get"
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends podman >&2 || return 1
   fi
+  local existed=false loaded ref
+  ref=$(tar -xOf "$ARCHIVE" --wildcards '*index.json' | node -p 'JSON.parse(require("node:fs").readFileSync(0, "utf8")).manifests[0].annotations["org.opencontainers.image.ref.name"]')
+  case $ref in */*) ;; *) ref=localhost/$ref ;; esac
+  podman image exists "$ref" && existed=true
   loaded=$(podman load -q -i "$ARCHIVE" 2>&1 | sed -n 's/^Loaded image[^:]*: *//p' | head -1)
-  # Named after the OCI ref (the tag alone): renamed to ours, the load name removed.
-  [ -n "$loaded" ] && podman tag "$loaded" "$IMAGE" && podman untag "$IMAGE" "$loaded" || return 1
+  # Run under a name of our own (removed at the end); the load name is removed too unless it was there before.
+  [ -n "$loaded" ] && podman tag "$loaded" "$IMAGE" || return 1
+  [ "$existed" = true ] || podman untag "$IMAGE" "$loaded"
   "${PODMAN_RUN[@]}" --rm --network none --entrypoint /usr/local/bin/node "$IMAGE" --version >/dev/null 2>&1
 }
 if [ "$RUNTIME" != unshare ]; then
@@ -117,7 +121,8 @@ if [ "$RUNTIME" = podman ]; then
   [ "${pid1##*/}" = node ] || die "PID 1 of the container is '$pid1', not node: signals would not reach the controller"
 else
   tar -xf "$ARCHIVE" -C "$WORK/oci"
-  umoci unpack --image "$WORK/oci:$TAG" "$WORK/bundle" >/dev/null
+  ref=$(node -p 'JSON.parse(require("node:fs").readFileSync(process.argv[1], "utf8")).manifests[0].annotations["org.opencontainers.image.ref.name"]' "$WORK/oci/index.json")
+  umoci unpack --image "$WORK/oci:$ref" "$WORK/bundle" >/dev/null
   R=$WORK/bundle/rootfs
   mkdir -p "$R$SA_DIR" # the mount point a container runtime would create
   # Entrypoint, env, cwd and user exactly as the image declares them.
