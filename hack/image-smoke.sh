@@ -20,7 +20,6 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 export PATH="$(bash hack/ensure-node.sh):$PATH"
 ARCHIVE=${IMAGE_ARCHIVE:-$ROOT/.local/image/cloneset-controller.oci.tar}
-# The tag defaults to the version in package.json, which is the chart's appVersion (its default image tag).
 NS=${SMOKE_NAMESPACE:-image-smoke}
 RUNTIME=${SMOKE_RUNTIME:-auto}
 CONTAINER=cloneset-controller-$NS
