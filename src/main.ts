@@ -38,8 +38,11 @@ async function main(): Promise<number> {
     }
     throw e;
   }
-  const client = await KubeClient.fromKubeConfig(kubeConfig, { qps: config.qps, burst: config.burst });
-  const eventsClient = await KubeClient.fromKubeConfig(kubeConfig, { qps: config.qps, burst: config.burst });
+  // The identity is also the user agent's suffix, so the API server's audit log tells which replica wrote.
+  const identity = `${hostname()}_${randomUUID()}`;
+  const userAgent = `cloneset-controller/${identity}`;
+  const client = await KubeClient.fromKubeConfig(kubeConfig, { qps: config.qps, burst: config.burst, userAgent });
+  const eventsClient = await KubeClient.fromKubeConfig(kubeConfig, { qps: config.qps, burst: config.burst, userAgent });
   const abort = new AbortController();
   const stop = (sig: string): void => {
     logger.info({ signal: sig }, 'shutting down');
@@ -67,7 +70,7 @@ async function main(): Promise<number> {
       port: apiLeasePort(client),
       namespace: config.leaderElectionNamespace,
       name: config.leaderElectionId,
-      identity: `${hostname()}_${randomUUID()}`,
+      identity,
       clock: systemClock,
       logger,
     });
