@@ -49,7 +49,8 @@ function copyHeaders(h: IncomingMessage['headers']): Record<string, string | str
 /** Starts the proxy on a free port of 127.0.0.1. `random` decides which requests a throttle hits (seeded by the caller). */
 export async function startFaultProxy(upstream: string, tls: ProxyTls, random: () => number): Promise<FaultProxy> {
   const target = new URL(upstream);
-  const agent = new https.Agent({ keepAlive: true, maxSockets: 500, ca: tls.ca, cert: tls.clientCert, key: tls.clientKey });
+  const newAgent = (): https.Agent => new https.Agent({ keepAlive: true, maxSockets: 500, ca: tls.ca, cert: tls.clientCert, key: tls.clientKey });
+  let agent = newAgent();
   const sockets = new Set<Socket>();
   const stats: ProxyStats = { requests: 0, throttled: 0, resets: 0, upstreamErrors: 0 };
   let throttleUntil = 0;
@@ -114,7 +115,9 @@ export async function startFaultProxy(upstream: string, tls: ProxyTls, random: (
         stats.resets++;
         s.destroy();
       }
-      agent.destroy(); // upstream connections too
+      // upstream connections too; a destroyed agent is not reused
+      agent.destroy();
+      agent = newAgent();
     },
     close: () => new Promise<void>((resolve) => {
       for (const s of sockets) s.destroy();
