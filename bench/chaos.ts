@@ -2,7 +2,7 @@
 // plane, with an invariant checker watching the whole time. Exits 1 on any violation.
 //
 //   npm run chaos -- [--faults 200] [--seed N] [--pods 8] [--duration 25m] [--convergence-bound 60s]
-//                    [--kinds kill-leader,apiserver-restart,…] [--kubeconfig PATH | --state-dir DIR] [--keep-cluster]
+//                    [--kinds kill-leader,apiserver-restart,…] [--round-robin] [--kubeconfig PATH | --state-dir DIR] [--keep-cluster]
 //                    [-- <controller flags>]
 //
 // Without --kubeconfig it starts its own local control plane with the audit log on (.cluster/chaos, stopped at
@@ -22,8 +22,9 @@
 //   etcd-stop            etcd stopped for 1–3 s, then started again
 //   throttle-429         the proxy answers 50–90 % of requests 429 + Retry-After: 1 for 2–8 s
 //   connection-reset     the proxy drops every open connection (requests and watches in flight)
-// --kinds names the faults to use, and then takes them in that order, round robin, instead of by weight (the short
-// run of test/integration/chaos.test.ts uses it so that a few faults cover every kind).
+// --kinds restricts the faults to those named (still drawn by weight); --round-robin takes them in the order named
+// instead (the short run of test/integration/chaos.test.ts uses it so that a few faults cover every kind).
+// SIGINT/SIGTERM end the run after the current round, with the figures so far and the usual clean-up.
 // Progress goes to stderr, the figures to stdout.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -40,7 +41,7 @@ import { between, CLONESET_NAMES, createCloneSets, randomChange, runHookHandler,
 import { createNamespace, deleteNamespace, log, namespaceName, ROOT, runBenchmark, secs, withCluster } from './harness.ts';
 
 const USAGE = `usage: npm run chaos -- [--faults N (200)] [--seed N] [--pods N (8)] [--duration D (none)] [--convergence-bound D (60s)]
-                        [--kinds K,K…] [--kubeconfig PATH | --state-dir DIR] [--keep-cluster] [-- controller flags…]
+                        [--kinds K,K…] [--round-robin] [--kubeconfig PATH | --state-dir DIR] [--keep-cluster] [-- controller flags…]
   fault kinds: kill-leader, pause-leader, kill-standby, gc-pause, apiserver-restart, etcd-stop, throttle-429, connection-reset
 `;
 
@@ -81,6 +82,7 @@ interface Args {
   readonly keepCluster: boolean;
   readonly controllerArgs: readonly string[];
   readonly kinds: readonly FaultKind[] | undefined;
+  readonly roundRobin: boolean;
 }
 
 function parse(argv: readonly string[]): Args {
@@ -88,7 +90,7 @@ function parse(argv: readonly string[]): Args {
     args: [...argv], allowPositionals: true,
     options: {
       faults: { type: 'string' }, seed: { type: 'string' }, pods: { type: 'string' }, duration: { type: 'string' }, 'convergence-bound': { type: 'string' },
-      kinds: { type: 'string' }, kubeconfig: { type: 'string' }, 'state-dir': { type: 'string' }, 'keep-cluster': { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+      kinds: { type: 'string' }, 'round-robin': { type: 'boolean' }, kubeconfig: { type: 'string' }, 'state-dir': { type: 'string' }, 'keep-cluster': { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help === true) {
@@ -118,6 +120,7 @@ function parse(argv: readonly string[]): Args {
     keepCluster: values['keep-cluster'] === true,
     controllerArgs: positionals,
     kinds,
+    roundRobin: values['round-robin'] === true,
   };
 }
 
@@ -276,8 +279,8 @@ async function run(args: Args, kubeconfig: string): Promise<number> {
     const totalWeight = kinds.reduce((a, [, w]) => a + w, 0);
     let turn = 0;
     const pickFault = (): FaultKind => {
-      if (args.kinds !== undefined) {
-        const usable = args.kinds.filter((k) => kinds.some(([x]) => x === k));
+      if (args.roundRobin) {
+        const usable = (args.kinds ?? kinds.map(([k]) => k)).filter((k) => kinds.some(([x]) => x === k));
         return usable[turn++ % usable.length] ?? 'kill-leader';
       }
       let x = random() * totalWeight;
@@ -286,7 +289,14 @@ async function run(args: Args, kubeconfig: string): Promise<number> {
     };
     const byKind = new Map<FaultKind, Stats>();
     let done = 0;
-    for (let i = 0; i < args.faults && Date.now() - t0 < args.durationMs; i++) {
+    let interrupted = false;
+    const interrupt = (): void => {
+      log('interrupted: ending after this round');
+      interrupted = true;
+    };
+    process.once('SIGINT', interrupt);
+    process.once('SIGTERM', interrupt);
+    for (let i = 0; i < args.faults && Date.now() - t0 < args.durationMs && !interrupted; i++) {
       const change = await randomChange(userClient, ns, args.pods, random, (cs) => checker.podsOf(cs).filter(isLive));
       await sleep(between(random, 0, 2000));
       const kind = pickFault();

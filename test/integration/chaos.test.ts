@@ -14,7 +14,7 @@ describe('chaos', () => {
     const proc = spawn(process.execPath, [
       '--disable-warning=ExperimentalWarning', path.join(ROOT, 'bench/chaos.ts'),
       '--faults', '5', '--seed', '13', '--pods', '3', '--convergence-bound', '60s',
-      '--kinds', 'kill-leader,apiserver-restart,etcd-stop,throttle-429,connection-reset',
+      '--kinds', 'kill-leader,apiserver-restart,etcd-stop,throttle-429,connection-reset', '--round-robin',
       '--state-dir', path.join(ROOT, '.cluster', 'chaos-test'),
     ], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
