@@ -272,8 +272,15 @@ export class InvariantChecker {
       }
       const wantUpdated = r - partitionAbs(cs.spec.updateStrategy?.partition, r);
       const updated = live.filter((p) => p.metadata.labels?.[LABEL_REVISION_HASH] === s.updateRevision).length;
-      if (live.length !== r || pods.length !== live.length) why.push(`${name}: ${live.length} live pods of ${pods.length}, want ${r}`);
-      else if (live.some((p) => !isReady(p))) why.push(`${name}: pods not Ready`);
+      if (live.length !== r || pods.length !== live.length) {
+        const states = [...new Set(live.map((p) => p.metadata.labels?.[LABEL_LIFECYCLE_STATE] ?? 'no state'))].join('/');
+        why.push(`${name}: ${live.length} live pods (${states}) of ${pods.length}, want ${r}`);
+      }
+      else if (live.some((p) => !isReady(p))) {
+        // phase and node say whose turn it is: unscheduled = the scheduler, Pending on a node = the kubelet (KWOK)
+        const notReady = live.filter((p) => !isReady(p)).map((p) => `${p.metadata.name ?? ''} ${p.status?.phase ?? '?'}${p.spec.nodeName === undefined ? ' unscheduled' : ''}`);
+        why.push(`${name}: pods not Ready (${notReady.join(', ')})`);
+      }
       else if (updated < wantUpdated) why.push(`${name}: ${updated} pods updated, want ≥ ${wantUpdated}`);
       else if (s.replicas !== r || s.readyReplicas !== r || s.updatedReplicas !== updated || s.updatedReadyReplicas !== updated) {
         why.push(`${name}: status replicas/ready/updated/updatedReady ${s.replicas}/${s.readyReplicas}/${s.updatedReplicas}/${s.updatedReadyReplicas}, pods say ${r}/${r}/${updated}/${updated}`);
