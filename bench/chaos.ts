@@ -311,7 +311,7 @@ async function run(args: Args, kubeconfig: string): Promise<number> {
       s.worstMs = Math.max(s.worstMs, ms ?? Date.now() - ended);
       s.totalMs += ms ?? Date.now() - ended;
       byKind.set(kind, s);
-      log(`[${String(i + 1)}/${String(args.faults)}] ${change}; ${kind}: ${what}; converged ${ms === undefined ? `NOT within ${secs(args.boundMs)}` : `after ${secs(ms)}`}`);
+      log(`${new Date().toISOString().slice(11, 19)} [${String(i + 1)}/${String(args.faults)}] ${change}; ${kind}: ${what}; converged ${ms === undefined ? `NOT within ${secs(args.boundMs)}` : `after ${secs(ms)}`}`);
     }
     await sleep(3500); // the PVC checks scheduled by the last deletions
 
