@@ -6,9 +6,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream, mkdirSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { ROOT } from './harness.ts';
+import { freePort } from '../src/localcluster/free-port.ts';
 
 export const LEASE_NAME = 'cloneset-controller';
 
@@ -107,12 +107,3 @@ export class Replicas {
   }
 }
 
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  server.close();
-  if (address === null || typeof address === 'string') throw new Error('no free port');
-  return address.port;
-}

@@ -4,9 +4,9 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { ROOT, until } from './harness.ts';
+import { freePort } from '../src/localcluster/free-port.ts';
 
 export interface ControllerProcess {
   readonly pid: number;
@@ -15,15 +15,6 @@ export interface ControllerProcess {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  server.close();
-  if (address === null || typeof address === 'string') throw new Error('no free port');
-  return address.port;
-}
 
 /** Starts the controller for `ns` and resolves once its caches synced (readyz): later requests are the workload's. */
 export async function startController(kubeconfig: string, ns: string, extraArgs: readonly string[]): Promise<ControllerProcess> {

@@ -1,10 +1,10 @@
 // The command lines of the control-plane components (see cluster.ts for why each flag is there) and the ports
 // they listen on, all on 127.0.0.1.
-import net from 'node:net';
 import { join } from 'node:path';
 import { repoRoot } from './binaries.ts';
 import { NODE_ANNOTATION } from './nodes.ts';
 import type { Pki } from './pki.ts';
+import { freePort } from './free-port.ts';
 
 const SERVICE_CIDR = '10.96.0.0/16';
 
@@ -17,18 +17,6 @@ export interface ComponentPorts {
   readonly kwok: number;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
-      srv.close(() => (port > 0 ? resolvePort(port) : reject(new Error('no free port'))));
-    });
-  });
-}
 
 /** Six distinct free local ports. */
 export async function allocatePorts(): Promise<ComponentPorts> {

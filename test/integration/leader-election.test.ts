@@ -6,13 +6,13 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import type { CloneSet } from '../../src/api/cloneset.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
 import { CLONESETS, LEASES, NAMESPACES } from '../../src/kube/resources.ts';
 import type { Lease } from '../../src/runtime/leader-election.ts';
 import { activePods, allPods, getCloneSet, newCloneSet } from '../helpers/cloneset.ts';
 import { eventually, newNamespace, startController, testClient, type ControllerProcess } from '../helpers/kube.ts';
+import { freePort } from '../../src/localcluster/free-port.ts';
 
 const LEASE = 'cloneset-controller-le-test';
 
@@ -22,14 +22,6 @@ interface Replica {
   readonly identity: string;
 }
 
-async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  srv.listen(0, '127.0.0.1');
-  await new Promise((r) => srv.once('listening', r));
-  const port = (srv.address() as net.AddressInfo).port;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
 
 function readyz(port: number): Promise<number> {
   return new Promise((resolve) => {
