@@ -6,7 +6,7 @@ import { ANNOTATION_LIFECYCLE_TIMESTAMP, CONDITION_INPLACE_UPDATE_READY, LABEL_L
 import { errorText, isConflict, isInvalid, isNotFound } from '../kube/api-error.ts';
 import type { PlanAction } from './plan/actions.ts';
 import { rfc3339 } from './plan/pod-template.ts';
-import type { ExecuteDeps } from './execute.ts';
+import type { ExecuteDeps } from './execute-deps.ts';
 
 type ActionOf<K extends PlanAction['kind']> = Extract<PlanAction, { kind: K }>;
 

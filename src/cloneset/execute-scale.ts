@@ -4,7 +4,7 @@ import type { CloneSet } from '../api/cloneset.ts';
 import { errorText, isAlreadyExists, isConflict, isInvalid, isNotFound } from '../kube/api-error.ts';
 import { slowStartBatch } from '../runtime/slow-start.ts';
 import type { PlanAction, PodToCreate, PodToDelete } from './plan/actions.ts';
-import type { ExecuteDeps } from './execute.ts';
+import type { ExecuteDeps } from './execute-deps.ts';
 
 export async function createPods(cs: CloneSet, key: string, list: readonly PodToCreate[], deps: ExecuteDeps): Promise<number> {
   const ns = cs.metadata.namespace ?? '';

@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import { randomInt } from 'node:crypto';
 import type { CloneSet } from '../api/cloneset.ts';
-import type { ControllerConfig } from '../config.ts';
+import type { FeatureGates } from '../api/well-known.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { CLONESETS, CONTROLLER_REVISIONS, EVENTS, NODES, PODS, PVCS } from '../kube/resources.ts';
 import type { ControllerRevision, KubeObject, Node, PersistentVolumeClaim, Pod } from '../kube/types.ts';
@@ -11,11 +11,12 @@ import { Controller } from '../runtime/controller.ts';
 import { EventRecorder } from '../runtime/events.ts';
 import { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.ts';
 import { Informer } from '../runtime/informer.ts';
-import { defaultControllerRateLimiter } from '../runtime/rate-limiter.ts';
+import { defaultControllerRateLimiter, type RateLimiterOptions } from '../runtime/rate-limiter.ts';
 import { cloneSetHandlers, podHandlers, pvcHandlers } from './event-handlers.ts';
 import { randomInstanceIdSource } from './plan/instance-ids.ts';
+import type { SurgeRule } from './plan/replica-diff.ts';
 import { apiPorts } from './ports.ts';
-import { apiImagePullJobPort, discoverInPlaceCapabilities, ImagePreDownloader } from './inplace/predownload-sync.ts';
+import { apiImagePullJobPort, discoverInPlaceCapabilities, ImagePreDownloader } from './predownload-sync.ts';
 import { reconcileCloneSet } from './reconciler.ts';
 import { INDEX_NAMESPACE, INDEX_OWNER_UID } from './snapshot.ts';
 
@@ -26,6 +27,17 @@ interface Runnable {
   start(signal: AbortSignal): void;
   waitForSync(signal?: AbortSignal): Promise<void>;
   hasSynced(): boolean;
+}
+
+/** The flags the manager reads: config.ts's ControllerConfig has them (declared here so cloneset/ never imports the CLI). */
+export interface CloneSetManagerConfig {
+  readonly namespace?: string | undefined;
+  readonly workers: number;
+  readonly gates: FeatureGates;
+  readonly excludePreparingDelete: boolean;
+  readonly surgeRule: SurgeRule;
+  readonly expectationTimeoutMs: number;
+  readonly rateLimiter: Partial<RateLimiterOptions>;
 }
 
 export interface CloneSetManager {
@@ -44,7 +56,7 @@ export interface CloneSetManager {
 export function startCloneSetManager(
   client: KubeClient,
   eventsClient: KubeClient,
-  config: ControllerConfig,
+  config: CloneSetManagerConfig,
   clock: Clock,
   logger: Logger,
   signal: AbortSignal,

@@ -7,7 +7,7 @@ import type { ReconcileResult } from '../runtime/controller.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import type { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.ts';
 import { executePlan } from './execute.ts';
-import type { ImagePreDownloader } from './inplace/predownload-sync.ts';
+import type { ImagePreDownloader } from './predownload-sync.ts';
 import { minDelay } from './plan/actions.ts';
 import { planCloneSet } from './plan/index.ts';
 import { selectorProblem } from './plan/selector-check.ts';

@@ -34,7 +34,7 @@ import {
 } from './pod-patch.ts';
 import { decodeGraceSpec, graceAnnotationOf, readState, StateParseError } from './state.ts';
 import { calculateUpdateSpec, type InPlaceRevision, type SpecDecision } from './update-spec.ts';
-import type { ResolvedRevisions } from '../plan/index.ts';
+import type { ResolvedRevisions } from '../plan/resolved-revisions.ts';
 import { sortRevisions, templateFromRevision } from '../plan/revisions.ts';
 
 export interface InPlaceContext {

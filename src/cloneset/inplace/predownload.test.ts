@@ -6,7 +6,7 @@ import { FEATURE_GATE_DEFAULTS } from '../../api/well-known.ts';
 import type { Container, ControllerRevision } from '../../kube/types.ts';
 import { newRevision } from '../plan/revisions.ts';
 import { planImagePreDownload, type PreDownloadPlan } from './predownload.ts';
-import { isAtLeast132 } from './predownload-sync.ts';
+import { isAtLeast132 } from '../predownload-sync.ts';
 
 function cloneSet(containers: readonly Container[], o: { replicas?: number; strategy?: Partial<CloneSetUpdateStrategy>; annotations?: Record<string, string> } = {}): CloneSet {
   return {

@@ -1,5 +1,5 @@
 // Image pre-download for in-place updates (spec §15, gate PreDownloadImageForInPlaceUpdate): which ImagePullJobs
-// to create for a new update revision, or why none. Pure; the IO lives in predownload-sync.ts.
+// to create for a new update revision, or why none. Pure; the IO lives in ../predownload-sync.ts.
 //
 // Choice: the jobs are `apps.kruise.io/v1alpha1` ImagePullJobs (Kruise ≥ 1.8 writes v1beta1): this controller
 // serves CloneSet v1alpha1, and v1alpha1 is the ImagePullJob version every Kruise release serves. The spec's

@@ -1,16 +1,19 @@
 // planCloneSet: one reconcile pass as a pure function — claim, then scale OR update (never both, spec §6).
 import type { CloneSet } from '../../api/cloneset.ts';
 import type { FeatureGates } from '../../api/well-known.ts';
-import type { ControllerRevision, Node, PersistentVolumeClaim, Pod } from '../../kube/types.ts';
+import type { Node, PersistentVolumeClaim, Pod } from '../../kube/types.ts';
 import { inPlaceRevisions, withoutInPlaceOnlySurge, type InPlaceContext } from '../inplace/plan.ts';
 import { minDelay, type Plan, type PlanAction } from './actions.ts';
 import { claimPods } from './claim.ts';
 import type { InstanceIdSource } from './instance-ids.ts';
 import { planPvcCleanup } from './pvc-cleanup.ts';
 import { planRefresh } from './refresh.ts';
-import { planScale, type RevisionTemplate } from './scale.ts';
+import { planScale } from './scale.ts';
 import type { SurgeRule } from './replica-diff.ts';
 import { planUpdate } from './update.ts';
+import type { ResolvedRevisions } from './resolved-revisions.ts';
+
+export type { ResolvedRevisions } from './resolved-revisions.ts';
 
 /** Everything a decision needs, read from the caches only. */
 export interface Snapshot {
@@ -21,14 +24,6 @@ export interface Snapshot {
   readonly pvcs: readonly PersistentVolumeClaim[];
   readonly nodes: ReadonlyMap<string, Node>;
   readonly nowMs: number;
-}
-
-export interface ResolvedRevisions {
-  readonly current: RevisionTemplate;
-  readonly update: RevisionTemplate;
-  readonly collisionCount: number;
-  /** Every revision of the CloneSet (the in-place engine finds each pod's own revision there, spec §11.7). */
-  readonly history?: readonly ControllerRevision[];
 }
 
 export interface PlannerConfig {

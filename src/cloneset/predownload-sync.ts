@@ -2,16 +2,16 @@
 // in-place engine (the ImagePullJob kind, the pods/resize subresource). Errors of the pre-download are only
 // logged: it is an optimisation and never fails a reconcile.
 import type { Logger } from 'pino';
-import type { CloneSet } from '../../api/cloneset.ts';
-import type { FeatureGates } from '../../api/well-known.ts';
-import { errorText, isAlreadyExists, isNotFound } from '../../kube/api-error.ts';
-import type { KubeClient } from '../../kube/client.ts';
-import type { ResourceRef } from '../../kube/resources.ts';
-import type { ControllerRevision } from '../../kube/types.ts';
-import type { EventRecorder } from '../../runtime/events.ts';
-import type { ResolvedRevisions } from '../plan/index.ts';
-import type { RevisionControl } from '../ports.ts';
-import { IMAGE_PULL_JOB_API_VERSION, LABEL_PREDOWNLOAD_CREATED, LABEL_PREDOWNLOAD_IGNORED, planImagePreDownload, type ImagePullJob } from './predownload.ts';
+import type { CloneSet } from '../api/cloneset.ts';
+import type { FeatureGates } from '../api/well-known.ts';
+import { errorText, isAlreadyExists, isNotFound } from '../kube/api-error.ts';
+import type { KubeClient } from '../kube/client.ts';
+import type { ResourceRef } from '../kube/resources.ts';
+import type { ControllerRevision } from '../kube/types.ts';
+import type { EventRecorder } from '../runtime/events.ts';
+import type { ResolvedRevisions } from './plan/resolved-revisions.ts';
+import type { RevisionControl } from './ports.ts';
+import { IMAGE_PULL_JOB_API_VERSION, LABEL_PREDOWNLOAD_CREATED, LABEL_PREDOWNLOAD_IGNORED, planImagePreDownload, type ImagePullJob } from './inplace/predownload.ts';
 
 export const IMAGE_PULL_JOBS: ResourceRef = { group: 'apps.kruise.io', version: 'v1alpha1', plural: 'imagepulljobs', namespaced: true };
 
