@@ -46,7 +46,7 @@ const isInfrastructure = (file: string): boolean => layerOf(file)?.infrastructur
 /** Folders and files whose decisions must be pure: snapshot in, plan out (docs/architecture.md). */
 export const PURE: readonly ((file: string) => boolean)[] = [
   under('api'),
-  is('kube/types.ts', 'kube/selectors.ts'),
+  is('kube/types.ts', 'kube/selectors.ts', 'kube/owner-refs.ts', 'kube/time.ts'),
   under('cloneset/plan'),
   under('cloneset/inplace'),
   under('admission'),

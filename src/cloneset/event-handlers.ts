@@ -4,6 +4,7 @@
 import type { CloneSet } from '../api/cloneset.ts';
 import { GROUP, KIND } from '../api/cloneset.ts';
 import type { KubeObject, OwnerReference, PersistentVolumeClaim, Pod } from '../kube/types.ts';
+import { controllerRefOf } from '../kube/owner-refs.ts';
 import { matchesLabelSelector } from '../kube/selectors.ts';
 import type { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.ts';
 import type { InformerHandlers } from '../runtime/informer.ts';
@@ -14,7 +15,7 @@ export interface Enqueue {
 }
 
 function cloneSetOwnerOf(obj: KubeObject): OwnerReference | undefined {
-  const ref = (obj.metadata?.ownerReferences ?? []).find((r) => r.controller === true);
+  const ref = controllerRefOf(obj);
   if (ref === undefined) return undefined;
   // Match on group and kind, never on version: v1alpha1 and v1beta1 owners are the same CloneSet.
   const group = ref.apiVersion.includes('/') ? ref.apiVersion.split('/')[0] : '';

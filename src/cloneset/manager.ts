@@ -5,12 +5,13 @@ import type { CloneSet } from '../api/cloneset.ts';
 import type { FeatureGates } from '../api/well-known.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { CLONESETS, CONTROLLER_REVISIONS, EVENTS, NODES, PODS, PVCS } from '../kube/resources.ts';
-import type { ControllerRevision, KubeObject, Node, PersistentVolumeClaim, Pod } from '../kube/types.ts';
+import type { ControllerRevision, Node, PersistentVolumeClaim, Pod } from '../kube/types.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { Controller } from '../runtime/controller.ts';
 import { EventRecorder } from '../runtime/events.ts';
 import { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.ts';
 import { Informer } from '../runtime/informer.ts';
+import { indexByNamespace, indexByOwnerUid } from '../runtime/store.ts';
 import { defaultControllerRateLimiter, type RateLimiterOptions } from '../runtime/rate-limiter.ts';
 import { cloneSetHandlers, podHandlers, pvcHandlers } from './event-handlers.ts';
 import { randomInstanceIdSource } from './plan/instance-ids.ts';
@@ -20,8 +21,6 @@ import { apiImagePullJobPort, discoverInPlaceCapabilities, ImagePreDownloader } 
 import { reconcileCloneSet } from './reconciler.ts';
 import { INDEX_NAMESPACE, INDEX_OWNER_UID } from './snapshot.ts';
 
-const byOwnerUid = (obj: KubeObject): readonly string[] => (obj.metadata?.ownerReferences ?? []).map((r) => r.uid);
-const byNamespace = (obj: KubeObject): readonly string[] => [obj.metadata?.namespace ?? ''];
 
 interface Runnable {
   start(signal: AbortSignal): void;
@@ -63,10 +62,10 @@ export function startCloneSetManager(
 ): CloneSetManager {
   const ns = config.namespace;
   const common = { client, clock, logger, ...(ns !== undefined ? { namespace: ns } : {}) };
-  const cloneSets = new Informer<CloneSet>({ ...common, resource: CLONESETS, indexers: { [INDEX_NAMESPACE]: byNamespace } });
-  const pods = new Informer<Pod>({ ...common, resource: PODS, indexers: { [INDEX_OWNER_UID]: byOwnerUid } });
-  const pvcs = new Informer<PersistentVolumeClaim>({ ...common, resource: PVCS, indexers: { [INDEX_OWNER_UID]: byOwnerUid } });
-  const revisions = new Informer<ControllerRevision>({ ...common, resource: CONTROLLER_REVISIONS, indexers: { [INDEX_NAMESPACE]: byNamespace } });
+  const cloneSets = new Informer<CloneSet>({ ...common, resource: CLONESETS, indexers: { [INDEX_NAMESPACE]: indexByNamespace } });
+  const pods = new Informer<Pod>({ ...common, resource: PODS, indexers: { [INDEX_OWNER_UID]: indexByOwnerUid } });
+  const pvcs = new Informer<PersistentVolumeClaim>({ ...common, resource: PVCS, indexers: { [INDEX_OWNER_UID]: indexByOwnerUid } });
+  const revisions = new Informer<ControllerRevision>({ ...common, resource: CONTROLLER_REVISIONS, indexers: { [INDEX_NAMESPACE]: indexByNamespace } });
   const nodes = new Informer<Node>({ client, clock, logger, resource: NODES });
 
   const scaleExpectations = new ScaleExpectations(clock, config.expectationTimeoutMs);

@@ -2,10 +2,10 @@
 // talks to these; ApiPorts implements them on the Kubernetes client, tests may record calls instead.
 import type { CloneSet, CloneSetStatus } from '../api/cloneset.ts';
 import type { ControllerRevision, PersistentVolumeClaim, Pod } from '../kube/types.ts';
-import type { KubeClient } from '../kube/client.ts';
+import type { KubeClient, PatchType } from '../kube/client.ts';
 import { CLONESETS, CONTROLLER_REVISIONS, PODS, PVCS } from '../kube/resources.ts';
 
-export type PatchType = 'merge' | 'strategic' | 'json';
+export type { PatchType };
 
 export interface PodControl {
   createPod(namespace: string, pod: Pod): Promise<Pod>;

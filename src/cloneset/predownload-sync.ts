@@ -6,6 +6,7 @@ import type { CloneSet } from '../api/cloneset.ts';
 import type { FeatureGates } from '../api/well-known.ts';
 import { errorText, isAlreadyExists, isNotFound } from '../kube/api-error.ts';
 import type { KubeClient } from '../kube/client.ts';
+import { controllerRefOf } from '../kube/owner-refs.ts';
 import type { ResourceRef } from '../kube/resources.ts';
 import type { ControllerRevision } from '../kube/types.ts';
 import type { EventRecorder } from '../runtime/events.ts';
@@ -91,7 +92,7 @@ export class ImagePreDownloader {
     if (rev.metadata.labels?.[LABEL_PREDOWNLOAD_CREATED] === undefined || this.#cleaned.has(key)) return;
     const ns = cs.metadata.namespace ?? '';
     for (const job of await this.#o.jobs.list(ns)) {
-      const owner = (job.metadata.ownerReferences ?? []).find((r) => r.controller === true);
+      const owner = controllerRefOf(job);
       if (owner?.uid !== cs.metadata.uid) continue;
       try {
         await this.#o.jobs.delete(ns, job.metadata.name ?? '');

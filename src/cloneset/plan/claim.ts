@@ -9,6 +9,7 @@
 //                                                              and the pod is counted in this pass (as Kruise)
 import type { CloneSet } from '../../api/cloneset.ts';
 import type { OwnerReference, Pod } from '../../kube/types.ts';
+import { controllerRefIndex } from '../../kube/owner-refs.ts';
 import { matchesLabelSelector } from '../../kube/selectors.ts';
 import { podRefOf, type PlanAction } from './actions.ts';
 import { isPodActive } from './pod-predicates.ts';
@@ -21,9 +22,6 @@ export interface ClaimResult {
   readonly release: readonly PlanAction[];
 }
 
-export function controllerRefIndex(pod: Pod): number {
-  return (pod.metadata.ownerReferences ?? []).findIndex((r) => r.controller === true);
-}
 
 const groupOf = (apiVersion: string): string => (apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '');
 

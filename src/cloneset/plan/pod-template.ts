@@ -12,6 +12,7 @@ import {
 import type { OwnerReference, PersistentVolumeClaim, Pod, PodTemplateSpec, Volume } from '../../kube/types.ts';
 import { shortHash } from './pod-predicates.ts';
 import { usesMarkPodNotReady } from './pod-readiness.ts';
+import { rfc3339 } from '../../kube/time.ts';
 
 export interface NewPodOptions {
   /** Feature gate CloneSetShortHash: the revision label holds the bare hash. */
@@ -19,10 +20,8 @@ export interface NewPodOptions {
   readonly nowMs: number;
 }
 
-/** Go's time.Format(RFC3339) in UTC: second precision, `Z` suffix (spec §3.1). */
-export function rfc3339(nowMs: number): string {
-  return new Date(Math.floor(nowMs / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-}
+// Go's time.Format(RFC3339) in UTC: second precision, `Z` suffix (spec §3.1); re-exported for the planner's users.
+export { rfc3339 };
 
 export function controllerRefTo(cloneSet: CloneSet): OwnerReference {
   return {
