@@ -54,9 +54,28 @@ test('module-level mutable state in a pure module is reported; state inside func
       'export function f(): number { let n = 0; const m = new Map(); for (let i = 0; i < 2; i++) n++; return n + m.size + counter + cache.size + TABLE.size; }',
       'export const g = () => new Set<string>();',
       'export const o = { method() { return new Map(); } };',
+      'function q(list: string[]): Map<string, { q: number; text: string }> {',
+      '  const out = new Map<string, { q: number; text: string }>();',
+      '  return out;',
+      '}',
     ].join('\n'),
   });
   assert.deepEqual(summary(vs), ['module-state admission/a.ts:1', 'module-state admission/a.ts:2']);
+});
+
+test('a pure module may hash with node:crypto but not draw random values from it', () => {
+  const vs = check({
+    'api/a.ts': "import { createHash } from 'node:crypto';",
+    'api/b.ts': "import { createHash, randomUUID } from 'node:crypto';",
+    'api/c.ts': "import * as c from 'node:crypto';",
+  });
+  assert.deepEqual(summary(vs), ['purity api/b.ts:1', 'purity api/c.ts:1']);
+  assert.match(vs[0]?.message ?? '', /imports randomUUID from 'node:crypto'/);
+});
+
+test('tests may import across layers; product code may not', () => {
+  const vs = check({ 'kube/a.test.ts': "import '../runtime/watcher.ts';", 'kube/b.ts': "import '../runtime/watcher.ts';", 'runtime/watcher.ts': '' });
+  assert.deepEqual(summary(vs), ['layer kube/b.ts:1']);
 });
 
 test('tests and fixtures are exempt from purity, but product code may not import them', () => {

@@ -36,7 +36,7 @@ export const LAYERS: readonly Layer[] = [
   { name: 'admission/', rank: 4, matches: under('admission'), why: 'pure admission decisions (defaulting, validation) shared by the webhook' },
   { name: 'cloneset/', rank: 5, matches: under('cloneset'), why: 'the CloneSet domain: pure planner and in-place engine, one executor, reconciler' },
   { name: 'webhook/', rank: 5, matches: under('webhook'), why: 'the admission/conversion HTTPS server (IO), a sibling of cloneset/' },
-  { name: 'main', rank: 6, matches: (f) => is('main.ts', 'config.ts', 'server.ts')(f) || under('plugin')(f), why: 'composition roots: the CLI, its flags and HTTP endpoints, and plugin/, a client of everything' },
+  { name: 'main', rank: 6, matches: (f) => (!f.includes('/') && f !== 'architecture.test.ts') || under('plugin')(f), why: 'composition roots: main.ts and the other top-level files (flags, HTTP endpoints, leadership), and plugin/, a client of everything' },
   { name: 'localcluster/', rank: 2, matches: under('localcluster'), why: 'the local control plane for tests, benchmarks and the demo', infrastructure: true },
   { name: 'architecture/', rank: 0, matches: (f) => under('architecture')(f) || f === 'architecture.test.ts', why: 'this checker; it reads source files, it imports no product module', infrastructure: true },
 ];
@@ -58,7 +58,7 @@ export const isFixture = (file: string): boolean => /(^|\/)testing\//.test(file)
 export const isPure = (file: string): boolean => !isTestFile(file) && !isFixture(file) && PURE.some((p) => p(file));
 
 /** Node built-ins a pure module may use: computation only, no IO, no clock, no randomness. */
-const PURE_NODE_MODULES = new Set(['assert', 'assert/strict', 'buffer', 'path', 'util', 'url', 'string_decoder']);
+const PURE_NODE_MODULES = new Set(['assert', 'assert/strict', 'buffer', 'crypto', 'path', 'util', 'url', 'string_decoder']);
 /** npm packages a pure module may use. */
 const PURE_PACKAGES = new Set(['yaml']);
 
@@ -140,6 +140,10 @@ function checkPackageImport(file: string, ref: ImportRef): Violation[] {
   if (!isPure(file)) return [];
   if (ref.specifier.startsWith('node:')) {
     const mod = ref.specifier.slice('node:'.length);
+    const random = ref.names.filter((n) => RANDOM.has(n) || (mod === 'crypto' && n === '*'));
+    if (random.length > 0) {
+      return [{ file, line: ref.line, rule: 'purity', message: `pure module imports ${random.join(', ')} from '${ref.specifier}'; decisions must be reproducible — take random values as an input (import only the hashing functions here)` }];
+    }
     if (PURE_NODE_MODULES.has(mod)) return [];
     return [{ file, line: ref.line, rule: 'purity', message: `pure module imports '${ref.specifier}' (IO, clock or process state); do the IO in the executor or a runtime/ module and pass the result in (snapshot in, plan out)` }];
   }
@@ -159,6 +163,8 @@ function checkEdge(from: string, to: string, ref: ImportRef): Violation[] {
   if (isPure(from) && !isPure(to) && !isTestFile(to) && !isFixture(to)) {
     v.push({ file: from, line: ref.line, rule: 'purity', message: `pure module imports src/${to}, which is not pure${typeNote}; move the shared type or helper into a pure module (e.g. cloneset/plan/ or api/) or do this in the executor` });
   }
+  // Tests may reach across layers to build a scenario (nothing imports a test, so they add no cycle).
+  if (isTestFile(from)) return v;
   const lf = layerOf(from);
   const lt = layerOf(to);
   if (lf === undefined || lt === undefined) {
@@ -189,6 +195,7 @@ export function layerOrder(): string {
   return ranks.map((r) => product.filter((l) => l.rank === r).map((l) => l.name).join(' | ')).join(' ← ');
 }
 
+const RANDOM = new Set(['randomUUID', 'randomBytes', 'randomInt', 'randomFill', 'randomFillSync', 'getRandomValues', 'webcrypto']);
 const TIMERS = new Set(['setTimeout', 'setInterval', 'setImmediate', 'queueMicrotask']);
 const MUTABLE_COLLECTIONS = new Set(['Map', 'Set', 'WeakMap', 'WeakSet']);
 
@@ -200,14 +207,9 @@ export function checkPureTokens(file: string, tokens: readonly Token[]): Violati
   const push = (line: number, rule: Violation['rule'], message: string): void => {
     v.push({ file, line, rule, message });
   };
-  let statementStart = 0;
   for (let k = 0; k < tokens.length; k++) {
     const tok = t(k);
     if (tok === undefined) continue;
-    if (tok.depth === 0 && tok.kind === 'punct' && (tok.text === ';' || tok.text === '}')) {
-      statementStart = k + 1;
-      continue;
-    }
     if (tok.kind !== 'ident') continue;
     const prev = t(k - 1);
     const isMember = prev?.kind === 'punct' && (prev.text === '.' || prev.text === '?.');
@@ -222,27 +224,31 @@ export function checkPureTokens(file: string, tokens: readonly Token[]): Violati
     else if (TIMERS.has(name)) push(tok.line, 'purity', `schedules work (${name}); return a requeue delay in the plan and let the controller schedule it`);
     else if (name === 'process' || name === 'fetch' || name === 'console') push(tok.line, 'purity', `uses ${name} (process state or IO); pass flags/config in and return results instead`);
     else if (tok.depth === 0 && (name === 'let' || name === 'var') && text(k - 1) !== 'for') push(tok.line, 'module-state', `module-level \`${name}\` is mutable module state; make it a const, or keep the state in the caller and pass it in`);
-    else if (name === 'new' && MUTABLE_COLLECTIONS.has(text(k + 1) ?? '') && atModuleLevel(tokens, statementStart, k)) {
-      push(tok.line, 'module-state', `module-level \`new ${text(k + 1) ?? ''}(…)\` is shared mutable state across reconciles; build it inside the function, or use a frozen array/object for a constant table`);
+    else if (tok.depth === 0 && name === 'const') {
+      const collection = mutableCollectionInitializer(tokens, k);
+      if (collection !== undefined) push(tok.line, 'module-state', `module-level \`new ${collection}(…)\` is state shared by every reconcile; build it inside the function, or type it Readonly${collection.replace('Weak', '')} if it is a constant table`);
     }
   }
   return v;
 }
 
-/** True when token k (a `new` inside the top-level statement starting at `start`) creates mutable state at module load. */
-function atModuleLevel(tokens: readonly Token[], start: number, k: number): boolean {
-  const depthAt = tokens[k]?.depth ?? 0;
-  // Declared `ReadonlyMap`/`ReadonlySet`: a constant lookup table built once, which the type checker keeps read-only.
-  if (tokens.slice(start, k).some((t) => t.kind === 'ident' && (t.text === 'ReadonlyMap' || t.text === 'ReadonlySet'))) return false;
-  // Any function or class before k in this statement: k is (most likely) inside its body.
-  for (let j = start; j < k; j++) {
+/**
+ * For a module-level `const x[: T] = new Map|Set|WeakMap|WeakSet(…)`, the collection's name; undefined otherwise,
+ * and when the declared type is `ReadonlyMap`/`ReadonlySet` (a constant table the type checker keeps read-only).
+ * Only a collection that is the whole initializer is caught: `new` inside a function body is local state.
+ */
+function mutableCollectionInitializer(tokens: readonly Token[], k: number): string | undefined {
+  let j = k + 1;
+  let readonly = false;
+  for (; j < tokens.length; j++) {
     const tok = tokens[j];
-    if (tok === undefined) continue;
-    if (tok.text === '=>' || (tok.kind === 'ident' && (tok.text === 'function' || tok.text === 'class'))) return false;
-    // Method shorthand in an object literal: `name(…) {` — a brace right after `)`.
-    if (tok.text === '{' && tokens[j - 1]?.text === ')' && tok.depth < depthAt) return false;
+    if (tok === undefined || (tok.depth === 0 && tok.text === ';')) return undefined;
+    if (tok.kind === 'ident' && (tok.text === 'ReadonlyMap' || tok.text === 'ReadonlySet')) readonly = true;
+    if (tok.depth === 0 && tok.kind === 'punct' && tok.text === '=') break;
   }
-  return true;
+  const name = tokens[j + 2]?.text;
+  if (tokens[j + 1]?.text !== 'new' || name === undefined || !MUTABLE_COLLECTIONS.has(name) || readonly) return undefined;
+  return name;
 }
 
 /** Strongly connected components of the import graph with more than one file (or a self-import). */

@@ -58,6 +58,13 @@ describe('findImports', () => {
     assert.deepEqual(specs(src), ['./yes.ts']);
   });
 
+  test('names what each import takes from the module', () => {
+    const names = (src: string): readonly string[] | undefined => findImports(tokenize(src))[0]?.names;
+    assert.deepEqual(names("import { a, type B, c as d } from './m.ts';"), ['a', 'B', 'c']);
+    assert.deepEqual(names("import x, * as ns from './m.ts';"), ['default', '*']);
+    assert.deepEqual(names("export * from './m.ts';"), ['*']);
+  });
+
   test('a value imported next to a type keeps the import a run-time one', () => {
     assert.equal(imports("import x, { type Y } from './m.ts';")[0]?.typeOnly, false);
     assert.equal(imports("import { type as } from './m.ts';")[0]?.typeOnly, true);

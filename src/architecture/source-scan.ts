@@ -26,6 +26,8 @@ export interface ImportRef {
   readonly kind: ImportKind;
   /** Erased at run time: `import type`, `export type … from`, every named binding `type`, or `typeof import()`. */
   readonly typeOnly: boolean;
+  /** The names taken from the module: named bindings as exported (`{ a as b }` → a), `default`, or `*`. */
+  readonly names: readonly string[];
 }
 
 /** Keywords after which a `/` starts a regular expression, not a division. */
@@ -205,10 +207,11 @@ export function findImports(tokens: readonly Token[]): ImportRef[] {
    * named binding is `type`, and the index after the specifier. Undefined when there is no `from`
    * (e.g. `export const x = …`).
    */
-  const readClause = (k: number): { spec: Token; allNamedTypes: boolean; end: number } | undefined => {
+  const readClause = (k: number): { spec: Token; allNamedTypes: boolean; names: string[]; end: number } | undefined => {
     let named = 0;
     let typedNamed = 0;
     let hasDefaultOrStar = false;
+    const names: string[] = [];
     for (let j = k; j < tokens.length; j++) {
       const t = at(j);
       if (t === undefined) return undefined;
@@ -222,6 +225,9 @@ export function findImports(tokens: readonly Token[]): ImportRef[] {
           }
           if (expectName) {
             named++;
+            // `type X` / `X` / `X as Y`: the exported name is the first identifier that is not the `type` modifier.
+            const first = isIdent(j, 'type') && at(j + 1)?.kind === 'ident' && !isPunct(j + 1, ',') ? at(j + 1) : at(j);
+            if (first !== undefined) names.push(first.text);
             if (isIdent(j, 'type') && at(j + 1)?.kind === 'ident' && !isIdent(j + 1, 'as')) typedNamed++;
             // `type as as X` / `type as` name the binding `as`; `type as X` renames a value named `type`.
             else if (isIdent(j, 'type') && isIdent(j + 1, 'as') && (isIdent(j + 2, 'as') || isPunct(j + 2, ',') || isPunct(j + 2, '}'))) typedNamed++;
@@ -235,13 +241,16 @@ export function findImports(tokens: readonly Token[]): ImportRef[] {
       if (t.kind === 'ident' && t.text === 'from' && at(j + 1)?.kind === 'string') {
         const spec = at(j + 1);
         if (spec === undefined) return undefined;
-        return { spec, allNamedTypes: !hasDefaultOrStar && named > 0 && typedNamed === named, end: j + 2 };
+        return { spec, allNamedTypes: !hasDefaultOrStar && named > 0 && typedNamed === named, names, end: j + 2 };
       }
       if (t.kind === 'punct' && t.text === '*') {
         hasDefaultOrStar = true;
+        names.push('*');
         continue;
       }
       if (t.kind === 'ident' && t.text !== 'as') {
+        // A default import's local name, or the local name after `* as`.
+        if (!isPunct(j - 1, '*') && !isIdent(j - 1, 'as')) names.push('default');
         hasDefaultOrStar = true;
         continue;
       }
@@ -263,19 +272,19 @@ export function findImports(tokens: readonly Token[]): ImportRef[] {
       if (isPunct(k + 1, '(')) {
         const spec = at(k + 2);
         if (spec?.kind === 'string') {
-          refs.push({ specifier: spec.text, line: spec.line, kind: 'dynamic', typeOnly: isIdent(k - 1, 'typeof') });
+          refs.push({ specifier: spec.text, line: spec.line, kind: 'dynamic', typeOnly: isIdent(k - 1, 'typeof'), names: ['*'] });
         }
         continue;
       }
       const first = at(k + 1);
       if (first?.kind === 'string') {
-        refs.push({ specifier: first.text, line: first.line, kind: 'side-effect', typeOnly: false });
+        refs.push({ specifier: first.text, line: first.line, kind: 'side-effect', typeOnly: false, names: [] });
         continue;
       }
       const typeKeyword = isIdent(k + 1, 'type') && !isIdent(k + 2, 'from') && !isPunct(k + 2, ',');
       const clause = readClause(typeKeyword ? k + 2 : k + 1);
       if (clause === undefined) continue;
-      refs.push({ specifier: clause.spec.text, line: clause.spec.line, kind: 'import', typeOnly: typeKeyword || clause.allNamedTypes });
+      refs.push({ specifier: clause.spec.text, line: clause.spec.line, kind: 'import', typeOnly: typeKeyword || clause.allNamedTypes, names: clause.names });
       k = clause.end - 1;
       continue;
     }
@@ -285,7 +294,7 @@ export function findImports(tokens: readonly Token[]): ImportRef[] {
       if (!isPunct(start, '{') && !isPunct(start, '*')) continue;
       const clause = readClause(start);
       if (clause === undefined) continue;
-      refs.push({ specifier: clause.spec.text, line: clause.spec.line, kind: 'export-from', typeOnly: typeKeyword || clause.allNamedTypes });
+      refs.push({ specifier: clause.spec.text, line: clause.spec.line, kind: 'export-from', typeOnly: typeKeyword || clause.allNamedTypes, names: clause.names });
       k = clause.end - 1;
     }
   }
