@@ -73,7 +73,7 @@ function parseDuration(text: string): number {
   return total;
 }
 
-function parseFeatureGates(text: string): FeatureGates {
+export function parseFeatureGates(text: string): FeatureGates {
   const gates: Record<FeatureGateName, boolean> = { ...FEATURE_GATE_DEFAULTS };
   for (const item of text.split(',').map((s) => s.trim()).filter((s) => s !== '')) {
     const [name, value] = item.split('=');
@@ -86,7 +86,7 @@ function parseFeatureGates(text: string): FeatureGates {
   return Object.freeze(gates);
 }
 
-function parseSurgeRule(text: string): SurgeRule {
+export function parseSurgeRule(text: string): SurgeRule {
   if (text === 'sustained' || text === 'kruise') return text;
   throw new UsageError(`--cloneset-surge-rule must be "sustained" or "kruise", got "${text}"`);
 }

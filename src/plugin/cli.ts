@@ -1,0 +1,228 @@
+// kubectl-cloneset: the kubectl plugin for CloneSets (`kubectl cloneset …` through kubectl's plugin discovery, or
+// bin/kubectl-cloneset directly). Parses the command line, opens a session and dispatches; every write is a JSON
+// merge patch of the CloneSet (apps.kruise.io/v1alpha1). Errors print as `error: …` and exit 1, as in kubectl.
+import { stringify } from 'yaml';
+import type { CloneSet } from '../api/cloneset.ts';
+import { CLONESETS, CONTROLLER_REVISIONS, PODS } from '../kube/resources.ts';
+import { selectorToString } from '../kube/selectors.ts';
+import type { ControllerRevision, Pod } from '../kube/types.ts';
+import { templateFromRevision } from '../cloneset/plan/revisions.ts';
+import { parseFlags, UsageError, type Flags } from './flags.ts';
+import { getCommand } from './get.ts';
+import { formatHistory, historyRows, ownedRevisions, undoPatch, undoTarget } from './history.ts';
+import { formatPlan, planCommand } from './plan.ts';
+import { parseRestartMode, planRestart } from './restart.ts';
+import { waitForRollout } from './rollout-status.ts';
+import { describeError, getCloneSet, nameArg, openSession, PluginError, RESOURCE, type Session } from './session.ts';
+import { parseImageArgs, planSetImage } from './set-image.ts';
+
+export const USAGE = `kubectl cloneset controls OpenKruise CloneSets (apps.kruise.io/v1alpha1).
+
+Commands:
+  get NAME [--watch] [-o json|yaml|wide]      Show the CloneSet, its revisions and pods as a tree (live with --watch)
+  plan NAME [-o json|yaml]                    Dry run: what the next reconcile would do and why (writes nothing)
+  rollout status NAME [--timeout 5m] [--watch=true]
+                                              Wait until the rollout is complete for the partition in force
+  rollout history NAME [--revision N]         List the revisions (or show the template of revision N)
+  rollout undo NAME [--to-revision N]         Restore the pod template of a revision (default: the previous one)
+  rollout pause NAME                          Stop updating pods (spec.updateStrategy.paused=true)
+  rollout resume NAME                         Resume updating pods
+  rollout restart NAME [--mode auto|recreate|in-place]
+                                              Restart every pod, within maxUnavailable (see docs/kubectl-plugin.md)
+  set image NAME CONTAINER=IMAGE ...          Change container images (*=IMAGE for all containers)
+  scale NAME --replicas N                     Set spec.replicas
+
+Global flags (as kubectl):
+  -n, --namespace NS       namespace (default: the context's namespace, else "default")
+      --context NAME       kubeconfig context to use
+      --kubeconfig PATH    kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)
+  -o, --output FORMAT      json, yaml or wide (get, plan, rollout history)
+  -h, --help               this help
+
+plan flags (to match the controller's own): --feature-gates=A=true,... --cloneset-surge-rule=sustained|kruise
+  --cloneset-scaling-exclude-preparing-delete
+
+Exit status: 0 on success, 1 on any error (no such CloneSet, cluster unreachable, rollout failed or timed out).`;
+
+export interface Io {
+  readonly out: (text: string) => void;
+  readonly err: (text: string) => void;
+  readonly tty: boolean;
+  readonly signal: AbortSignal;
+}
+
+const line = (io: Io, text: string): void => io.out(`${text}\n`);
+
+async function patchCloneSet(s: Session, name: string, patch: unknown): Promise<CloneSet> {
+  return s.client.patch<CloneSet>(CLONESETS, s.namespace, name, patch, 'merge');
+}
+
+async function rollout(s: Session, flags: Flags, io: Io): Promise<void> {
+  const sub = flags.positionals[1];
+  const usage = `kubectl cloneset rollout ${sub ?? '<status|history|undo|pause|resume|restart>'} NAME`;
+  switch (sub) {
+    case 'status': {
+      const name = nameArg(flags.positionals, 2, `${usage} [--timeout 5m] [--watch=true]`);
+      const cs = await getCloneSet(s, name);
+      await waitForRollout(s, name, cs, { watch: flags.watch ?? true, timeoutMs: flags.timeoutMs ?? 0, write: (t) => line(io, t) });
+      return;
+    }
+    case 'history': {
+      const name = nameArg(flags.positionals, 2, `${usage} [--revision N]`);
+      const cs = await getCloneSet(s, name);
+      const revs = await s.client.listAll<ControllerRevision>(CONTROLLER_REVISIONS, s.namespace, { labelSelector: selectorToString(cs.spec.selector) });
+      if (flags.revision !== undefined && flags.revision > 0) {
+        const rev = ownedRevisions(cs, revs.items).find((r) => r.revision === flags.revision);
+        if (rev === undefined) throw new PluginError(`unable to find the specified revision ${flags.revision} of cloneset "${name}"; see kubectl cloneset rollout history ${name}`);
+        const view = { revision: rev.revision, name: rev.metadata.name, template: templateFromRevision(rev) };
+        io.out(flags.output === 'json' ? `${JSON.stringify(view, null, 2)}\n` : `clonesets.apps.kruise.io/${name} with revision #${rev.revision} (${rev.metadata.name ?? ''})\n${stringify({ 'Pod Template': view.template })}`);
+        return;
+      }
+      const rows = historyRows(cs, revs.items);
+      if (flags.output === 'json') line(io, JSON.stringify(rows, null, 2));
+      else if (flags.output === 'yaml') io.out(stringify(rows));
+      else line(io, formatHistory(name, rows));
+      return;
+    }
+    case 'undo': {
+      const name = nameArg(flags.positionals, 2, `${usage} [--to-revision N]`);
+      const cs = await getCloneSet(s, name);
+      const revs = await s.client.listAll<ControllerRevision>(CONTROLLER_REVISIONS, s.namespace, { labelSelector: selectorToString(cs.spec.selector) });
+      const target = undoTarget(cs, revs.items, flags.toRevision);
+      if (!target.ok) throw new PluginError(target.message);
+      const patch = undoPatch(cs, target.revision, target.template);
+      if (patch === undefined) {
+        line(io, `${RESOURCE}/${name} skipped rollback (current template already matches revision ${target.revision.revision})`);
+        return;
+      }
+      await patchCloneSet(s, name, patch);
+      line(io, `${RESOURCE}/${name} rolled back to revision ${target.revision.revision} (${target.revision.metadata.name ?? ''})`);
+      return;
+    }
+    case 'pause':
+    case 'resume': {
+      const name = nameArg(flags.positionals, 2, usage);
+      const cs = await getCloneSet(s, name);
+      const want = sub === 'pause';
+      if ((cs.spec.updateStrategy?.paused === true) === want) throw new PluginError(`${RESOURCE} "${name}" is ${want ? 'already paused' : 'not paused'}`);
+      await patchCloneSet(s, name, { spec: { updateStrategy: { paused: want } } });
+      line(io, `${RESOURCE}/${name} ${want ? 'paused' : 'resumed'}`);
+      return;
+    }
+    case 'restart': {
+      const name = nameArg(flags.positionals, 2, `${usage} [--mode auto|recreate|in-place]`);
+      let mode;
+      try {
+        mode = parseRestartMode(flags.mode);
+      } catch (e) {
+        throw new UsageError(e instanceof Error ? e.message : String(e));
+      }
+      const cs = await getCloneSet(s, name);
+      const pods = await s.client.listAll<Pod>(PODS, s.namespace, { labelSelector: selectorToString(cs.spec.selector) });
+      const plan = planRestart(cs, pods.items, mode, new Date().toISOString().replace(/\.\d+Z$/, 'Z'));
+      if (!plan.ok) throw new PluginError(plan.message);
+      await patchCloneSet(s, name, plan.patch);
+      line(io, `${RESOURCE}/${name} restarted (${plan.mode}): ${plan.effect}`);
+      return;
+    }
+    default:
+      throw new UsageError(`unknown rollout command "${sub ?? ''}": use status, history, undo, pause, resume or restart\nSee 'kubectl cloneset --help' for usage.`);
+  }
+}
+
+async function dispatch(flags: Flags, io: Io): Promise<void> {
+  const command = flags.positionals[0];
+  if (command === undefined) throw new UsageError(`a command is required\n${USAGE}`);
+  const known = ['get', 'plan', 'rollout', 'set', 'scale'];
+  if (!known.includes(command)) throw new UsageError(`unknown command "${command}" for "kubectl cloneset"\nSee 'kubectl cloneset --help' for usage.`);
+  const s = await openSession(flags);
+  try {
+    switch (command) {
+      case 'get': {
+        const name = nameArg(flags.positionals, 1, 'kubectl cloneset get NAME [--watch] [-o json|yaml|wide]');
+        await getCommand(s, name, { watch: flags.watch ?? false, output: flags.output, tty: io.tty, write: io.out, signal: io.signal });
+        return;
+      }
+      case 'plan': {
+        const name = nameArg(flags.positionals, 1, 'kubectl cloneset plan NAME [-o json|yaml]');
+        line(io, formatPlan(await planCommand(s, name, flags), flags.output));
+        return;
+      }
+      case 'rollout':
+        await rollout(s, flags, io);
+        return;
+      case 'set': {
+        if (flags.positionals[1] !== 'image') throw new UsageError('only "set image" is supported: kubectl cloneset set image NAME CONTAINER=IMAGE ...');
+        const name = flags.positionals[2];
+        if (name === undefined) throw new PluginError('NAME is required\nUsage: kubectl cloneset set image NAME CONTAINER=IMAGE ...');
+        const images = parseImageArgs(flags.positionals.slice(3));
+        if (typeof images === 'string') throw new UsageError(`${images}\nUsage: kubectl cloneset set image NAME CONTAINER=IMAGE ...`);
+        const cs = await getCloneSet(s, name);
+        const plan = planSetImage(cs, images);
+        if (!plan.ok) throw new PluginError(plan.message);
+        if (plan.changed) await patchCloneSet(s, name, plan.patch);
+        line(io, `${RESOURCE}/${name} ${plan.changed ? 'image updated' : 'unchanged'}`);
+        return;
+      }
+      case 'scale': {
+        const name = nameArg(flags.positionals, 1, 'kubectl cloneset scale NAME --replicas N');
+        if (flags.replicas === undefined) throw new UsageError('--replicas=COUNT is required\nUsage: kubectl cloneset scale NAME --replicas N');
+        await getCloneSet(s, name);
+        await patchCloneSet(s, name, { spec: { replicas: flags.replicas } });
+        line(io, `${RESOURCE}/${name} scaled`);
+        return;
+      }
+    }
+  } catch (e) {
+    throw new PluginError(describeError(e, s));
+  } finally {
+    s.client.close();
+  }
+}
+
+export async function run(argv: readonly string[], io: Io): Promise<number> {
+  let flags: Flags;
+  try {
+    flags = parseFlags(argv);
+  } catch (e) {
+    io.err(`error: ${describeError(e)}\n`);
+    return 1;
+  }
+  if (flags.help || flags.positionals.length === 0) {
+    (flags.help ? io.out : io.err)(`${USAGE}\n`);
+    return flags.help ? 0 : 1;
+  }
+  try {
+    await dispatch(flags, io);
+    return 0;
+  } catch (e) {
+    io.err(`error: ${describeError(e)}\n`);
+    return 1;
+  }
+}
+
+if (import.meta.main) {
+  const abort = new AbortController();
+  // `get --watch` ends cleanly on the abort (cursor shown again, exit 0); any other command still running half a
+  // second later exits 130, as a shell reports a Ctrl-C.
+  const interrupt = (): void => {
+    abort.abort();
+    setTimeout(() => process.exit(130), 500).unref();
+  };
+  process.on('SIGINT', interrupt);
+  process.on('SIGTERM', interrupt);
+  // A closed pipe (`… | head`) is not an error worth a stack trace.
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(0);
+    throw e;
+  });
+  const code = await run(process.argv.slice(2), {
+    out: (t) => process.stdout.write(t),
+    err: (t) => process.stderr.write(t),
+    tty: process.stdout.isTTY,
+    signal: abort.signal,
+  });
+  process.exitCode = code;
+  // Watches and keep-alive sockets must not keep a finished command alive.
+  process.stdout.write('', () => process.exit(code));
+}

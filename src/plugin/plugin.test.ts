@@ -1,0 +1,213 @@
+// The pure parts of kubectl-cloneset: the rollout verdict, merge patches, undo, restart, set image, the tree text
+// and the plan's explanation (which must name the same pods the planner chose).
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { CloneSet, CloneSetStatus } from '../api/cloneset.ts';
+import { planCloneSet, type Snapshot } from '../cloneset/plan/index.ts';
+import { newRevision } from '../cloneset/plan/revisions.ts';
+import { aCloneSet, aPod, plannerConfig, readyPods, revisions, sequentialIds, T0 } from '../cloneset/plan/testing/builders.ts';
+import type { ControllerRevision, Pod } from '../kube/types.ts';
+import { deletionFacts, describeAction, explainUpdate, podsUpdatedBy } from './explain.ts';
+import { parseDuration, parseFlags } from './flags.ts';
+import { historyRows, undoPatch, undoTarget } from './history.ts';
+import { createMergePatch } from './merge-patch.ts';
+import { ANNOTATION_RESTARTED_AT, ENV_RESTARTED_AT, planRestart } from './restart.ts';
+import { rolloutVerdict } from './rollout-status.ts';
+import { parseImageArgs, planSetImage } from './set-image.ts';
+import { buildView, renderView } from './tree.ts';
+
+const STATUS: CloneSetStatus = { observedGeneration: 2, replicas: 4, readyReplicas: 4, availableReplicas: 4, updatedReplicas: 4, updatedReadyReplicas: 4, updatedAvailableReplicas: 4, expectedUpdatedReplicas: 4 };
+
+function withStatus(status: Partial<CloneSetStatus>, spec: Partial<CloneSet['spec']> = {}): CloneSet {
+  const cs = aCloneSet('web').replicas(4).build();
+  return { ...cs, metadata: { ...cs.metadata, generation: 2 }, spec: { ...cs.spec, ...spec }, status: { ...STATUS, ...status } };
+}
+
+describe('rollout status verdict', () => {
+  test('waits for the controller to observe the spec', () => {
+    assert.deepEqual(rolloutVerdict(withStatus({ observedGeneration: 1 })), { done: false, message: 'Waiting for cloneset "web" spec update to be observed...' });
+  });
+  test('counts updated, then available replicas, then old ones terminating', () => {
+    assert.match(rolloutVerdict(withStatus({ updatedReplicas: 1 })).message, /1 out of 4 new replicas have been updated/);
+    assert.match(rolloutVerdict(withStatus({ updatedAvailableReplicas: 3 })).message, /3 of 4 updated replicas are available/);
+    assert.match(rolloutVerdict(withStatus({ replicas: 5 })).message, /1 old replicas are pending termination/);
+  });
+  test('is complete for the partition in force', () => {
+    const v = rolloutVerdict(withStatus({ updatedReplicas: 3, updatedAvailableReplicas: 3, expectedUpdatedReplicas: 3 }, { updateStrategy: { partition: 1 } }));
+    assert.deepEqual(v, { done: true, message: 'cloneset "web" successfully rolled out (partition 1: 3 of 4 replicas updated)' });
+  });
+  test('fails on ProgressDeadlineExceeded', () => {
+    const v = rolloutVerdict(withStatus({ updatedReplicas: 1, conditions: [{ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: 'timed out' }] }));
+    assert.deepEqual(v, { done: false, failed: true, message: 'cloneset "web" exceeded its progress deadline: timed out' });
+  });
+});
+
+describe('flags', () => {
+  test('kubectl spellings', () => {
+    const f = parseFlags(['rollout', 'status', 'x', '-n=ns', '--watch=false', '--timeout', '1m30s', '-ojson']);
+    assert.deepEqual([f.namespace, f.watch, f.timeoutMs, f.output, f.positionals], ['ns', false, 90_000, 'json', ['rollout', 'status', 'x']]);
+    assert.throws(() => parseDuration('timeout', '5 minutes'), /invalid argument "5 minutes" for "--timeout" flag/);
+    assert.throws(() => parseFlags(['get', 'x', '-o', 'table']), /allowed formats are: json,yaml,wide/);
+  });
+});
+
+describe('createMergePatch', () => {
+  test('changed keys, removed keys as null, lists whole', () => {
+    assert.deepEqual(createMergePatch({ a: 1, b: { c: 2, d: 3 }, l: [1] }, { a: 1, b: { c: 4 }, l: [1, 2], n: 'x' }), { b: { c: 4, d: null }, l: [1, 2], n: 'x' });
+    assert.equal(createMergePatch({ a: [1] }, { a: [1] }), undefined);
+  });
+});
+
+function revisionOf(cs: CloneSet, number: number, image: string): ControllerRevision {
+  const withImage: CloneSet = { ...cs, spec: { ...cs.spec, template: { ...cs.spec.template, spec: { ...cs.spec.template.spec, containers: [{ name: 'main', image }] } } } };
+  return newRevision(withImage, number, 0);
+}
+
+describe('rollout history and undo', () => {
+  const base = aCloneSet('web').replicas(2).build();
+  const cs: CloneSet = { ...base, metadata: { ...base.metadata, uid: 'uid-web', resourceVersion: '7' } };
+  const r1 = revisionOf(cs, 1, 'nginx:1');
+  const r2 = revisionOf(cs, 2, 'nginx:2');
+  const current: CloneSet = {
+    ...cs,
+    spec: { ...cs.spec, template: { ...cs.spec.template, metadata: { ...cs.spec.template.metadata, annotations: { added: 'later' } }, spec: { containers: [{ name: 'main', image: 'nginx:2' }] } } },
+    status: { ...STATUS, updateRevision: r2.metadata.name ?? '', currentRevision: r2.metadata.name ?? '' },
+  };
+  test('rows are numbered, with images and roles', () => {
+    const rows = historyRows(current, [r2, r1]);
+    assert.deepEqual(rows.map((r) => [r.revision, r.role, r.images]), [[1, '', 'main=nginx:1'], [2, 'current,update', 'main=nginx:2']]);
+  });
+  test('undo goes to the previous revision and restores its template exactly', () => {
+    const target = undoTarget(current, [r1, r2], undefined);
+    assert.ok(target.ok);
+    assert.equal(target.revision.revision, 1);
+    const patch = undoPatch(current, target.revision, target.template) as { metadata: unknown; spec: { template: { metadata: { annotations: unknown }; spec: { containers: { image: string }[] } } } };
+    assert.deepEqual(patch.metadata, { resourceVersion: '7' });
+    assert.deepEqual(patch.spec.template.metadata.annotations, null, 'an annotation the old template lacks is removed');
+    assert.equal(patch.spec.template.spec.containers[0]?.image, 'nginx:1');
+    const same = undoTarget(current, [r1, r2], 2);
+    assert.ok(same.ok);
+    const onR2: CloneSet = { ...current, spec: { ...current.spec, template: { ...cs.spec.template, spec: { containers: [{ name: 'main', image: 'nginx:2' }] } } } };
+    assert.equal(undoPatch(onR2, same.revision, same.template), undefined, 'already the template of revision 2: nothing to do');
+    assert.deepEqual(undoTarget(current, [r1, r2], 9), { ok: false, message: 'unable to find the specified revision 9 of cloneset "web" (revisions: 1, 2); see kubectl cloneset rollout history web' });
+  });
+});
+
+describe('rollout restart', () => {
+  const recreate = aCloneSet('web').replicas(2).build();
+  const inPlace: CloneSet = { ...recreate, spec: { ...recreate.spec, updateStrategy: { type: 'InPlaceIfPossible', maxUnavailable: 1 } } };
+  const daemonPod: Pod = { ...aPod(inPlace).ofRevision('r1').build() };
+  const withDaemon: Pod = { ...daemonPod, metadata: { ...daemonPod.metadata, annotations: { 'apps.kruise.io/runtime-containers-meta': '{}' } } };
+  type Patch = { spec: { template: { metadata: { annotations: Record<string, string> }; spec?: { containers: { env: { name: string; value?: string; valueFrom?: unknown }[] }[] } } } };
+  test('ReCreate: a literal env value, so every pod is recreated', () => {
+    const plan = planRestart(recreate, [], 'auto', '2025-01-02T03:04:05Z');
+    assert.ok(plan.ok);
+    assert.equal(plan.mode, 'recreate');
+    const p = plan.patch as Patch;
+    assert.equal(p.spec.template.metadata.annotations[ANNOTATION_RESTARTED_AT], '2025-01-02T03:04:05Z');
+    assert.deepEqual(p.spec.template.spec?.containers[0]?.env.at(-1), { name: ENV_RESTARTED_AT, value: '2025-01-02T03:04:05Z' });
+  });
+  test('in place without kruise-daemon: refused with what to do, also when asked for explicitly', () => {
+    for (const mode of ['auto', 'in-place'] as const) {
+      const plan = planRestart(inPlace, [daemonPod], mode, 't');
+      assert.ok(!plan.ok);
+      assert.match(plan.message, /would wait for ever/);
+      assert.match(plan.message, /--mode=recreate/);
+    }
+    const recreate = planRestart(inPlace, [daemonPod], 'recreate', 't');
+    assert.ok(recreate.ok);
+    assert.match(recreate.effect, /every pod is deleted and created anew \(InPlaceIfPossible: an env value cannot change in place\)/);
+  });
+  test('in place with kruise-daemon: the env var reads the annotation; once it is there only the annotation changes', () => {
+    const first = planRestart(inPlace, [withDaemon], 'auto', 't1');
+    assert.ok(first.ok);
+    assert.equal(first.mode, 'in-place');
+    assert.match(first.effect, /first in-place restart/);
+    const env = (first.patch as Patch).spec.template.spec?.containers[0]?.env ?? [];
+    const after: CloneSet = { ...inPlace, spec: { ...inPlace.spec, template: { ...inPlace.spec.template, spec: { ...inPlace.spec.template.spec, containers: inPlace.spec.template.spec.containers.map((c) => ({ ...c, env })) } } } };
+    const second = planRestart(after, [withDaemon], 'auto', 't2');
+    assert.ok(second.ok);
+    assert.equal((second.patch as Patch).spec.template.spec, undefined, 'no container change: an in-place update');
+    assert.match(second.effect, /updated in place/);
+  });
+});
+
+describe('set image', () => {
+  const cs = aCloneSet('web').build();
+  test('sets the named container, sends the whole list, refuses unknown containers', () => {
+    const images = parseImageArgs(['main=nginx:2']);
+    assert.ok(images instanceof Map);
+    const plan = planSetImage(cs, images);
+    assert.ok(plan.ok && plan.changed);
+    assert.equal(parseImageArgs(['main']), 'invalid argument "main": expected container=image (or *=image)');
+    const bad = planSetImage(cs, new Map([['nope', 'x']]));
+    assert.ok(!bad.ok);
+    assert.match(bad.message, /unable to find container named "nope"/);
+  });
+});
+
+describe('tree', () => {
+  test('plain without a terminal, coloured in one; pods under their revision', () => {
+    const cs0 = aCloneSet('web').replicas(2).build();
+    const r1 = revisionOf({ ...cs0, metadata: { ...cs0.metadata, uid: cs0.metadata.uid ?? 'u' } }, 1, 'nginx:1');
+    const rev: ControllerRevision = { ...r1, metadata: { ...r1.metadata, name: 'web-r1' } };
+    const cs: CloneSet = { ...cs0, status: { ...STATUS, replicas: 2, updatedReplicas: 2, readyReplicas: 2, availableReplicas: 2, updatedReadyReplicas: 2, updatedAvailableReplicas: 2, expectedUpdatedReplicas: 2, observedGeneration: cs0.metadata.generation ?? 0, updateRevision: 'web-r1', currentRevision: 'web-r1' } };
+    const pods = readyPods(cs, 2).map((p) => ({ ...p, spec: { ...p.spec, nodeName: 'node-a' } }));
+    const view = buildView(cs, [rev], pods, T0 + 65_000);
+    const plain = renderView(view, { colour: false, wide: false });
+    assert.doesNotMatch(plain, /\x1b\[/);
+    assert.match(plain, /Status: +✔ Healthy/);
+    assert.match(plain, /└──# revision:1 +Revision +\S+ +update,current {2}web-r1 {2}main=nginx:1/);
+    assert.equal((plain.match(/ {3}[├└]──□ web-\w+ +Pod +✔ Running +\S+ +ready:\d\/1( not-ready)? {2}lifecycle:Normal {2}node-a {2}restarts:0/g) ?? []).length, 2);
+    assert.match(renderView(view, { colour: true, wide: false }), /\x1b\[32m✔ Healthy\x1b\[0m/);
+  });
+});
+
+describe('plan explanation', () => {
+  function explainFor(cs: CloneSet, pods: readonly Pod[]): { chosen: string[]; explained: ReturnType<typeof explainUpdate> } {
+    const s: Snapshot = { cloneSet: cs, pods, pvcs: [], nodes: new Map(), nowMs: T0 };
+    const revs = revisions(cs, 'r1', 'r2');
+    const plan = planCloneSet(s, revs, plannerConfig(), sequentialIds());
+    return { chosen: podsUpdatedBy(plan.actions), explained: explainUpdate(s, revs, plannerConfig(), plan.claimed, plan.actions) };
+  }
+  test('names the pods the planner chose, first in the order', () => {
+    const cs = aCloneSet().replicas(4).maxUnavailable(1).build();
+    const { chosen, explained } = explainFor(cs, readyPods(cs, 4));
+    assert.equal(chosen.length, 1);
+    assert.deepEqual(explained.candidates.filter((c) => c.next).map((c) => c.pod), chosen);
+    assert.equal(explained.candidates[0]?.pod, chosen[0]);
+    assert.match(explained.blockers.join('\n'), /maxUnavailable: a budget of 1 unavailable pods \(maxUnavailable 1\); 0 unavailable now and 1 taken down by this pass: 3 more pod\(s\) wait/);
+  });
+  test('blocked by an unavailable pod: nothing chosen, the pod named', () => {
+    const cs = aCloneSet().replicas(4).maxUnavailable(1).build();
+    const stuck = aPod(cs).ofRevision('r2').instanceId('stuck').running().build();
+    const { chosen, explained } = explainFor(cs, [...readyPods(cs, 3), stuck]);
+    assert.deepEqual(chosen, []);
+    assert.deepEqual(explained.unavailable, [stuck.metadata.name]);
+    assert.equal(explained.candidates.length, 3);
+  });
+  test('paused and partition are named as blockers', () => {
+    const paused = aCloneSet().replicas(2).paused().build();
+    assert.match(explainFor(paused, readyPods(paused, 2)).explained.blockers.join('\n'), /^paused: updateStrategy.paused is true/);
+    const part = aCloneSet().replicas(2).partition(1).build();
+    const pods = [...readyPods(part, 1), ...readyPods(part, 1, 'r2')];
+    assert.match(explainFor(part, pods).explained.blockers.join('\n'), /^partition: 1 pods stay on the current revision/);
+  });
+  test('a scale-in says which pods go and the facts that put them first', () => {
+    const cs = aCloneSet().replicas(2).build();
+    const pending = aPod(cs).ofRevision('r1').instanceId('pendx').pending().build();
+    const pods = [...readyPods(cs, 2), pending];
+    const plan = planCloneSet({ cloneSet: cs, pods, pvcs: [], nodes: new Map(), nowMs: T0 }, revisions(cs, 'r1'), plannerConfig(), sequentialIds());
+    const del = plan.actions.find((a) => a.kind === 'DeletePods');
+    assert.ok(del !== undefined && del.kind === 'DeletePods');
+    assert.equal(describeAction(del), `delete pod ${pending.metadata.name ?? ''} (scale in)`);
+    assert.match(deletionFacts(pending, 'sample-r1', T0), /^update revision, (not scheduled|phase Pending), not ready/);
+  });
+  test('a pod held by a lifecycle hook is named with its hook', () => {
+    const cs = aCloneSet().replicas(2).preDeleteHook({ labelsHandler: { 'example.com/hold': 'true' } }).build();
+    const held = aPod(cs).ofRevision('r1').instanceId('heldx').state('PreparingDelete').ready().build();
+    const hooked: Pod = { ...held, metadata: { ...held.metadata, labels: { ...held.metadata.labels, 'example.com/hold': 'true' } } };
+    const { explained } = explainFor(cs, [...readyPods(cs, 2), hooked]);
+    assert.ok(explained.blockers.includes(`lifecycle hook preDelete: pod ${hooked.metadata.name ?? ''} waits in PreparingDelete until its hook labels/finalizers are removed`), explained.blockers.join('\n'));
+  });
+});

@@ -1,0 +1,113 @@
+// `rollout status`: is the rollout of a CloneSet complete, for the partition in force? Pure evaluation, modelled on
+// kubectl's DeploymentStatusViewer, plus the waiting loop (a watch on the CloneSet, never polling). Unlike
+// kubectl-kruise's (kruise-tools#67) it ends: exit 0 when done, an error on ProgressDeadlineExceeded or timeout.
+import type { CloneSet } from '../api/cloneset.ts';
+import { partitionAbs } from '../cloneset/plan/int-or-percent.ts';
+import { CLONESETS } from '../kube/resources.ts';
+import { isGone } from '../kube/api-error.ts';
+import type { Session } from './session.ts';
+import { PluginError, RESOURCE } from './session.ts';
+
+export type RolloutVerdict =
+  | { readonly done: true; readonly message: string }
+  | { readonly done: false; readonly message: string; readonly failed?: boolean };
+
+export function rolloutVerdict(cs: CloneSet): RolloutVerdict {
+  const name = cs.metadata.name ?? '';
+  const status = cs.status;
+  const generation = cs.metadata.generation ?? 0;
+  if (status === undefined || (status.observedGeneration ?? 0) < generation) {
+    return { done: false, message: `Waiting for cloneset "${name}" spec update to be observed...` };
+  }
+  const progressing = status.conditions?.find((c) => c.type === 'Progressing');
+  if (progressing?.reason === 'ProgressDeadlineExceeded') {
+    return { done: false, failed: true, message: `cloneset "${name}" exceeded its progress deadline${progressing.message !== undefined && progressing.message !== '' ? `: ${progressing.message}` : ''}` };
+  }
+  const failedUpdate = status.conditions?.find((c) => c.type === 'FailedUpdate' && c.status === 'True');
+  const replicas = cs.spec.replicas ?? 1;
+  const partition = partitionAbs(cs.spec.updateStrategy?.partition, replicas);
+  const expected = status.expectedUpdatedReplicas ?? Math.max(0, replicas - partition);
+  const updatedAvailable = status.updatedAvailableReplicas ?? status.updatedReadyReplicas;
+  const paused = cs.spec.updateStrategy?.paused === true ? ' (paused: resume with kubectl cloneset rollout resume ' + name + ')' : '';
+  const failure = failedUpdate?.message !== undefined ? ` (last update failure: ${failedUpdate.message})` : '';
+  if (status.updatedReplicas < expected) {
+    return { done: false, message: `Waiting for rollout to finish: ${status.updatedReplicas} out of ${expected} new replicas have been updated...${paused}${failure}` };
+  }
+  if (status.replicas > replicas) {
+    return { done: false, message: `Waiting for rollout to finish: ${status.replicas - replicas} old replicas are pending termination...` };
+  }
+  if (updatedAvailable < expected) {
+    return { done: false, message: `Waiting for rollout to finish: ${updatedAvailable} of ${expected} updated replicas are available...` };
+  }
+  if (status.availableReplicas < replicas && status.replicas < replicas) {
+    return { done: false, message: `Waiting for rollout to finish: ${status.replicas} of ${replicas} replicas exist...` };
+  }
+  const partial = expected < replicas ? ` (partition ${partition}: ${expected} of ${replicas} replicas updated)` : '';
+  return { done: true, message: `cloneset "${name}" successfully rolled out${partial}` };
+}
+
+export interface StatusOptions {
+  readonly watch: boolean;
+  /** 0 = no limit. */
+  readonly timeoutMs: number;
+  readonly write: (line: string) => void;
+}
+
+/** Waits for the verdict; resolves with it when done, throws PluginError on a failed rollout or the timeout. */
+export async function waitForRollout(s: Session, name: string, first: CloneSet, opts: StatusOptions): Promise<void> {
+  let last = '';
+  const report = (cs: CloneSet): RolloutVerdict => {
+    const v = rolloutVerdict(cs);
+    if (v.message !== last) {
+      if (v.done || !('failed' in v && v.failed === true)) opts.write(v.message);
+      last = v.message;
+    }
+    return v;
+  };
+  const check = (cs: CloneSet): boolean => {
+    const v = report(cs);
+    if (!v.done && v.failed === true) throw new PluginError(v.message);
+    return v.done;
+  };
+  if (check(first) || !opts.watch) return;
+  const abort = new AbortController();
+  let timedOut = false;
+  const timer = opts.timeoutMs > 0 ? setTimeout(() => { timedOut = true; abort.abort(); }, opts.timeoutMs) : undefined;
+  let rv = first.metadata.resourceVersion ?? '';
+  let finished = false;
+  let failure: unknown;
+  try {
+    while (!finished && !abort.signal.aborted) {
+      try {
+        await s.client.watch(CLONESETS, s.namespace, { resourceVersion: rv, timeoutSeconds: 300, allowWatchBookmarks: true, fieldSelector: `metadata.name=${name}` }, (e) => {
+          if (finished) return;
+          if (e.type === 'ERROR') throw new Error(`watch error: ${JSON.stringify(e.object)}`);
+          rv = e.object.metadata?.resourceVersion ?? rv;
+          if (e.type === 'BOOKMARK') return;
+          if (e.type === 'DELETED') throw new PluginError(`${RESOURCE} "${name}" was deleted while waiting for its rollout`);
+          try {
+            if (check(e.object as CloneSet)) { finished = true; abort.abort(); }
+          } catch (err) {
+            failure = err;
+            finished = true;
+            abort.abort();
+          }
+        }, abort.signal);
+      } catch (e) {
+        if (e instanceof PluginError) throw e;
+        if (abort.signal.aborted) break;
+        // 410 (compacted) or a broken stream: read the object again and watch on from there.
+        if (!isGone(e) && !(e instanceof Error && e.message.startsWith('watch error'))) throw e;
+      }
+      if (!finished && !abort.signal.aborted) {
+        const cs = await s.client.get<CloneSet>(CLONESETS, s.namespace, name);
+        rv = cs.metadata.resourceVersion ?? '';
+        if (check(cs)) finished = true;
+      }
+    }
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+  }
+  if (failure !== undefined) throw failure;
+  if (!finished && timedOut) throw new PluginError(`timed out waiting for the rollout of ${RESOURCE} "${name}" to finish: ${last}`);
+}

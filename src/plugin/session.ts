@@ -1,0 +1,92 @@
+// The connection of one kubectl-cloneset invocation: kubeconfig and context chosen as kubectl chooses them, the
+// namespace (flag, else the context's, else "default"), a client, and errors worded like kubectl's with a hint
+// of what to do next.
+import type { KubeConfig } from '@kubernetes/client-node';
+import pkg from '../../package.json' with { type: 'json' };
+import { PLURAL, GROUP, type CloneSet } from '../api/cloneset.ts';
+import { ApiError, ConnectionError } from '../kube/api-error.ts';
+import { CLONESETS, KubeClient, loadKubeConfig } from '../kube/client.ts';
+import { KubeConfigError } from '../kube/kubeconfig.ts';
+import type { Flags } from './flags.ts';
+
+export const USER_AGENT = `kubectl-cloneset/${pkg.version}`;
+export const RESOURCE = `${PLURAL}.${GROUP}`;
+
+/** An error whose message is complete and actionable: printed as `error: <message>`, exit code 1. */
+export class PluginError extends Error {
+  override readonly name = 'PluginError';
+}
+
+export interface Session {
+  readonly client: KubeClient;
+  readonly namespace: string;
+  /** e.g. "https://127.0.0.1:6443" (for error messages). */
+  readonly server: string;
+  readonly contextName: string;
+}
+
+export function selectContext(kc: KubeConfig, context: string | undefined): void {
+  if (context === undefined) return;
+  if (kc.getContextObject(context) === null) {
+    const known = kc.getContexts().map((c) => c.name);
+    throw new PluginError(`context "${context}" does not exist in the kubeconfig (contexts: ${known.join(', ') || 'none'}); list them with: kubectl config get-contexts`);
+  }
+  kc.setCurrentContext(context);
+}
+
+export async function openSession(flags: Flags): Promise<Session> {
+  let kc: KubeConfig;
+  try {
+    kc = loadKubeConfig(flags.kubeconfig);
+  } catch (e) {
+    if (e instanceof KubeConfigError) throw new PluginError(e.message);
+    throw e;
+  }
+  selectContext(kc, flags.context);
+  const contextName = kc.getCurrentContext();
+  const ctxNamespace = kc.getContextObject(contextName)?.namespace;
+  const namespace = flags.namespace ?? (ctxNamespace !== undefined && ctxNamespace !== '' ? ctxNamespace : 'default');
+  const client = await KubeClient.fromKubeConfig(kc, { qps: 50, burst: 100, userAgent: USER_AGENT });
+  return { client, namespace, server: client.server, contextName };
+}
+
+/** kubectl's wording for API errors, plus a next step where there is an obvious one. */
+export function describeError(e: unknown, session?: Session): string {
+  if (e instanceof PluginError || e instanceof KubeConfigError) return e.message;
+  if (e instanceof ConnectionError) {
+    const cause = e.cause instanceof Error ? e.cause.message : String(e.cause);
+    const ctx = session === undefined ? '' : ` (context "${session.contextName}")`;
+    return `the connection to the server ${e.server}${ctx} failed: ${cause}\n` +
+      'Check that the cluster is running and that the kubeconfig points at it: kubectl cluster-info, kubectl config current-context';
+  }
+  if (e instanceof ApiError) {
+    const message = e.status?.message ?? e.message;
+    if (e.reason === 'Unauthorized') return `error from server (Unauthorized): ${message}; check the credentials of the kubeconfig context`;
+    if (e.reason === 'Forbidden') return `error from server (Forbidden): ${message}`;
+    return `error from server (${e.reason}): ${message}`;
+  }
+  return e instanceof Error ? e.message : String(e);
+}
+
+export async function getCloneSet(s: Session, name: string): Promise<CloneSet> {
+  try {
+    return await s.client.get<CloneSet>(CLONESETS, s.namespace, name);
+  } catch (e) {
+    if (e instanceof ApiError && e.reason === 'NotFound') {
+      // A 404 without details is the path itself: the CRD (the resource type) is not served.
+      if (e.status?.details?.name === undefined) {
+        throw new PluginError(`the server doesn't have a resource type "${RESOURCE}" (apps.kruise.io/v1alpha1): install the CRD with kubectl apply -f config/crd/apps.kruise.io_clonesets.yaml`);
+      }
+      throw new PluginError(`${RESOURCE} "${name}" not found in namespace "${s.namespace}"; list them with: kubectl get clonesets -n ${s.namespace}`);
+    }
+    throw e;
+  }
+}
+
+/** The one positional NAME of a command, or a usage error that says which command wanted it. */
+export function nameArg(positionals: readonly string[], index: number, usage: string): string {
+  const name = positionals[index];
+  if (name === undefined || name === '') throw new PluginError(`NAME is required\nUsage: ${usage}`);
+  if (positionals.length > index + 1) throw new PluginError(`unexpected arguments: ${positionals.slice(index + 1).join(' ')}\nUsage: ${usage}`);
+  return name;
+}
