@@ -1,4 +1,4 @@
-// Go encoding/json emulation, byte-exact where the controller needs it (spec §7.1, §7.3):
+// Go encoding/json emulation, byte-exact where the controller needs it (docs/features.md#revisions; Kruise pkg/controller/cloneset/revision/cloneset_revision.go):
 //
 // * `goMarshal(value)` — json.Marshal of a generic value (map[string]interface{} & co.): object keys
 //   sorted by byte order at every level, no whitespace, numbers printed like a Go float64, strings escaped

@@ -1,6 +1,7 @@
 // Kubernetes resource.Quantity as Go (k8s.io/apimachinery v0.32) reads and writes it: the exact string a
 // typed JSON round-trip produces for a quantity. This matters because quantities are part of the bytes
-// that are hashed into ControllerRevision names (spec §7.1) and into the volume-claim-template hash (§7.3).
+// that are hashed into ControllerRevision names and into the volume-claim-template hash (docs/features.md#revisions;
+// Kruise pkg/controller/cloneset/revision/cloneset_revision.go).
 //
 // Behaviour reproduced (written from the documented semantics, checked against the Go library):
 // * parsing: optional sign, digits, optional fraction, suffix (n u m "" k M G T P E, Ki…Ei, or e/E<int>);

@@ -1,4 +1,4 @@
-// Maps informer events to CloneSet keys and observes scale expectations (spec §5.1, §9.1).
+// Maps informer events to CloneSet keys and observes scale expectations (docs/features.md#reconcile-pass, #expectations; Kruise pkg/controller/cloneset/cloneset_event_handler.go).
 // Pods and PVCs go to the CloneSet named by their controller reference; orphans to every CloneSet whose
 // selector matches (they are never adopted, but a label change may concern the CloneSet).
 import type { CloneSet } from '../api/cloneset.ts';

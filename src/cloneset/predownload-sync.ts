@@ -1,4 +1,4 @@
-// The IO half of image pre-download (spec §15) and the start-up discovery of what the API server offers the
+// The IO half of image pre-download (docs/features.md#image-pre-download; Kruise pkg/controller/cloneset/cloneset_predownload_image.go) and the start-up discovery of what the API server offers the
 // in-place engine (the ImagePullJob kind, the pods/resize subresource). Errors of the pre-download are only
 // logged: it is an optimisation and never fails a reconcile.
 import type { Logger } from 'pino';
@@ -47,7 +47,7 @@ export class ImagePreDownloader {
     this.#o = o;
   }
 
-  /** Spec §15 for one reconcile (after the expectation checks, before scale/update). Never throws. */
+  /** docs/features.md#image-pre-download (Kruise pkg/controller/cloneset/cloneset_predownload_image.go) for one reconcile (after the expectation checks, before scale/update). Never throws. */
   async sync(cs: CloneSet, revisions: ResolvedRevisions): Promise<void> {
     const find = (name: string): ControllerRevision | undefined => revisions.history?.find((r) => r.metadata.name === name);
     const current = find(revisions.current.name);
@@ -115,7 +115,7 @@ export interface InPlaceCapabilities {
 }
 
 /**
- * Kruise's version rule (spec §12.9): leading `v` dropped, at most 3 dot-separated parts, each cut to its leading
+ * Kruise's version rule (docs/features.md#in-place-resources; Kruise pkg/util/inplaceupdate/inplace_update_vertical.go): leading `v` dropped, at most 3 dot-separated parts, each cut to its leading
  * digits, compared with 1.32.0; anything that does not then read as X.Y.Z counts as older.
  */
 export function isAtLeast132(gitVersion: string): boolean {

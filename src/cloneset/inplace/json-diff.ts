@@ -1,5 +1,5 @@
 // An RFC 6902 diff of two decoded JSON documents, enough to reproduce the accept/reject outcome of Kruise's
-// `jsonpatch.CreatePatch` (appscode/jsonpatch v1.0.1) over two revisions' data (spec §12.2 step 2). Pure.
+// `jsonpatch.CreatePatch` (appscode/jsonpatch v1.0.1) over two revisions' data (docs/features.md#in-place-update; Kruise pkg/util/inplaceupdate/inplace_update_defaults.go). Pure.
 //
 // Rules: both null → nothing; old null/absent and new non-null → add; different JSON types → replace (also when
 // the new value is null); objects → per key add / recurse / remove; differing scalars → replace; arrays → the

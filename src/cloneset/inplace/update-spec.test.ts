@@ -1,4 +1,4 @@
-// Spec §12.2: which template changes an in-place update can apply, decided on the revisions as stored (the Go-typed,
+// docs/features.md#in-place-update (Kruise pkg/util/inplaceupdate/inplace_update_defaults.go): which template changes an in-place update can apply, decided on the revisions as stored (the Go-typed,
 // defaulted template bytes of revisions.ts), one test per kind of change.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -59,7 +59,7 @@ function notInPlace(d: SpecDecision, reason: RegExp): void {
 
 const sidecar: Container = { name: 'log', image: 'busybox:1.36' };
 
-describe('calculateUpdateSpec (spec §12.2)', () => {
+describe('calculateUpdateSpec (docs/features.md#in-place-update)', () => {
   test('a container image change is applied in place, named by container', () => {
     const spec = inPlace(decide(template([base, sidecar]), template([base, { ...sidecar, image: 'busybox:1.37' }]), {}, { grace: 7 }));
     assert.deepEqual(spec.containerImages, { log: 'busybox:1.37' });

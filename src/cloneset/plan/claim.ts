@@ -1,4 +1,4 @@
-// Which pods a CloneSet counts (spec §8.6; Kruise `ClaimPods` of pkg/controller/cloneset/sync/api.go over
+// Which pods a CloneSet counts (docs/features.md#ownership-and-adoption; Kruise pkg/controller/cloneset/cloneset_controller.go; Kruise `ClaimPods` of pkg/controller/cloneset/sync/api.go over
 // controller-runtime's ref manager). Only pods that already carry this CloneSet's UID in an owner reference are
 // considered (the controller lists pods by owner UID); true orphans with matching labels are never adopted.
 //   controller ref to this CloneSet, selector matches      → claimed

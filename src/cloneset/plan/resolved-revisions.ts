@@ -7,6 +7,6 @@ export interface ResolvedRevisions {
   readonly current: RevisionTemplate;
   readonly update: RevisionTemplate;
   readonly collisionCount: number;
-  /** Every revision of the CloneSet (the in-place engine finds each pod's own revision there, spec §11.7). */
+  /** Every revision of the CloneSet (the in-place engine finds each pod's own revision there, docs/features.md#update-types; Kruise pkg/controller/cloneset/sync/cloneset_update.go). */
   readonly history?: readonly ControllerRevision[];
 }
