@@ -6,7 +6,7 @@ import type { CloneSet } from '../../api/cloneset.ts';
 import { FEATURE_GATE_DEFAULTS, type FeatureGates } from '../../api/well-known.ts';
 import type { Container, PodTemplateSpec } from '../../kube/types.ts';
 import { newRevision, templateFromRevision } from '../plan/revisions.ts';
-import { createJsonPatch } from './json-diff.ts';
+import { createJsonPatch } from '../../api/json-diff.ts';
 import { calculateUpdateSpec, podQosClass, type InPlaceRevision, type SpecDecision } from './update-spec.ts';
 
 const base: Container = { name: 'app', image: 'nginx:1.25', env: [{ name: 'A', value: '1' }] };

@@ -3,7 +3,7 @@
 // with the `/spec/template` prefix removed) and the volume-claim-template hash annotations.
 import type { FeatureGates } from '../../api/well-known.ts';
 import type { Container, PodSpec, PodTemplateSpec } from '../../kube/types.ts';
-import { createJsonPatch, unescapePointerToken, type JsonPatchOp } from './json-diff.ts';
+import { createJsonPatch, unescapePointerToken, type JsonPatchOp } from '../../api/json-diff.ts';
 import { compareQuantities, tryParseQuantity } from './quantity.ts';
 
 /** What the engine needs to know about a revision. */

@@ -6,7 +6,7 @@
 // common prefix is compared index by index, surplus old indices are removed (highest first), surplus new ones
 // added. appscode uses a Levenshtein script for arrays of scalars instead of the index walk; for the in-place
 // decision the difference never matters (any operation inside such an array under /spec is rejected and any
-// operation under /metadata is accepted), see update-spec.ts.
+// operation under /metadata is accepted), see cloneset/inplace/update-spec.ts; admission's InPlaceOnly rule uses it too.
 
 export type JsonPatchOp =
   | { readonly op: 'add' | 'replace'; readonly path: string; readonly value: unknown }
