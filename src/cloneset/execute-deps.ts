@@ -10,4 +10,6 @@ export interface ExecuteDeps {
   readonly rvExpectations: ResourceVersionExpectations;
   readonly recorder: EventRecorder;
   readonly nowMs: () => number;
+  /** Aborts when this replica stops or loses its lease: no further write starts. */
+  readonly signal?: AbortSignal | undefined;
 }

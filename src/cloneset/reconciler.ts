@@ -40,9 +40,17 @@ export interface ReconcileDeps {
   readonly logger: Logger;
   /** Image pre-download for in-place updates (gate PreDownloadImageForInPlaceUpdate, ImagePullJob served). */
   readonly preDownload?: ImagePreDownloader | undefined;
+  /** Aborts when this replica stops or loses its lease: the pass writes nothing more. */
+  readonly signal?: AbortSignal | undefined;
+}
+
+/** A function, so a check before an await is not taken for granted after it. */
+function stopped(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
 }
 
 export async function reconcileCloneSet(key: string, d: ReconcileDeps): Promise<ReconcileResult> {
+  if (stopped(d.signal)) return {};
   const cloneSet = d.stores.cloneSets.get(key);
   if (cloneSet === undefined) {
     d.scaleExpectations.forget(key);
@@ -87,7 +95,10 @@ export async function reconcileCloneSet(key: string, d: ReconcileDeps): Promise<
     rvExpectations: d.rvExpectations,
     recorder: d.recorder,
     nowMs: () => d.clock.now(),
+    signal: d.signal,
   });
+  // Stopping (SIGTERM) or fenced (lease lost): no status or history writes; the next leader recomputes them.
+  if (stopped(d.signal)) return {};
   const failure = outcome.failure === undefined ? undefined : { type: outcome.failure.type, message: errorText(outcome.failure.error) };
   const { status, requeueAfterMs } = computeStatus({
     cloneSet,
