@@ -35,7 +35,7 @@ export async function startController(kubeconfig: string, ns: string, extraArgs:
   const out = createWriteStream(logFile);
   const proc = spawn(process.execPath, [
     '--disable-warning=ExperimentalWarning', path.join(ROOT, 'src/main.ts'), '--kubeconfig', kubeconfig, '-n', ns,
-    `--metrics-bind-address=127.0.0.1:${metricsPort}`, `--health-probe-bind-address=127.0.0.1:${probePort}`, '--log-level=info', ...extraArgs,
+    `--metrics-bind-address=127.0.0.1:${metricsPort}`, `--health-probe-bind-address=127.0.0.1:${probePort}`, '--webhook-port=0', '--log-level=info', ...extraArgs,
   ], { stdio: ['ignore', 'pipe', 'pipe'] });
   proc.stdout.pipe(out);
   proc.stderr.pipe(out);

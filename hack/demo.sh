@@ -9,6 +9,13 @@ export PATH="$(bash hack/ensure-node.sh):$PATH"
 STATE="$ROOT/.cluster/demo"
 say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 
+stop_webhook() {
+  if [ -f "$STATE/webhook.pid" ]; then
+    kill "$(cat "$STATE/webhook.pid")" 2>/dev/null || true
+    rm -f "$STATE/webhook.pid"
+  fi
+}
+
 stop_controller() {
   if [ -f "$STATE/controller.pid" ]; then
     kill "$(cat "$STATE/controller.pid")" 2>/dev/null || true
@@ -18,6 +25,7 @@ stop_controller() {
 
 if [ "${1:-up}" = "down" ]; then
   stop_controller
+  stop_webhook
   node src/localcluster/cli.ts down --state-dir "$STATE"
   exit 0
 fi
@@ -30,11 +38,25 @@ say "starting the local control plane"
 node src/localcluster/cli.ts up --state-dir "$STATE" >/dev/null
 export KUBECONFIG="$STATE/kubeconfig"
 say "installing the CloneSet CRD"
-kubectl apply -f config/crd/apps.kruise.io_clonesets.yaml
-kubectl wait --for condition=established --timeout=60s crd/clonesets.apps.kruise.io >/dev/null
+if kubectl get crd clonesets.apps.kruise.io >/dev/null 2>&1; then
+  # Re-run: the webhook (URL mode) swapped the conversion webhook's service for a url; a client-side apply would add
+  # the service back next to it (invalid). Replace, then the webhook started below writes url and caBundle again.
+  kubectl replace -f config/crd/apps.kruise.io_clonesets.yaml
+else
+  kubectl apply -f config/crd/apps.kruise.io_clonesets.yaml
+fi
+bash hack/wait-crd.sh
+say "starting the admission/conversion webhook (log: $STATE/webhook.log)"
+kubectl apply -f config/manager/namespace.yaml >/dev/null
+stop_webhook
+WEBHOOK_PORT="$(bash hack/free-port.sh)"
+nohup node --disable-warning=ExperimentalWarning src/main.ts webhook --kubeconfig "$KUBECONFIG" \
+  --webhook-host 127.0.0.1 --webhook-port "$WEBHOOK_PORT" >"$STATE/webhook.log" 2>&1 &
+echo $! >"$STATE/webhook.pid"
+bash hack/wait-webhook.sh "$WEBHOOK_PORT" "$(cat "$STATE/webhook.pid")" "$STATE/webhook.log"
 say "starting cloneset-controller (log: $STATE/controller.log)"
 stop_controller
-nohup node --disable-warning=ExperimentalWarning src/main.ts --kubeconfig "$KUBECONFIG" \
+nohup node --disable-warning=ExperimentalWarning src/main.ts --kubeconfig "$KUBECONFIG" --webhook-port=0 \
   --metrics-bind-address=127.0.0.1:8080 --health-probe-bind-address=127.0.0.1:8081 >"$STATE/controller.log" 2>&1 &
 echo $! >"$STATE/controller.pid"
 say "applying the sample CloneSet (config/samples/cloneset-sample.yaml)"

@@ -3,9 +3,10 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { renderCrdYaml } from '../src/api/crd-schema.ts';
+import { withCelRules } from '../src/admission/cel-rules.ts';
 
 const target = resolve(import.meta.dirname, '..', 'config', 'crd', 'apps.kruise.io_clonesets.yaml');
-const yaml = renderCrdYaml();
+const yaml = withCelRules(renderCrdYaml()); // CEL rules: src/admission/cel-rules.ts
 if (process.argv.includes('--check')) {
   let current = '';
   try {

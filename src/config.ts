@@ -30,6 +30,20 @@ export interface ControllerConfig {
   /** A watch without a byte for this long is reconnected; 0 = never. */
   readonly watchIdleTimeoutMs: number;
   readonly logLevel: string;
+  /** `cloneset-controller webhook`: the admission/conversion webhook server only, no controller. */
+  readonly mode: 'controller' | 'webhook';
+  readonly webhook: WebhookConfig;
+}
+
+/** The --webhook-* flags (docs/admission.md). */
+export interface WebhookConfig {
+  /** 0 = no webhook server (controller mode only) */
+  readonly port: number;
+  /** URL mode: the API server calls https://<host>:<port>/…; undefined = Service mode */
+  readonly host?: string;
+  readonly namespace: string;
+  readonly certDir?: string;
+  readonly certValidityMs: number;
 }
 
 export class UsageError extends Error {
@@ -37,8 +51,10 @@ export class UsageError extends Error {
 }
 
 export const USAGE = `Usage: cloneset-controller [flags]
+       cloneset-controller webhook [flags]
 
-Runs the CloneSet controller (apps.kruise.io/v1alpha1) against the cluster of the current kubeconfig.
+Runs the CloneSet controller (apps.kruise.io/v1alpha1) against the cluster of the current kubeconfig, with its
+admission/conversion webhook server (unless --webhook-port=0). \`webhook\` runs the webhook server only.
 
 Flags:
       --kubeconfig string                  path to a kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)
@@ -71,6 +87,13 @@ Flags:
       --kube-api-request-timeout duration  deadline of each API request attempt, "0s" for none (default 30s)
       --watch-idle-timeout duration        reconnect a watch that carried no event and no bookmark for this long,
                                            "0s" never (default 90s)
+      --webhook-port int                   HTTPS port of the webhook server; 0 = none (default 9443)
+      --webhook-host string                URL mode: the API server calls https://<host>:<port>/… (local control
+                                           planes); without it, Service mode (cloneset-controller-webhook-service)
+      --webhook-namespace string           namespace of the certificate Secret and the Service (default "cloneset-system")
+      --webhook-cert-dir string            use tls.crt/tls.key (and ca.crt) from this directory (cert-manager, a mounted
+                                           Secret) instead of self-managed certificates
+      --webhook-cert-validity duration     lifetime of self-managed certificates; rotated at 2/3 (default 8760h)
   -v, --log-level string                   trace|debug|info|warn|error (default "info")
   -h, --help                               show this help
 `;
@@ -128,11 +151,24 @@ function leaseTimings(lease: string | undefined, renew: string | undefined, retr
   return { leaseDurationMs, renewDeadlineMs, retryPeriodMs };
 }
 
+function parseWebhookConfig(v: Record<string, string | boolean | undefined>, mode: 'controller' | 'webhook'): WebhookConfig {
+  const str = (k: string): string | undefined => (typeof v[k] === 'string' && v[k] !== '' ? v[k] : undefined);
+  const port = int('webhook-port', str('webhook-port'), 9443);
+  if (!Number.isInteger(port) || port > 65535) throw new UsageError(`--webhook-port must be a port number (0 = no webhook server), got "${str('webhook-port') ?? ''}"`);
+  if (mode === 'webhook' && port === 0) throw new UsageError('cloneset-controller webhook needs a --webhook-port other than 0');
+  const certValidityMs = parseDuration(str('webhook-cert-validity') ?? '8760h');
+  if (certValidityMs < 30_000) throw new UsageError('--webhook-cert-validity must be at least 30s');
+  const host = str('webhook-host');
+  const certDir = str('webhook-cert-dir');
+  return { port, ...(host !== undefined ? { host } : {}), namespace: str('webhook-namespace') ?? 'cloneset-system', ...(certDir !== undefined ? { certDir } : {}), certValidityMs };
+}
+
 export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): ControllerConfig | 'help' {
+  const mode = argv[0] === 'webhook' ? 'webhook' : 'controller';
   let parsed;
   try {
     parsed = parseArgs({
-      args: [...argv],
+      args: mode === 'webhook' ? argv.slice(1) : [...argv],
       allowPositionals: false,
       options: {
         kubeconfig: { type: 'string' },
@@ -159,6 +195,11 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Co
         'kube-api-request-timeout': { type: 'string' },
         'watch-idle-timeout': { type: 'string' },
         'log-level': { type: 'string', short: 'v' },
+        'webhook-port': { type: 'string' },
+        'webhook-host': { type: 'string' },
+        'webhook-namespace': { type: 'string' },
+        'webhook-cert-dir': { type: 'string' },
+        'webhook-cert-validity': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -193,5 +234,7 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Co
     requestTimeoutMs: parseDuration(v['kube-api-request-timeout'] ?? '30s'),
     watchIdleTimeoutMs: parseDuration(v['watch-idle-timeout'] ?? '90s'),
     logLevel: v['log-level'] ?? 'info',
+    mode,
+    webhook: parseWebhookConfig(v, mode),
   });
 }

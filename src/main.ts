@@ -10,6 +10,8 @@ import { randomUUID } from 'node:crypto';
 import { isReady, runController, type ProcessState } from './leadership.ts';
 import { systemClock } from './runtime/clock.ts';
 import { metricsHandler, metricsRegistry, probeHandler, restClientMetrics, startServer } from './server.ts';
+import { cloneSetHandlers } from './webhook/handlers.ts';
+import { startWebhook, type RunningWebhook } from './webhook/run.ts';
 
 async function main(): Promise<number> {
   let config;
@@ -40,10 +42,13 @@ async function main(): Promise<number> {
   // One identity per process: the Lease holder and the user agent, so the audit log tells which replica wrote.
   const identity = `${hostname()}_${randomUUID()}`;
   const state: ProcessState = { manager: undefined, elector: undefined };
+  let webhook: RunningWebhook | undefined;
   const sources = {
     stats: () => state.manager?.controller.stats() ?? EMPTY_STATS,
-    // Not tied to leadership: a standby that reaches the API server is ready (leadership.ts isReady).
-    ready: () => isReady(state),
+    // Not tied to leadership: a standby that reaches the API server is ready (leadership.ts isReady), once the
+    // webhook it serves (every replica behind the webhook Service) has its certificates and objects in place.
+    ready: () => isReady(state) && (webhook?.ready() ?? true),
+    webhook: () => webhook?.server.stats(),
     ...(config.leaderElect ? { leader: { name: config.leaderElectionId, isLeader: () => state.elector?.isLeader() ?? false } } : {}),
   };
   const registry = metricsRegistry(sources);
@@ -58,6 +63,9 @@ async function main(): Promise<number> {
     eventsClient: await KubeClient.fromKubeConfig(kubeConfig, { ...clientOptions, qps: config.qps, burst: config.burst }),
     // client-go's default limits: a renewal every retry period needs far less.
     leaseClient: await KubeClient.fromKubeConfig(kubeConfig, { ...clientOptions, qps: 5, burst: 10 }),
+    // The webhook's own writes (certificate Secret, caBundles) and podsToDelete reads: never fenced by leadership,
+    // never queued behind pod creates.
+    webhookClient: await KubeClient.fromKubeConfig(kubeConfig, { ...clientOptions, qps: 5, burst: 10 }),
   };
   const abort = new AbortController();
   const stop = (sig: string): void => {
@@ -66,6 +74,16 @@ async function main(): Promise<number> {
   };
   process.once('SIGINT', () => stop('SIGINT'));
   process.once('SIGTERM', () => stop('SIGTERM'));
+  webhook = config.webhook.port === 0
+    ? undefined
+    : startWebhook(config.webhook, { client: clients.webhookClient, handlers: cloneSetHandlers(config.gates), gates: config.gates, clock: systemClock, logger, signal: abort.signal });
+  if (webhook !== undefined && config.mode === 'webhook') {
+    // webhook mode: admission and conversion only; the HTTPS server answers /healthz and /readyz itself
+    logger.info({ server: kubeConfig.getCurrentCluster()?.server, port: config.webhook.port, host: config.webhook.host ?? '(Service mode)', identity }, 'starting cloneset-controller webhook');
+    await webhook.done;
+    for (const c of Object.values(clients)) c.close();
+    return 0;
+  }
   logger.info({ server: kubeConfig.getCurrentCluster()?.server, namespace: config.namespace ?? '(all)', identity }, 'starting cloneset-controller');
   const servers = [
     startServer(config.metricsBindAddress, metricsHandler(registry), logger, 'metrics'),
@@ -73,6 +91,7 @@ async function main(): Promise<number> {
   ];
   const code = await runController({ clients, config, clock: systemClock, logger, identity, state, signal: abort.signal, exit: (c) => process.exit(c) });
   for (const s of servers) s?.close();
+  await webhook?.done;
   for (const c of Object.values(clients)) c.close();
   return code;
 }

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { RequestMetrics } from './kube/client.ts';
 import type { ControllerStats } from './runtime/controller.ts';
+import type { WebhookStats } from './webhook/server.ts';
 
 export interface ServerSources {
   readonly stats: () => ControllerStats;
@@ -14,6 +15,8 @@ export interface ServerSources {
   readonly ready: () => boolean;
   /** With --leader-elect: the Lease name and whether this replica holds it. */
   readonly leader?: { readonly name: string; readonly isLeader: () => boolean };
+  /** the webhook server's counters (src/webhook/server.ts), when it runs in this process */
+  readonly webhook?: () => WebhookStats | undefined;
 }
 
 function parseBindAddress(address: string): { host: string; port: number } | undefined {
@@ -49,6 +52,25 @@ export function metricsRegistry(src: ServerSources): Registry {
       collect() { this.set({ name: leader.name }, leader.isLeader() ? 1 : 0); },
     });
   }
+  // controller-runtime's webhook metrics (pkg/webhook/internal/metrics), labelled by webhook path
+  new Gauge({
+    name: 'controller_runtime_webhook_requests_total',
+    help: 'Total number of admission requests by HTTP status code.',
+    labelNames: ['webhook', 'code'],
+    registers: [registry],
+    collect() {
+      for (const [webhook, byCode] of src.webhook?.()?.requests ?? []) for (const [code, n] of byCode) this.set({ webhook, code: String(code) }, n);
+    },
+  });
+  new Gauge({
+    name: 'controller_runtime_webhook_requests_in_flight',
+    help: 'Current number of admission requests being served.',
+    labelNames: ['webhook'],
+    registers: [registry],
+    collect() {
+      for (const [webhook, n] of src.webhook?.()?.inFlight ?? []) this.set({ webhook }, n);
+    },
+  });
   return registry;
 }
 

@@ -1,18 +1,32 @@
-// The CloneSet API, apps.kruise.io/v1alpha1 (the version we serve and store): types and constants only.
-// Field names and meanings follow the OpenKruise manual and spec §2.3–§2.5. The CRD schema in
-// src/api/crd-schema.ts is typed against these interfaces, so the two cannot drift (see that file).
+// The CloneSet API, apps.kruise.io/v1alpha1: types and constants only. These interfaces are also the
+// controller's one internal model: the controller watches the storage version (v1beta1, see
+// cloneset-v1beta1.ts) and maps each object to this shape with `cloneSetFromV1beta1` (conversion.ts), so the
+// planner reads one shape whatever version a user wrote. The shape is Kruise HEAD's v1alpha1
+// (apis/apps/v1alpha1/cloneset_types.go in openkruise/kruise): the update type includes OnDelete, the scale
+// strategy has excludePreparingDelete and the in-place strategy (apis/apps/pub, shared by both versions) has
+// the image pre-download fields. Field meanings: spec §2.3–§2.5. The CRD schema in src/api/crd-schema.ts is
+// typed against these interfaces, so the two cannot drift (see that file).
 import type { LabelSelector, ObjectMeta, PersistentVolumeClaim, PodTemplateSpec } from '../kube/types.ts';
 
 export const GROUP = 'apps.kruise.io';
 export const VERSION = 'v1alpha1';
 export const API_VERSION = `${GROUP}/${VERSION}`;
+/** The storage version, which the controller watches and writes status through (Kruise HEAD's hub). */
+export const STORAGE_VERSION = 'v1beta1';
+export const STORAGE_API_VERSION = `${GROUP}/${STORAGE_VERSION}`;
+/** The apiVersion of the owner references the controller writes (Kruise HEAD writes v1beta1, spec §3.5). */
+export const OWNER_API_VERSION = STORAGE_API_VERSION;
 export const KIND = 'CloneSet';
 export const PLURAL = 'clonesets';
 
 /** An integer, or a string such as "20%" (Kubernetes IntOrString). */
 export type IntOrString = number | string;
 
-export type CloneSetUpdateStrategyType = 'ReCreate' | 'InPlaceIfPossible' | 'InPlaceOnly';
+/**
+ * OnDelete: pods move to the new revision only when someone deletes them. In v1alpha1 Kruise's admission
+ * rejects it (write it through v1beta1); internally it marks a v1beta1 `type: OnDelete` CloneSet.
+ */
+export type CloneSetUpdateStrategyType = 'ReCreate' | 'InPlaceIfPossible' | 'InPlaceOnly' | 'OnDelete';
 
 export interface LifecycleHook {
   readonly labelsHandler?: Readonly<Record<string, string>>;
@@ -48,6 +62,12 @@ export interface UpdateScatterTerm {
 
 export interface InPlaceUpdateStrategy {
   readonly gracePeriodSeconds?: number;
+  /** ImagePullJob parallelism (integer; nil = 1). v1alpha1 users write the parallelism annotation instead. */
+  readonly imagePreDownloadParallelism?: IntOrString;
+  /** ImagePullJob timeout (nil = 300). */
+  readonly imagePreDownloadTimeoutSeconds?: number;
+  /** Updated ready pods required before the jobs are created (nil = 0). */
+  readonly imagePreDownloadMinUpdatedReadyPods?: number;
 }
 
 export interface CloneSetScaleStrategy {
@@ -56,6 +76,8 @@ export interface CloneSetScaleStrategy {
   readonly maxUnavailable?: IntOrString;
   /** v1alpha1: false (default) means PVCs of vanished pods are reused. */
   readonly disablePVCReuse?: boolean;
+  /** PreparingDelete pods are not counted toward replicas (v1alpha1 also: the CloneSet label). */
+  readonly excludePreparingDelete?: boolean;
 }
 
 export interface CloneSetUpdateStrategy {

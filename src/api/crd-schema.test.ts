@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parse } from 'yaml';
 import { cloneSetCrd, renderCrdYaml } from './crd-schema.ts';
+import { withCelRules } from '../admission/cel-rules.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const read = (p: string): string => readFileSync(resolve(ROOT, p), 'utf8');
@@ -11,9 +12,9 @@ const read = (p: string): string => readFileSync(resolve(ROOT, p), 'utf8');
 type Schema = Readonly<Record<string, unknown>>;
 const isObj = (v: unknown): v is Schema => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function openApiSchema(): Schema {
-  const crd = parse(read('config/crd/apps.kruise.io_clonesets.yaml')) as { spec: { versions: { schema: { openAPIV3Schema: Schema } }[] } };
-  const v = crd.spec.versions[0];
+function openApiSchema(version = 'v1alpha1'): Schema {
+  const crd = parse(read('config/crd/apps.kruise.io_clonesets.yaml')) as { spec: { versions: { name: string; schema: { openAPIV3Schema: Schema } }[] } };
+  const v = crd.spec.versions.find((x) => x.name === version);
   assert.ok(v !== undefined);
   return v.schema.openAPIV3Schema;
 }
@@ -63,24 +64,30 @@ function check(schema: Schema, value: unknown, path: string, problems: string[])
 
 describe('CRD clonesets.apps.kruise.io', () => {
   test('config/crd/apps.kruise.io_clonesets.yaml is up to date (regenerate: node hack/gen-crd.ts)', () => {
-    assert.equal(read('config/crd/apps.kruise.io_clonesets.yaml'), renderCrdYaml());
+    assert.equal(read('config/crd/apps.kruise.io_clonesets.yaml'), withCelRules(renderCrdYaml()));
   });
 
-  test('identity, version, subresources and printer columns as Kruise', () => {
+  test('identity, versions, conversion, subresources and printer columns as Kruise', () => {
     const crd = parse(renderCrdYaml()) as {
       metadata: { name: string };
       spec: {
         group: string; scope: string; names: Record<string, unknown>;
         versions: { name: string; served: boolean; storage: boolean; subresources: unknown; additionalPrinterColumns: { name: string; jsonPath: string; priority?: number }[] }[];
+        conversion: unknown;
       };
     };
     assert.equal(crd.metadata.name, 'clonesets.apps.kruise.io');
     assert.equal(crd.spec.scope, 'Namespaced');
     assert.deepEqual(crd.spec.names, { kind: 'CloneSet', listKind: 'CloneSetList', plural: 'clonesets', singular: 'cloneset', shortNames: ['clone'] });
-    assert.equal(crd.spec.versions.length, 1);
-    const v = crd.spec.versions[0];
-    assert.ok(v !== undefined);
-    assert.deepEqual([v.name, v.served, v.storage], ['v1alpha1', true, true]);
+    assert.deepEqual(crd.spec.versions.map((v) => [v.name, v.served, v.storage]), [['v1alpha1', true, false], ['v1beta1', true, true]]);
+    assert.deepEqual(crd.spec.conversion, {
+      strategy: 'Webhook',
+      webhook: {
+        conversionReviewVersions: ['v1'],
+        clientConfig: { service: { name: 'cloneset-controller-webhook-service', namespace: 'cloneset-system', path: '/convert', port: 443 } },
+      },
+    });
+    for (const v of crd.spec.versions) {
     assert.deepEqual(v.subresources, {
       status: {},
       scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.labelSelector' },
@@ -97,6 +104,7 @@ describe('CRD clonesets.apps.kruise.io', () => {
       'IMAGES .spec.template.spec.containers[*].image p1',
       'SELECTOR .status.labelSelector p1',
     ]);
+    }
   });
 
   test('the schema is structural: every node has a type (or is int-or-string)', () => {
@@ -106,11 +114,12 @@ describe('CRD clonesets.apps.kruise.io', () => {
       if (isObj(s['items'])) walk(s['items'], `${path}[]`);
       if (isObj(s['additionalProperties'])) walk(s['additionalProperties'], `${path}{}`);
     };
-    walk(openApiSchema(), '');
+    walk(openApiSchema('v1alpha1'), '');
+    walk(openApiSchema('v1beta1'), '');
   });
 
-  test('required lists: spec.selector/template, the five status counters', () => {
-    const s = openApiSchema() as { properties: { spec: Schema; status: Schema } };
+  for (const version of ['v1alpha1', 'v1beta1']) test(`${version} required lists: spec.selector/template, the five status counters`, () => {
+    const s = openApiSchema(version) as { properties: { spec: Schema; status: Schema } };
     assert.deepEqual(s.properties.spec['required'], ['selector', 'template']);
     assert.deepEqual(s.properties.status['required'], ['availableReplicas', 'readyReplicas', 'replicas', 'updatedReadyReplicas', 'updatedReplicas']);
     const template = (s.properties.spec['properties'] as Record<string, Schema>)['template'];
@@ -159,8 +168,32 @@ describe('CRD clonesets.apps.kruise.io', () => {
     check(openApiSchema(), full, '', problems);
     assert.deepEqual(problems, []);
     const bad: string[] = [];
-    check(openApiSchema(), { ...full, spec: { ...full.spec, replicas: -1, updateStrategy: { type: 'OnDelete' } } }, '', bad);
+    check(openApiSchema(), { ...full, spec: { ...full.spec, replicas: -1, updateStrategy: { type: 'RollingUpdate' } } }, '', bad);
     assert.deepEqual(bad, ['.spec.replicas: below minimum', '.spec.updateStrategy.type: not in enum']);
+  });
+
+  test('a fully populated v1beta1 object passes (OnDelete, rollingUpdate, enablePVCReuse, pre-download fields)', () => {
+    const full = {
+      apiVersion: 'apps.kruise.io/v1beta1', kind: 'CloneSet', metadata: { name: 'x' },
+      spec: {
+        replicas: 3, selector: { matchLabels: { a: 'b' } }, template: {},
+        scaleStrategy: { podsToDelete: ['p'], maxUnavailable: '10%', enablePVCReuse: true, excludePreparingDelete: true },
+        updateStrategy: {
+          type: 'OnDelete',
+          rollingUpdate: {
+            partition: 1, maxUnavailable: '20%', maxSurge: 0, podUpdatePolicy: 'InPlaceOnly', paused: false, scatterStrategy: [{ key: 'k', value: 'v' }],
+            inPlaceUpdateStrategy: { gracePeriodSeconds: 10, imagePreDownloadParallelism: 2, imagePreDownloadTimeoutSeconds: 60, imagePreDownloadMinUpdatedReadyPods: 1 },
+          },
+        },
+        progressDeadlineSeconds: -1,
+      },
+    };
+    const problems: string[] = [];
+    check(openApiSchema('v1beta1'), full, '', problems);
+    assert.deepEqual(problems, [], 'v1beta1 does not validate progressDeadlineSeconds (spec §2.2)');
+    const bad: string[] = [];
+    check(openApiSchema('v1beta1'), { ...full, spec: { ...full.spec, scaleStrategy: { disablePVCReuse: true }, updateStrategy: { type: 'ReCreate' } } }, '', bad);
+    assert.deepEqual(bad, ['.spec.scaleStrategy.disablePVCReuse: unknown field (would be pruned)', '.spec.updateStrategy.type: not in enum']);
   });
 
   test('cloneSetCrd() is JSON-serialisable (no undefined, no functions)', () => {

@@ -1,5 +1,7 @@
-// The CustomResourceDefinition of clonesets.apps.kruise.io (v1alpha1, served and stored), written once,
-// here, as TypeScript. The OpenAPI schema is typed against the interfaces of api/cloneset.ts:
+// The CustomResourceDefinition of clonesets.apps.kruise.io, written once, here, as TypeScript: v1alpha1
+// (served) and v1beta1 (served and stored, as Kruise HEAD), converted by the webhook at /convert
+// (src/api/conversion.ts). Each version's OpenAPI schema is typed against its interfaces (api/cloneset.ts,
+// api/cloneset-v1beta1.ts):
 // `SchemaFor<CloneSet>` demands a schema for every field of the interface (a field missing here is a
 // compile error), rejects fields the interface does not have (excess property check), demands
 // `required: true` on exactly the non-optional fields, and ties each schema kind to the field's type
@@ -9,16 +11,36 @@
 //
 // Compatibility with Kruise's CRD: same names, short name `clone`, no categories, same subresources and
 // printer columns; `spec.template` and each volume claim template are schemaless objects with
-// x-kubernetes-preserve-unknown-fields. Deliberate additions, because we have no admission webhooks:
-// * validation Kruise's webhook does (and nothing stricter): replicas >= 0, progressDeadlineSeconds >= 0,
-//   updateStrategy.type ∈ {ReCreate, InPlaceIfPossible, InPlaceOnly}, selector operators
+// x-kubernetes-preserve-unknown-fields. Deliberate additions, so that the cheap checks and defaults hold even while
+// no admission webhook answers (the webhook, src/webhook/, does Kruise's full defaulting and validation; CEL rules
+// are added by hack/gen-crd.ts through src/admission/cel-rules.ts):
+// * validation Kruise's webhook does (and nothing stricter): replicas >= 0, progressDeadlineSeconds >= 0
+//   (v1alpha1), updateStrategy.type ∈ {ReCreate, InPlaceIfPossible, InPlaceOnly, OnDelete} (v1alpha1;
+//   admission rejects OnDelete there) or {RollingUpdate, OnDelete, ""} (v1beta1), selector operators
 //   ∈ {In, NotIn, Exists, DoesNotExist}, priority weight in [0, 100];
 // * structural defaults for what Kruise's mutating webhook defaults unconditionally: replicas 1,
-//   revisionHistoryLimit 10, updateStrategy {type ReCreate, partition 0, maxUnavailable "20%", maxSurge 0};
+//   revisionHistoryLimit 10, v1alpha1 updateStrategy {type ReCreate, partition 0, maxUnavailable "20%",
+//   maxSurge 0}. v1beta1 gets only replicas, revisionHistoryLimit and Kruise's own `enablePVCReuse: false`:
+//   its rollingUpdate block must stay absent for OnDelete, which a structural default cannot express;
 // * status.conditions[].lastUpdateTime (Kruise's types have it; its published CRD predates it, so the
 //   status subresource would prune it).
 import { stringify } from 'yaml';
-import { GROUP, KIND, PLURAL, VERSION, type CloneSet, type IntOrString, type LifecycleHook } from './cloneset.ts';
+import {
+  GROUP,
+  KIND,
+  PLURAL,
+  STORAGE_VERSION,
+  VERSION,
+  type CloneSet,
+  type CloneSetStatus,
+  type InPlaceUpdateStrategy,
+  type IntOrString,
+  type Lifecycle,
+  type LifecycleHook,
+  type UpdatePriorityStrategy,
+  type UpdateScatterTerm,
+} from './cloneset.ts';
+import type { CloneSetV1beta1 } from './cloneset-v1beta1.ts';
 import type { LabelSelector, ObjectMeta, PersistentVolumeClaim, PodTemplateSpec } from '../kube/types.ts';
 
 // ---------------------------------------------------------------------------------------------------
@@ -154,6 +176,139 @@ function lifecycleHook(description: string): ObjectSchema<LifecycleHook> {
   };
 }
 
+const priorityAndScatter: {
+  readonly priorityStrategy: SchemaFor<UpdatePriorityStrategy>;
+  readonly scatterStrategy: SchemaFor<readonly UpdateScatterTerm[]>;
+} = {
+  priorityStrategy: {
+    type: 'object',
+    description: 'Update order by pod labels; only one of weightPriority and orderPriority may be set.',
+    properties: {
+      weightPriority: {
+        type: 'array',
+        description: 'Pods are ordered by the sum of the weights of the terms they match (higher first).',
+        items: {
+          type: 'object',
+          description: 'A weighted label selector.',
+          properties: {
+            weight: { ...int32('Weight of the term, 0 to 100.', { minimum: 0, maximum: 100 }), required: true },
+            matchSelector: { ...labelSelector('Pods whose labels match get the weight.'), required: true },
+          },
+        },
+      },
+      orderPriority: {
+        type: 'array',
+        description: 'Pods are ordered by the integer in the value of the first of these label keys they carry.',
+        items: {
+          type: 'object',
+          description: 'A label key to order by.',
+          properties: {
+            orderedKey: { type: 'string', description: 'Label key; its value is ordered by the last integer it contains.', required: true },
+          },
+        },
+      },
+    },
+  },
+  scatterStrategy: {
+    type: 'array',
+    description: 'Label key/value pairs whose pods are spread over the update order instead of updated together.',
+    items: {
+      type: 'object',
+      description: 'A label key and value.',
+      properties: {
+        key: { type: 'string', description: 'Label key.', required: true },
+        value: { type: 'string', description: 'Label value.', required: true },
+      },
+    },
+  },
+};
+
+function inPlaceUpdateStrategy(): ObjectSchema<InPlaceUpdateStrategy> {
+  return {
+    type: 'object',
+    description: 'Options of in-place update.',
+    properties: {
+      gracePeriodSeconds: int32('Seconds between marking a pod not ready and updating its containers in place.'),
+      imagePreDownloadParallelism: intOrString('ImagePullJob parallelism for pre-downloading the new images (integer; default 1).'),
+      imagePreDownloadTimeoutSeconds: int32('ImagePullJob timeout in seconds (default 300).'),
+      imagePreDownloadMinUpdatedReadyPods: int32('Updated ready pods required before images are pre-downloaded (default 0).'),
+    },
+  };
+}
+
+const lifecycle: ObjectSchema<Lifecycle> = {
+  type: 'object',
+  description: 'Hooks that hold pods in intermediate states.',
+  properties: {
+    preDelete: lifecycleHook('Hook before a pod is deleted (state PreparingDelete).'),
+    inPlaceUpdate: lifecycleHook('Hook around an in-place update (states PreparingUpdate, Updated).'),
+    preNormal: lifecycleHook('Hook after a pod is created, before it becomes Normal (state PreparingNormal).'),
+  },
+};
+
+const statusSchema: ObjectSchema<CloneSetStatus> = {
+  type: 'object',
+  description: 'The observed state of the CloneSet.',
+  properties: {
+    observedGeneration: { type: 'integer', format: 'int64', description: 'The generation the controller last acted on.' },
+    replicas: { ...int32('Number of active pods.'), required: true },
+    readyReplicas: { ...int32('Number of ready pods.'), required: true },
+    availableReplicas: { ...int32('Number of pods ready for at least minReadySeconds and in lifecycle state Normal.'), required: true },
+    updatedReplicas: { ...int32('Number of pods at the update revision.'), required: true },
+    updatedReadyReplicas: { ...int32('Number of ready pods at the update revision.'), required: true },
+    updatedAvailableReplicas: int32('Number of available pods at the update revision.'),
+    expectedUpdatedReplicas: int32('Number of pods that should be at the update revision: replicas minus partition.'),
+    updateRevision: str('Name of the ControllerRevision of the current template.'),
+    currentRevision: str('Name of the ControllerRevision all pods were last fully updated to.'),
+    collisionCount: int32('Count of hash collisions, used to name new ControllerRevisions.'),
+    conditions: {
+      type: 'array',
+      description: 'Observations of the CloneSet state.',
+      items: {
+        type: 'object',
+        description: 'A condition of the CloneSet.',
+        properties: {
+          type: { type: 'string', description: 'FailedScale, FailedUpdate or Progressing.', required: true },
+          status: { type: 'string', description: 'True, False or Unknown.', required: true },
+          lastUpdateTime: { type: 'string', format: 'date-time', description: 'Last time the condition was updated.' },
+          lastTransitionTime: { type: 'string', format: 'date-time', description: 'Last time the status changed.' },
+          reason: str('Machine-readable reason of the last transition.'),
+          message: str('Human-readable details.'),
+        },
+      },
+    },
+    labelSelector: str('The selector in string form (for the scale subresource / HPA).'),
+  },
+};
+
+/** The fields both versions share, with the same schema. */
+const commonSpec = {
+  replicas: int32('Desired number of pods. Defaults to 1.', { minimum: 0, default: 1 }),
+  selector: { ...labelSelector('Label query over the pods this CloneSet manages; must match the template labels. Immutable.'), required: true },
+  template: {
+    type: 'object',
+    description: 'The pod template (a core/v1 PodTemplateSpec).',
+    'x-kubernetes-preserve-unknown-fields': true,
+    required: true,
+  },
+  volumeClaimTemplates: {
+    type: 'array',
+    description: 'PVC templates; each pod gets one claim per template, deleted together with the pod.',
+    items: {
+      type: 'object',
+      description: 'A core/v1 PersistentVolumeClaim template.',
+      'x-kubernetes-preserve-unknown-fields': true,
+    },
+  },
+  revisionHistoryLimit: int32('Number of unused ControllerRevisions kept. Default 10.', { default: 10 }),
+  minReadySeconds: int32('Seconds a pod must be ready before it counts as available. Default 0.'),
+  lifecycle,
+} as const;
+
+const podsToDelete = stringList('Names of pods to delete; names that are not pods of this CloneSet are removed from the list.');
+const scaleMaxUnavailable = intOrString('Upper limit of unavailable pods while scaling up (number or percent of replicas); unset means no limit.');
+const excludePreparingDelete = bool('Do not count pods in lifecycle state PreparingDelete toward replicas. Default false.');
+
 export const cloneSetSchema: SchemaFor<CloneSet> = {
   type: 'object',
   description: 'CloneSet manages a set of interchangeable pods, with in-place update, partitioned rollout and per-pod PVCs.',
@@ -166,30 +321,15 @@ export const cloneSetSchema: SchemaFor<CloneSet> = {
       description: 'The desired state of the CloneSet.',
       required: true,
       properties: {
-        replicas: int32('Desired number of pods. Defaults to 1.', { minimum: 0, default: 1 }),
-        selector: { ...labelSelector('Label query over the pods this CloneSet manages; must match the template labels. Immutable.'), required: true },
-        template: {
-          type: 'object',
-          description: 'The pod template (a core/v1 PodTemplateSpec).',
-          'x-kubernetes-preserve-unknown-fields': true,
-          required: true,
-        },
-        volumeClaimTemplates: {
-          type: 'array',
-          description: 'PVC templates; each pod gets one claim per template, deleted together with the pod.',
-          items: {
-            type: 'object',
-            description: 'A core/v1 PersistentVolumeClaim template.',
-            'x-kubernetes-preserve-unknown-fields': true,
-          },
-        },
+        ...commonSpec,
         scaleStrategy: {
           type: 'object',
           description: 'How pods are created and deleted.',
           properties: {
-            podsToDelete: stringList('Names of pods to delete; names that are not pods of this CloneSet are removed from the list.'),
-            maxUnavailable: intOrString('Upper limit of unavailable pods while scaling up (number or percent of replicas); unset means no limit.'),
+            podsToDelete,
+            maxUnavailable: scaleMaxUnavailable,
             disablePVCReuse: bool('When true, PVCs of pods that disappeared are deleted instead of reused by new pods. Default false.'),
+            excludePreparingDelete,
           },
         },
         updateStrategy: {
@@ -199,8 +339,8 @@ export const cloneSetSchema: SchemaFor<CloneSet> = {
           properties: {
             type: {
               type: 'string',
-              description: 'ReCreate (default), InPlaceIfPossible or InPlaceOnly.',
-              enum: ['ReCreate', 'InPlaceIfPossible', 'InPlaceOnly'],
+              description: 'ReCreate (default), InPlaceIfPossible or InPlaceOnly (OnDelete: use apps.kruise.io/v1beta1).',
+              enum: ['ReCreate', 'InPlaceIfPossible', 'InPlaceOnly', 'OnDelete'],
               default: 'ReCreate',
             },
             partition: intOrString('Number or percent of pods to keep at old revisions. Default 0.', { default: 0 }),
@@ -211,104 +351,72 @@ export const cloneSetSchema: SchemaFor<CloneSet> = {
               default: 0,
             }),
             paused: bool('Stop updating pods (scaling goes on). Default false.'),
-            priorityStrategy: {
-              type: 'object',
-              description: 'Update order by pod labels; only one of weightPriority and orderPriority may be set.',
-              properties: {
-                weightPriority: {
-                  type: 'array',
-                  description: 'Pods are ordered by the sum of the weights of the terms they match (higher first).',
-                  items: {
-                    type: 'object',
-                    description: 'A weighted label selector.',
-                    properties: {
-                      weight: { ...int32('Weight of the term, 0 to 100.', { minimum: 0, maximum: 100 }), required: true },
-                      matchSelector: { ...labelSelector('Pods whose labels match get the weight.'), required: true },
-                    },
-                  },
-                },
-                orderPriority: {
-                  type: 'array',
-                  description: 'Pods are ordered by the integer in the value of the first of these label keys they carry.',
-                  items: {
-                    type: 'object',
-                    description: 'A label key to order by.',
-                    properties: {
-                      orderedKey: { type: 'string', description: 'Label key; its value is ordered by the last integer it contains.', required: true },
-                    },
-                  },
-                },
-              },
-            },
-            scatterStrategy: {
-              type: 'array',
-              description: 'Label key/value pairs whose pods are spread over the update order instead of updated together.',
-              items: {
-                type: 'object',
-                description: 'A label key and value.',
-                properties: {
-                  key: { type: 'string', description: 'Label key.', required: true },
-                  value: { type: 'string', description: 'Label value.', required: true },
-                },
-              },
-            },
-            inPlaceUpdateStrategy: {
-              type: 'object',
-              description: 'Options of in-place update.',
-              properties: {
-                gracePeriodSeconds: int32('Seconds between marking a pod not ready and updating its containers in place.'),
-              },
-            },
-          },
-        },
-        revisionHistoryLimit: int32('Number of unused ControllerRevisions kept. Default 10.', { default: 10 }),
-        minReadySeconds: int32('Seconds a pod must be ready before it counts as available. Default 0.'),
-        lifecycle: {
-          type: 'object',
-          description: 'Hooks that hold pods in intermediate states.',
-          properties: {
-            preDelete: lifecycleHook('Hook before a pod is deleted (state PreparingDelete).'),
-            inPlaceUpdate: lifecycleHook('Hook around an in-place update (states PreparingUpdate, Updated).'),
-            preNormal: lifecycleHook('Hook after a pod is created, before it becomes Normal (state PreparingNormal).'),
+            ...priorityAndScatter,
+            inPlaceUpdateStrategy: inPlaceUpdateStrategy(),
           },
         },
         progressDeadlineSeconds: int32('Seconds a rollout may take before the Progressing condition reports ProgressDeadlineExceeded.', { minimum: 0 }),
       },
     },
-    status: {
+    status: statusSchema,
+  },
+};
+
+export const cloneSetV1beta1Schema: SchemaFor<CloneSetV1beta1> = {
+  type: 'object',
+  description: 'CloneSet manages a set of interchangeable pods, with in-place update, partitioned rollout and per-pod PVCs.',
+  properties: {
+    apiVersion: str('The versioned schema of this object (apps.kruise.io/v1beta1).'),
+    kind: str('The kind of this object (CloneSet).'),
+    metadata: { type: 'object' },
+    spec: {
       type: 'object',
-      description: 'The observed state of the CloneSet.',
+      description: 'The desired state of the CloneSet.',
+      required: true,
       properties: {
-        observedGeneration: { type: 'integer', format: 'int64', description: 'The generation the controller last acted on.' },
-        replicas: { ...int32('Number of active pods.'), required: true },
-        readyReplicas: { ...int32('Number of ready pods.'), required: true },
-        availableReplicas: { ...int32('Number of pods ready for at least minReadySeconds and in lifecycle state Normal.'), required: true },
-        updatedReplicas: { ...int32('Number of pods at the update revision.'), required: true },
-        updatedReadyReplicas: { ...int32('Number of ready pods at the update revision.'), required: true },
-        updatedAvailableReplicas: int32('Number of available pods at the update revision.'),
-        expectedUpdatedReplicas: int32('Number of pods that should be at the update revision: replicas minus partition.'),
-        updateRevision: str('Name of the ControllerRevision of the current template.'),
-        currentRevision: str('Name of the ControllerRevision all pods were last fully updated to.'),
-        collisionCount: int32('Count of hash collisions, used to name new ControllerRevisions.'),
-        conditions: {
-          type: 'array',
-          description: 'Observations of the CloneSet state.',
-          items: {
-            type: 'object',
-            description: 'A condition of the CloneSet.',
-            properties: {
-              type: { type: 'string', description: 'FailedScale, FailedUpdate or Progressing.', required: true },
-              status: { type: 'string', description: 'True, False or Unknown.', required: true },
-              lastUpdateTime: { type: 'string', format: 'date-time', description: 'Last time the condition was updated.' },
-              lastTransitionTime: { type: 'string', format: 'date-time', description: 'Last time the status changed.' },
-              reason: str('Machine-readable reason of the last transition.'),
-              message: str('Human-readable details.'),
+        ...commonSpec,
+        scaleStrategy: {
+          type: 'object',
+          description: 'How pods are created and deleted.',
+          properties: {
+            podsToDelete,
+            maxUnavailable: scaleMaxUnavailable,
+            enablePVCReuse: { ...bool('When true, new pods reuse the PVCs of pods that disappeared (same instance id). Default false.'), default: false },
+            excludePreparingDelete,
+          },
+        },
+        updateStrategy: {
+          type: 'object',
+          description: 'How pods are updated when the template changes.',
+          properties: {
+            type: {
+              type: 'string',
+              description: 'RollingUpdate (default): the controller updates pods as rollingUpdate says; OnDelete: pods move to the new revision only when deleted.',
+              enum: ['RollingUpdate', 'OnDelete', ''],
+            },
+            rollingUpdate: {
+              type: 'object',
+              description: 'How a RollingUpdate proceeds.',
+              properties: {
+                partition: intOrString('Number or percent of pods to keep at old revisions. Default 0.'),
+                maxUnavailable: intOrString('Upper limit of unavailable pods during update or scale (number or percent; percent rounds up unless maxSurge > 0). Default 20%.'),
+                maxSurge: intOrString('Pods that may be created above the desired replicas during update (number or percent, rounded up). Default 0.'),
+                podUpdatePolicy: {
+                  type: 'string',
+                  description: 'ReCreate (default), InPlaceIfPossible or InPlaceOnly.',
+                  enum: ['ReCreate', 'InPlaceIfPossible', 'InPlaceOnly'],
+                },
+                paused: bool('Stop updating pods (scaling goes on). Default false.'),
+                ...priorityAndScatter,
+                inPlaceUpdateStrategy: inPlaceUpdateStrategy(),
+              },
             },
           },
         },
-        labelSelector: str('The selector in string form (for the scale subresource / HPA).'),
+        progressDeadlineSeconds: int32('Seconds a rollout may take before the Progressing condition reports ProgressDeadlineExceeded.'),
       },
     },
+    status: statusSchema,
   },
 };
 
@@ -359,6 +467,17 @@ export function toOpenApi(schema: unknown): Json {
   return out;
 }
 
+export const WEBHOOK_SERVICE = 'cloneset-controller-webhook-service';
+export const WEBHOOK_NAMESPACE = 'cloneset-system';
+
+const versionCommon = {
+  additionalPrinterColumns: printerColumns,
+  subresources: {
+    status: {},
+    scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.labelSelector' },
+  },
+} as const;
+
 /** The full CustomResourceDefinition object. */
 export function cloneSetCrd(): Json {
   return {
@@ -370,22 +489,18 @@ export function cloneSetCrd(): Json {
       names: { kind: KIND, listKind: `${KIND}List`, plural: PLURAL, singular: 'cloneset', shortNames: ['clone'] },
       scope: 'Namespaced',
       versions: [
-        {
-          name: VERSION,
-          served: true,
-          storage: true,
-          additionalPrinterColumns: printerColumns,
-          schema: { openAPIV3Schema: toOpenApi(cloneSetSchema) },
-          subresources: {
-            status: {},
-            scale: {
-              specReplicasPath: '.spec.replicas',
-              statusReplicasPath: '.status.replicas',
-              labelSelectorPath: '.status.labelSelector',
-            },
-          },
-        },
+        { name: VERSION, served: true, storage: false, ...versionCommon, schema: { openAPIV3Schema: toOpenApi(cloneSetSchema) } },
+        { name: STORAGE_VERSION, served: true, storage: true, ...versionCommon, schema: { openAPIV3Schema: toOpenApi(cloneSetV1beta1Schema) } },
       ],
+      // The API server sends ConversionReviews to the webhook process; it writes caBundle (and, on the local
+      // control plane, a URL instead of the Service) when it starts (src/webhook/).
+      conversion: {
+        strategy: 'Webhook',
+        webhook: {
+          conversionReviewVersions: ['v1'],
+          clientConfig: { service: { name: WEBHOOK_SERVICE, namespace: WEBHOOK_NAMESPACE, path: '/convert', port: 443 } },
+        },
+      },
     },
   };
 }

@@ -1,10 +1,12 @@
 // startCloneSetManager: the informers, work queue and workers of the CloneSet controller, wired together.
+import { cloneSetFromV1beta1 } from '../api/conversion.ts';
+import type { CloneSetV1beta1 } from '../api/cloneset-v1beta1.ts';
 import type { Logger } from 'pino';
 import { randomInt } from 'node:crypto';
 import type { CloneSet } from '../api/cloneset.ts';
 import type { FeatureGates } from '../api/well-known.ts';
 import type { KubeClient } from '../kube/client.ts';
-import { CLONESETS, CONTROLLER_REVISIONS, EVENTS, NODES, PODS, PVCS } from '../kube/resources.ts';
+import { CLONESETS_V1BETA1, CONTROLLER_REVISIONS, EVENTS, NODES, PODS, PVCS } from '../kube/resources.ts';
 import type { ControllerRevision, Node, PersistentVolumeClaim, Pod } from '../kube/types.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { Controller } from '../runtime/controller.ts';
@@ -65,7 +67,14 @@ export function startCloneSetManager(
 ): CloneSetManager {
   const ns = config.namespace;
   const common = { client, clock, logger, ...(ns !== undefined ? { namespace: ns } : {}) };
-  const cloneSets = new Informer<CloneSet>({ ...common, resource: CLONESETS, indexers: { [INDEX_NAMESPACE]: indexByNamespace } });
+  // One internal model: the storage version is watched (the API server converts nothing) and each object is
+  // mapped to the internal shape once, when it enters the cache (api/conversion.ts).
+  const cloneSets = new Informer<CloneSet>({
+    ...common,
+    resource: CLONESETS_V1BETA1,
+    indexers: { [INDEX_NAMESPACE]: indexByNamespace },
+    transform: (stored) => cloneSetFromV1beta1(stored as unknown as CloneSetV1beta1),
+  });
   const pods = new Informer<Pod>({ ...common, resource: PODS, indexers: { [INDEX_OWNER_UID]: indexByOwnerUid } });
   const pvcs = new Informer<PersistentVolumeClaim>({ ...common, resource: PVCS, indexers: { [INDEX_OWNER_UID]: indexByOwnerUid } });
   const revisions = new Informer<ControllerRevision>({ ...common, resource: CONTROLLER_REVISIONS, indexers: { [INDEX_NAMESPACE]: indexByNamespace } });

@@ -3,7 +3,9 @@
 import type { CloneSet, CloneSetStatus } from '../api/cloneset.ts';
 import type { ControllerRevision, PersistentVolumeClaim, Pod } from '../kube/types.ts';
 import type { KubeClient, PatchType } from '../kube/client.ts';
-import { CLONESETS, CONTROLLER_REVISIONS, PODS, PVCS } from '../kube/resources.ts';
+import { CLONESETS_V1BETA1, CONTROLLER_REVISIONS, PODS, PVCS } from '../kube/resources.ts';
+import { cloneSetToV1beta1 } from '../api/conversion.ts';
+import { KIND, STORAGE_API_VERSION } from '../api/cloneset.ts';
 
 export type { PatchType };
 
@@ -69,15 +71,24 @@ export function apiPorts(client: KubeClient): Ports {
       deleteRevision: (ns, name) => client.delete(CONTROLLER_REVISIONS, ns, name),
     },
     cloneSets: {
+      // Through the storage version (no conversion). The status subresource ignores the spec, but the body must
+      // still be a valid v1beta1 object, hence the spec mapped back.
       updateStatus: (cs, status) =>
         client.update<CloneSet>(
-          CLONESETS,
+          CLONESETS_V1BETA1,
           cs.metadata.namespace,
           cs.metadata.name ?? '',
-          { apiVersion: cs.apiVersion, kind: cs.kind, metadata: { name: cs.metadata.name, namespace: cs.metadata.namespace, resourceVersion: cs.metadata.resourceVersion }, spec: cs.spec, status },
+          {
+            apiVersion: STORAGE_API_VERSION,
+            kind: KIND,
+            metadata: { name: cs.metadata.name, namespace: cs.metadata.namespace, resourceVersion: cs.metadata.resourceVersion },
+            spec: cloneSetToV1beta1(cs).spec,
+            status,
+          },
           { subresource: 'status' },
         ),
-      patchCloneSet: (ns, name, patch, type) => client.patch<CloneSet>(CLONESETS, ns, name, patch, type),
+      // Only JSON patches of paths both versions share (spec.scaleStrategy.podsToDelete).
+      patchCloneSet: (ns, name, patch, type) => client.patch<CloneSet>(CLONESETS_V1BETA1, ns, name, patch, type),
     },
   };
 }

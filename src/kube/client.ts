@@ -278,11 +278,13 @@ export class KubeClient {
     }
   }
 
-  async create<T>(r: ResourceRef, ns: string | undefined, body: unknown, opts: { subresource?: string; name?: string } = {}): Promise<T> {
+  async create<T>(r: ResourceRef, ns: string | undefined, body: unknown, opts: { subresource?: string; name?: string; dryRun?: boolean } = {}): Promise<T> {
     // A create on a subresource (pods/binding, …) is addressed to the parent object.
     const name = opts.subresource === undefined ? undefined : (opts.name ?? nameOfBody(body));
     const path = name === undefined ? resourcePath(r, ns) : resourcePath(r, ns, name, opts.subresource);
-    return (await this.#call('create', 'POST', path, {}, { contentType: 'application/json', value: body })) as T;
+    // dryRun=All: admission (webhooks included) and validation run, nothing is stored
+    const query = opts.dryRun === true ? { dryRun: 'All' } : {};
+    return (await this.#call('create', 'POST', path, query, { contentType: 'application/json', value: body })) as T;
   }
 
   async patch<T>(r: ResourceRef, ns: string | undefined, name: string, patch: unknown, type: PatchType, opts: { subresource?: string } = {}): Promise<T> {

@@ -89,6 +89,21 @@ describe('Informer against a scripted API server', () => {
     assert.deepEqual(informer.store.byIndex('owner', 'o2').map((o) => o.metadata?.name), ['c']);
   });
 
+  it('stores and delivers objects as `transform` maps them (the CloneSet cache holds the internal model)', async () => {
+    const informer = new Informer<KubeObject>({
+      client, resource: CONFIGMAPS, namespace: 'ns', clock: systemClock, logger: pino({ level: 'silent' }),
+      transform: (o) => ({ ...o, metadata: { ...o.metadata, labels: { mapped: 'yes' } } }),
+    });
+    const added: string[] = [];
+    informer.addHandlers({ onAdd: (o) => added.push(`${o.metadata?.name}:${o.metadata?.labels?.['mapped']}`) });
+    const ac = new AbortController();
+    informer.start(ac.signal);
+    await informer.waitForSync(AbortSignal.timeout(5000));
+    ac.abort();
+    assert.deepEqual(added.sort(), ['a:yes', 'c:yes']); // the scripted server's relist contents
+    assert.ok(informer.store.list().every((o) => o.metadata?.labels?.['mapped'] === 'yes'));
+  });
+
   it('waitForSync rejects when its signal aborts first', async () => {
     const informer = new Informer<KubeObject>({ client, resource: CONFIGMAPS, clock: systemClock, logger: pino({ level: 'silent' }) });
     await assert.rejects(informer.waitForSync(AbortSignal.timeout(10)));

@@ -28,6 +28,11 @@ export interface InformerOptions<T> {
   /** Testing/recovery: skip the first list and watch from this resourceVersion (a 410 then relists). */
   resumeFrom?: string;
   random?: () => number;
+  /**
+   * Maps each listed or watched object before it is stored (e.g. a stored-version object to the internal model).
+   * Pure and total: it must not throw.
+   */
+  transform?: (obj: T) => T;
 }
 
 export interface InformerStats {
@@ -127,7 +132,12 @@ export class Informer<T extends KubeObject> {
     };
   }
 
-  #ingest(events: readonly WatcherEvent<T>[]): void {
+  #ingest(raw: readonly WatcherEvent<T>[]): void {
+    const t = this.#opts.transform;
+    const events =
+      t === undefined
+        ? raw
+        : raw.map((ev): WatcherEvent<T> => (ev.type === 'replace' ? { ...ev, items: ev.items.map(t) } : { ...ev, object: t(ev.object) }));
     for (const ev of events) {
       let deltas: StoreDelta<T>[];
       try {

@@ -88,7 +88,7 @@ export function startController(namespace: string, extraArgs: readonly string[] 
   const proc = spawn(
     process.execPath,
     ['--disable-warning=ExperimentalWarning', path.join(ROOT, 'src/main.ts'), '--kubeconfig', opts.kubeconfig ?? kubeconfigPath(), '-n', namespace,
-      '--metrics-bind-address=0', '--health-probe-bind-address=0', '--log-level=debug', ...extraArgs],
+      '--metrics-bind-address=0', '--health-probe-bind-address=0', '--webhook-port=0', '--log-level=debug', ...extraArgs],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   proc.stdout?.pipe(out);

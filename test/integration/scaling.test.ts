@@ -65,7 +65,7 @@ describe('scaling on a real API server', () => {
       assert.match(id, /^[bcdfghjklmnpqrstvwxz2456789]{5}$/);
       assert.deepEqual(pvc.metadata.labels, { app: 'vol', [ID]: id });
       assert.deepEqual(pvc.metadata.ownerReferences, [
-        { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', name: 'vol', uid: cs.metadata.uid, controller: true, blockOwnerDeletion: true },
+        { apiVersion: 'apps.kruise.io/v1beta1', kind: 'CloneSet', name: 'vol', uid: cs.metadata.uid, controller: true, blockOwnerDeletion: true },
       ]);
       assert.deepEqual(pvc.spec?.['resources'], { requests: { storage: '1Gi' } });
     }
@@ -145,8 +145,8 @@ describe('scaling on a real API server', () => {
   it('turning disablePVCReuse on deletes an owned PVC that has no pod, and keeps the PVCs of the pods', async () => {
     const cs = await client.create<CloneSet>(CLONESETS, ns, cloneSetOf(ns, 'toggle', 2, { claims: ['data'] }));
     const pods = await settled(client, ns, 'toggle', 2);
-    // A PVC left behind by a pod that vanished (as the controller would have created it): with reuse it waits for
-    // the next scale-up.
+    // A PVC left behind by a pod that vanished (as Kruise ≤ 1.9 created it, owned through apps.kruise.io/v1alpha1:
+    // still ours): with reuse it waits for the next scale-up.
     const orphan = await client.create<PersistentVolumeClaim>(PVCS, ns, {
       apiVersion: 'v1',
       kind: 'PersistentVolumeClaim',

@@ -34,8 +34,8 @@ function plan(oldC: readonly Container[], newC: readonly Container[], o: Paramet
 }
 
 describe('planImagePreDownload (spec §15)', () => {
-  test('one job per changed container, with the v1alpha1 annotations, owner, selector and policies', () => {
-    const p = plan([app('a:1'), side('s:1')], [app('a:2'), side('s:1')], { annotations: { 'apps.kruise.io/image-predownload-parallelism': '5', 'apps.kruise.io/image-predownload-timeout-seconds': '120' } });
+  test('one job per changed container, with the inPlaceUpdateStrategy tuning, owner, selector and policies', () => {
+    const p = plan([app('a:1'), side('s:1')], [app('a:2'), side('s:1')], { strategy: { inPlaceUpdateStrategy: { imagePreDownloadParallelism: 5, imagePreDownloadTimeoutSeconds: 120 } } });
     assert.equal(p.kind, 'create');
     if (p.kind !== 'create') return;
     assert.equal(p.jobs.length, 1);
@@ -51,7 +51,7 @@ describe('planImagePreDownload (spec §15)', () => {
         name: `${name}-app`,
         namespace: 'ns',
         labels: { app: 'web', 'controller.kubernetes.io/hash': hash },
-        ownerReferences: [{ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', name: 'web', uid: 'uid-web', controller: true, blockOwnerDeletion: true }],
+        ownerReferences: [{ apiVersion: 'apps.kruise.io/v1beta1', kind: 'CloneSet', name: 'web', uid: 'uid-web', controller: true, blockOwnerDeletion: true }],
       },
       spec: {
         image: 'a:2',
@@ -85,7 +85,7 @@ describe('planImagePreDownload (spec §15)', () => {
   });
 
   test('waits for imagePreDownloadMinUpdatedReadyPods', () => {
-    assert.equal(plan([app('a:1')], [app('a:2')], { annotations: { 'apps.kruise.io/image-predownload-min-updated-ready-pods': '2' } }).kind, 'none');
+    assert.equal(plan([app('a:1')], [app('a:2')], { strategy: { inPlaceUpdateStrategy: { imagePreDownloadMinUpdatedReadyPods: 2 } } }).kind, 'none');
   });
 
   test('a revision already handled is left alone; equal revisions clean up', () => {

@@ -1,11 +1,13 @@
 // Image pre-download for in-place updates (spec §15, gate PreDownloadImageForInPlaceUpdate): which ImagePullJobs
 // to create for a new update revision, or why none. Pure; the IO lives in ../predownload-sync.ts.
 //
-// Choice: the jobs are `apps.kruise.io/v1alpha1` ImagePullJobs (Kruise ≥ 1.8 writes v1beta1): this controller
-// serves CloneSet v1alpha1, and v1alpha1 is the ImagePullJob version every Kruise release serves. The spec's
-// shape is the same in both versions. The tuning comes from the v1alpha1 CloneSet annotations
-// `apps.kruise.io/image-predownload-{parallelism,timeout-seconds,min-updated-ready-pods}` (spec §2.3).
-import type { CloneSet, IntOrString } from '../../api/cloneset.ts';
+// Choice: the jobs are `apps.kruise.io/v1alpha1` ImagePullJobs (Kruise ≥ 1.8 writes v1beta1): v1alpha1 is the
+// ImagePullJob version every Kruise release serves, and the job's shape is the same in both versions. Their owner
+// reference points to the CloneSet as apps.kruise.io/v1beta1, as Kruise HEAD writes it. The tuning comes from
+// `inPlaceUpdateStrategy.imagePreDownload*` (v1beta1); the v1alpha1 annotations
+// `apps.kruise.io/image-predownload-{parallelism,timeout-seconds,min-updated-ready-pods}` become those fields
+// when written through v1alpha1 (conversion, spec §2.6), and the controller never reads the annotations itself.
+import type { CloneSet, InPlaceUpdateStrategy, IntOrString } from '../../api/cloneset.ts';
 import { DEFAULT_MAX_UNAVAILABLE, LABEL_CONTROLLER_REVISION_HASH, LABEL_REVISION_HASH, type FeatureGates } from '../../api/well-known.ts';
 import type { ControllerRevision, KubeObject, LabelSelector, ObjectMeta, PodTemplateSpec } from '../../kube/types.ts';
 import { partitionAbs, partitionParses, scaledValue } from '../plan/int-or-percent.ts';
@@ -49,26 +51,16 @@ export type PreDownloadPlan =
   /** Create these jobs, then label the update revision `pre-predownload-created: "true"`. */
   | { readonly kind: 'create'; readonly jobs: readonly ImagePullJob[] };
 
-/** strconv.Atoi of an annotation (int32), undefined when absent or not an integer. */
-function intAnnotation(cs: CloneSet, key: string): number | undefined {
-  const v = cs.metadata.annotations?.[key];
-  if (v === undefined || !/^[+-]?\d+$/.test(v.trim())) return undefined;
-  const n = Number(v.trim());
-  return n >= -2147483648 && n <= 2147483647 ? n : undefined;
-}
-
-/** IntOrString.Parse: an integer when the text is one, else the string. */
-function intOrStringAnnotation(cs: CloneSet, key: string): IntOrString | undefined {
-  const v = cs.metadata.annotations?.[key];
-  if (v === undefined || v === '') return undefined;
-  return /^[+-]?\d+$/.test(v) ? Number(v) : v;
+/** The pre-download tuning: v1beta1 fields (v1alpha1 users' annotations arrive here through conversion, spec §2.6). */
+function tuning(cs: CloneSet): InPlaceUpdateStrategy {
+  return cs.spec.updateStrategy?.inPlaceUpdateStrategy ?? {};
 }
 
 export function planImagePreDownload(cs: CloneSet, current: ControllerRevision, update: ControllerRevision, gates: FeatureGates): PreDownloadPlan {
   const currentName = current.metadata.name ?? '';
   const updateName = update.metadata.name ?? '';
   if (currentName === updateName) return { kind: 'cleanup' };
-  const minReady = intAnnotation(cs, ANNOTATION_PREDOWNLOAD_MIN_UPDATED_READY) ?? 0;
+  const minReady = tuning(cs).imagePreDownloadMinUpdatedReadyPods ?? 0;
   const updatedReady = cs.status?.updateRevision === updateName ? cs.status.updatedReadyReplicas : 0;
   if (minReady > updatedReady) return { kind: 'none', reason: `waiting for ${minReady} updated ready pods (have ${updatedReady})` };
   const labels = update.metadata.labels ?? {};
@@ -113,8 +105,8 @@ export function imagePullJobs(cs: CloneSet, update: ControllerRevision, oldTempl
       { key: LABEL_REVISION_HASH, operator: 'NotIn', values: [updateName, hashLabel] },
     ],
   };
-  const parallelism = intOrStringAnnotation(cs, ANNOTATION_PREDOWNLOAD_PARALLELISM) ?? 1;
-  const timeoutSeconds = intAnnotation(cs, ANNOTATION_PREDOWNLOAD_TIMEOUT) ?? 300;
+  const parallelism = tuning(cs).imagePreDownloadParallelism ?? 1;
+  const timeoutSeconds = tuning(cs).imagePreDownloadTimeoutSeconds ?? 300;
   const annotations = newTemplate.metadata?.annotations;
   const jobs: ImagePullJob[] = [];
   for (const c of newTemplate.spec.containers) {

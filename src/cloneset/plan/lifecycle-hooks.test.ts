@@ -363,11 +363,10 @@ describe('markPodNotReady and KruisePodReady (spec §13.4)', () => {
 });
 
 describe('scaling with PreparingDelete (manual "Scaling with PreparingDelete", spec §10.3 step 3)', () => {
-  const EXCLUDE = { 'apps.kruise.io/cloneset-scaling-exclude-preparing-delete': 'true' };
   const N = 3;
   const build = (exclude: boolean, replicas: number, podsToDelete: string[] = []): CloneSet => {
     let b = aCloneSet('sample').replicas(replicas).preDeleteHook(hookOf('finalizers'));
-    if (exclude) b = b.labels(EXCLUDE);
+    if (exclude) b = b.excludePreparingDelete();
     if (podsToDelete.length > 0) b = b.podsToDelete(...podsToDelete);
     return b.build();
   };

@@ -397,7 +397,7 @@ describe('preDelete hook and PreparingDelete (spec §10.3 steps 3 and 6, §10.5,
   });
 
   test('excluding PreparingDelete pods from replicas creates the replacement while the old pod waits', () => {
-    const cs = aCloneSet('sample').replicas(2).preDeleteHook({ ...hook, markPodNotReady: true }).labels({ 'apps.kruise.io/cloneset-scaling-exclude-preparing-delete': 'true' }).build();
+    const cs = aCloneSet('sample').replicas(2).preDeleteHook({ ...hook, markPodNotReady: true }).excludePreparingDelete().build();
     const pods = [...readyPods(cs, 1), hooked(cs, 'hookd').state('PreparingDelete').specifiedDelete().build()];
     assert.equal(created(planOf(cs, pods).actions).length, 1);
   });

@@ -77,7 +77,7 @@ function buildWorld(s: Scenario, specifiedDelete: ReadonlySet<number>): World {
   if (s.scaleMaxUnavailable !== undefined) b = b.scaleMaxUnavailable(s.scaleMaxUnavailable);
   if (s.withPvcs) b = b.volumeClaimTemplate('data');
   if (s.hook !== null) b = b.preDeleteHook({ labelsHandler: { [HOOK]: 'true' }, markPodNotReady: s.hook.markPodNotReady });
-  if (s.hook?.exclude === true) b = b.labels({ 'apps.kruise.io/cloneset-scaling-exclude-preparing-delete': 'true' });
+  if (s.hook?.exclude === true) b = b.excludePreparingDelete();
   const cs = b.build();
   const pods: Pod[] = [];
   const pvcs: PersistentVolumeClaim[] = [];

@@ -262,3 +262,50 @@ describe('rollout ordering and budgets (spec §11.2, §11.5)', () => {
     assert.deepEqual(byRevision(world), { r1: 3, r2: 2 }, formatSteps(r.steps));
   });
 });
+
+describe('updateStrategy OnDelete (v1beta1, spec §11.1 step 2)', () => {
+  const onDelete = (replicas: number): CloneSet => {
+    const cs = aCloneSet('sample').replicas(replicas).build();
+    return { ...cs, spec: { ...cs.spec, updateStrategy: { type: 'OnDelete' } } };
+  };
+
+  test('a new template moves no pod; the status expects every pod on the new revision', () => {
+    const cs = onDelete(3);
+    const world = newWorld(cs, readyPods(cs, 3), [], { revisions: ['r1', 'r2'] });
+    const r = converge(world);
+    assert.deepEqual(r.violations, []);
+    assert.ok(r.steps.every((s) => !s.actions.some((a) => a.startsWith('mark') || a.startsWith('delete'))), formatSteps(r.steps));
+    assert.deepEqual(byRevision(world), { r1: 3 });
+    assert.equal(world.cloneSet.status?.updatedReplicas, 0);
+    assert.equal(world.cloneSet.status?.expectedUpdatedReplicas, 3, 'no rollingUpdate block: replicas (spec §14.2)');
+    assert.equal(world.cloneSet.status?.currentRevision, 'sample-r1');
+  });
+
+  test('a pod deleted by someone is replaced on the update revision, the others stay', () => {
+    const cs = onDelete(3);
+    const world = newWorld(cs, readyPods(cs, 3), [], { revisions: ['r1', 'r2'] });
+    converge(world);
+    const victim = world.pods[0]?.metadata.name;
+    world.pods = world.pods.filter((p) => p.metadata.name !== victim);
+    const r = converge(world);
+    assert.deepEqual(r.violations, []);
+    assert.deepEqual(byRevision(world), { r1: 2, r2: 1 });
+    assert.equal(world.cloneSet.status?.updatedReplicas, 1);
+  });
+
+  test('scaling out creates pods on the update revision, scaling in removes old pods first', () => {
+    const cs = onDelete(3);
+    const world = newWorld(cs, readyPods(cs, 3), [], { revisions: ['r1', 'r2'] });
+    editSpec(world, (spec) => ({ ...spec, replicas: 5 }));
+    converge(world);
+    assert.deepEqual(byRevision(world), { r1: 3, r2: 2 });
+    editSpec(world, (spec) => ({ ...spec, replicas: 2 }));
+    converge(world);
+    assert.deepEqual(byRevision(world), { r2: 2 });
+  });
+
+  test('without rollingUpdate the default maxUnavailable 20 % rounds down (spec §19.10)', () => {
+    const input = replicaDiffInputFor(onDelete(4), [], { currentRevision: 'a', updateRevision: 'b', gates: plannerConfig().gates, excludePreparingDeleteFlag: false, nowMs: T0, flavour: 'scale' });
+    assert.equal(input.hasRollingUpdate, false);
+  });
+});

@@ -1,5 +1,5 @@
 // Builds the Pod and PVC objects the controller creates for one instance id (spec §8.1, §8.4, §20.4).
-import { API_VERSION, KIND, type CloneSet } from '../../api/cloneset.ts';
+import { KIND, OWNER_API_VERSION, type CloneSet } from '../../api/cloneset.ts';
 import {
   ANNOTATION_LIFECYCLE_TIMESTAMP,
   CONDITION_INPLACE_UPDATE_READY,
@@ -25,7 +25,7 @@ export { rfc3339 };
 
 export function controllerRefTo(cloneSet: CloneSet): OwnerReference {
   return {
-    apiVersion: API_VERSION,
+    apiVersion: OWNER_API_VERSION,
     kind: KIND,
     name: cloneSet.metadata.name ?? '',
     uid: cloneSet.metadata.uid ?? '',

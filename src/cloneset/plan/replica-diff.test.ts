@@ -266,12 +266,11 @@ const NOW = Date.parse('2024-05-01T12:00:00Z');
 
 /** The same case as real objects, to check replicaDiffInputFor and the predicates end to end. */
 function objectsFor(c: Case): { cloneSet: CloneSet; pods: Pod[] } {
-  // Alternate between the CloneSet label and the command-line flag for excludePreparingDelete.
-  const labelExclude = c.extras.has('exclPD') && c.n % 2 === 0;
+  // Alternate between the CloneSet field and the command-line flag for excludePreparingDelete.
+  const fieldExclude = c.extras.has('exclPD') && c.n % 2 === 0;
   const cloneSet: CloneSet = {
     metadata: {
       name: 'cs',
-      ...(labelExclude ? { labels: { 'apps.kruise.io/cloneset-scaling-exclude-preparing-delete': 'true' } } : {}),
     },
     spec: {
       replicas: c.replicas,
@@ -283,7 +282,10 @@ function objectsFor(c: Case): { cloneSet: CloneSet; pods: Pod[] } {
         maxSurge: c.maxSurge,
         ...(c.extras.has('paused') ? { paused: true } : {}),
       },
-      ...(c.scaleMaxUnavailable !== undefined ? { scaleStrategy: { maxUnavailable: c.scaleMaxUnavailable } } : {}),
+      scaleStrategy: {
+        ...(c.scaleMaxUnavailable !== undefined ? { maxUnavailable: c.scaleMaxUnavailable } : {}),
+        ...(fieldExclude ? { excludePreparingDelete: true } : {}),
+      },
     },
   };
   const pods = c.pods.map((p, i): Pod => ({

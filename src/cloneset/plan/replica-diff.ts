@@ -3,7 +3,8 @@
 // Scale and Update start from it. The arithmetic is deliberately a line-by-line port (conformance: spec §20.2,
 // 80 cases) — including its asymmetries — because users tune their rollouts against Kruise's numbers.
 import type { CloneSet, IntOrString } from '../../api/cloneset.ts';
-import { DEFAULT_MAX_UNAVAILABLE, LABEL_SCALING_EXCLUDE_PREPARING_DELETE, type FeatureGates, type LifecycleState } from '../../api/well-known.ts';
+import { DEFAULT_MAX_UNAVAILABLE, type FeatureGates, type LifecycleState } from '../../api/well-known.ts';
+import { hasRollingUpdate } from '../../api/conversion.ts';
 import type { Pod } from '../../kube/types.ts';
 import { partitionAbs, scaledValue } from './int-or-percent.ts';
 import { isPodAvailable, isSpecifiedDelete, lifecycleStateOf, revisionMatches } from './pod-predicates.ts';
@@ -272,10 +273,10 @@ export function replicaDiffInputFor(cloneSet: CloneSet, pods: readonly Pod[], ct
     ...(us.maxSurge !== undefined ? { maxSurge: us.maxSurge } : {}),
     ...(us.maxUnavailable !== undefined ? { maxUnavailable: us.maxUnavailable } : {}),
     ...(scaleMaxUnavailable !== undefined ? { scaleMaxUnavailable } : {}),
-    hasRollingUpdate: true,
+    hasRollingUpdate: hasRollingUpdate(cloneSet),
     paused: us.paused === true,
-    excludePreparingDelete:
-      ctx.excludePreparingDeleteFlag || cloneSet.metadata.labels?.[LABEL_SCALING_EXCLUDE_PREPARING_DELETE] === 'true',
+    // The v1alpha1 label reaches us as this field: conversion turns it into excludePreparingDelete (spec §2.6).
+    excludePreparingDelete: ctx.excludePreparingDeleteFlag || spec.scaleStrategy?.excludePreparingDelete === true,
     partitionRollbackGate: ctx.gates.CloneSetPartitionRollback,
     currentIsUpdate: ctx.currentRevision === ctx.updateRevision,
     ...(ctx.surgeRule !== undefined ? { surgeRule: ctx.surgeRule } : {}),

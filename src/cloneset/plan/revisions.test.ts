@@ -110,7 +110,7 @@ describe('newRevision (spec §7.3)', () => {
       namespace: 'default',
       labels: { app: 'sample', 'controller.kubernetes.io/hash': 'd4d4fb5bd' },
       annotations: { note: 'x', 'kruise.io/cloneset-volumeclaimtemplate-hash': '' },
-      ownerReferences: [{ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', name: 'sample', uid: 'uid-1', controller: true, blockOwnerDeletion: true }],
+      ownerReferences: [{ apiVersion: 'apps.kruise.io/v1beta1', kind: 'CloneSet', name: 'sample', uid: 'uid-1', controller: true, blockOwnerDeletion: true }],
     });
     assert.equal(rev.revision, 3);
     assert.equal(rev.apiVersion, 'apps/v1');

@@ -1,7 +1,7 @@
 // ControllerRevisions of a CloneSet (spec §7), pure: what is stored and hashed, names, equality, ordering,
 // and the decision of §7.4. The executor performs the API calls (create with collision retries, the PUT
 // that bumps an old revision) from the decision returned by `chooseRevisions`.
-import { API_VERSION, KIND, type CloneSet } from '../../api/cloneset.ts';
+import { KIND, OWNER_API_VERSION, type CloneSet } from '../../api/cloneset.ts';
 import { defaultPodTemplate, defaultVolumeClaimTemplate, type TemplateDefaultOptions } from '../../api/defaults.ts';
 import { compareUtf8, fnv1_32, fnv1a_32, goMarshal, goQuote, goTypedMarshal, goTypedMarshalStable, spewByteSlice } from '../../api/go-json.ts';
 import { ANNOTATION_VCT_HASH, LABEL_CONTROLLER_REVISION_HASH } from '../../api/well-known.ts';
@@ -95,7 +95,7 @@ function stablePvc(t: PersistentVolumeClaim): { readonly metadata?: { readonly n
 /**
  * A new ControllerRevision for the CloneSet's current template (spec §7.3): name `<name>-<hash>`, labels =
  * template labels + `controller.kubernetes.io/hash`, annotations = all CloneSet annotations + the VCT hash,
- * controller owner reference to the CloneSet (apiVersion apps.kruise.io/v1alpha1), `data` as a JSON value.
+ * controller owner reference to the CloneSet (apiVersion apps.kruise.io/v1beta1, spec §3.5), `data` as a JSON value.
  */
 export function newRevision(
   cloneSet: CloneSet,
@@ -115,7 +115,7 @@ export function newRevision(
       labels: { ...cloneSet.spec.template.metadata?.labels, [LABEL_CONTROLLER_REVISION_HASH]: hash },
       annotations: { ...md.annotations, [ANNOTATION_VCT_HASH]: volumeClaimTemplatesHash(cloneSet.spec.volumeClaimTemplates, opts) },
       ownerReferences: [
-        { apiVersion: API_VERSION, kind: KIND, name: md.name ?? '', uid: md.uid ?? '', controller: true, blockOwnerDeletion: true },
+        { apiVersion: OWNER_API_VERSION, kind: KIND, name: md.name ?? '', uid: md.uid ?? '', controller: true, blockOwnerDeletion: true },
       ],
     },
     data: dataObject,

@@ -1,4 +1,5 @@
 // computeStatus: the CloneSet status from the claimed pods (spec §14), and when it is worth writing.
+import { hasRollingUpdate } from '../../api/conversion.ts';
 import type { CloneSet, CloneSetCondition, CloneSetConditionType, CloneSetStatus } from '../../api/cloneset.ts';
 import type { Pod } from '../../kube/types.ts';
 import { selectorToString } from '../../kube/selectors.ts';
@@ -49,7 +50,10 @@ export function computeStatus(input: StatusInput): StatusResult {
   // Spec §14.2: Kruise only sets the field when the partition parses; otherwise it stays 0 (was: replicas,
   // because partitionAbs reads an unparsable partition as 0).
   const partition = cloneSet.spec.updateStrategy?.partition;
-  const expectedUpdatedReplicas = partitionParses(partition) ? specReplicas - partitionAbs(partition, specReplicas) : 0;
+  // Without a rollingUpdate block (OnDelete) every pod is expected on the update revision (spec §14.2).
+  const expectedUpdatedReplicas = !hasRollingUpdate(cloneSet)
+    ? specReplicas
+    : partitionParses(partition) ? specReplicas - partitionAbs(partition, specReplicas) : 0;
   let conditions = [...(cloneSet.status?.conditions ?? [])];
   // Beyond Kruise (its Failed* conditions are never removed): FailedScale goes once a pass without a scale
   // failure sees every replica; FailedUpdate once a pass without an update failure sees the rollout complete.

@@ -36,6 +36,11 @@ export interface UpdateResult {
 export function planUpdate(input: UpdateInput): UpdateResult {
   const { cloneSet, pods, nowMs } = input;
   const none = new Set<Pod>();
+  // OnDelete: pods are never updated; they pick up the new template when deleted and re-created by scaling
+  // (spec §11.1 step 2, Kruise's cloneset_update.go). Readiness left by an earlier in-place update is still restored.
+  if (cloneSet.spec.updateStrategy?.type === 'OnDelete') {
+    return { actions: restoreReadiness(cloneSet, pods, none, input.inPlace), events: [], explain: ['updateStrategy OnDelete: pods update when deleted'] };
+  }
   if (cloneSet.spec.updateStrategy?.paused === true) {
     return { actions: restoreReadiness(cloneSet, pods, none, input.inPlace), events: [], explain: ['update paused'] };
   }

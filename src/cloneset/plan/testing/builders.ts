@@ -72,6 +72,11 @@ export class CloneSetBuilder {
     this.update.paused = p;
     return this;
   }
+  /** scaleStrategy.excludePreparingDelete (v1beta1; the v1alpha1 label becomes this field through conversion). */
+  excludePreparingDelete(): this {
+    this.scale.excludePreparingDelete = true;
+    return this;
+  }
   podsToDelete(...names: string[]): this {
     this.scale.podsToDelete = names;
     return this;

@@ -9,7 +9,6 @@ import {
   LABEL_INSTANCE_ID,
   LABEL_LIFECYCLE_STATE,
   LABEL_POD_TEMPLATE_HASH,
-  LABEL_SCALING_EXCLUDE_PREPARING_DELETE,
   LABEL_SPECIFIED_DELETE,
   type FeatureGates,
 } from '../../../../api/well-known.ts';
@@ -521,7 +520,7 @@ export function converge(world: World, opts: ConvergeOptions = {}): ConvergeResu
 
 /** The pods the surge limit applies to: claimed active pods, PreparingDelete ones left out when excluded. */
 export function surgeCount(world: World): number {
-  const excluded = world.config.excludePreparingDelete || world.cloneSet.metadata.labels?.[LABEL_SCALING_EXCLUDE_PREPARING_DELETE] === 'true';
+  const excluded = world.config.excludePreparingDelete || world.cloneSet.spec.scaleStrategy?.excludePreparingDelete === true;
   return activePods(world).filter((p) => !(excluded && p.metadata.labels?.[LABEL_LIFECYCLE_STATE] === 'PreparingDelete')).length;
 }
 

@@ -1,0 +1,52 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { generateCA, issueServingCertificate } from './certificates.ts';
+import { DirCertificates } from './cert-source.ts';
+
+describe('DirCertificates (--webhook-cert-dir)', () => {
+  test('serves tls.crt/tls.key; ca.crt, when present, becomes the caBundle', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'certdir-'));
+    try {
+      const ca = await generateCA(Date.now(), 3_600_000);
+      const srv = await issueServingCertificate(ca, ['localhost'], Date.now(), 3_600_000);
+      writeFileSync(path.join(dir, 'tls.crt'), srv.cert);
+      writeFileSync(path.join(dir, 'tls.key'), srv.key);
+      const source = new DirCertificates(dir, 5000);
+      const without = await source.sync();
+      assert.deepEqual([without.serving, without.caBundle, without.nextCheckMs], [srv, undefined, 5000]);
+      writeFileSync(path.join(dir, 'ca.crt'), ca.cert);
+      assert.equal((await source.sync()).caBundle, ca.cert);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('missing files or a key of another certificate: an error that says what to fix', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'certdir-'));
+    try {
+      await assert.rejects(new DirCertificates(dir).sync(), /--webhook-cert-dir .*: cannot read tls.crt and tls.key .*mount a kubernetes.io\/tls Secret there/);
+      const other = await generateCA(0, 60_000);
+      writeFileSync(path.join(dir, 'tls.crt'), (await generateCA(0, 60_000)).cert);
+      writeFileSync(path.join(dir, 'tls.key'), other.key);
+      await assert.rejects(new DirCertificates(dir).sync(), /tls.key does not belong to tls.crt/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a changed file triggers a re-read (Secret volumes swap a symlink in the directory)', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'certdir-'));
+    const source = new DirCertificates(dir);
+    try {
+      const changed = new Promise<void>((resolve) => source.onChange(resolve));
+      writeFileSync(path.join(dir, 'tls.crt'), 'x');
+      await changed;
+    } finally {
+      source.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,89 @@
+// RFC 6902 JSON Patch between two JSON documents: what a mutating webhook answers (`patchType: JSONPatch`).
+// Objects are diffed key by key; arrays of equal length element by element, otherwise replaced whole (a correct
+// patch, only longer than a minimal one). Pure.
+
+export type JsonPatchOperation =
+  | { op: 'add'; path: string; value: unknown }
+  | { op: 'replace'; path: string; value: unknown }
+  | { op: 'remove'; path: string };
+
+/** RFC 6901: `~` → `~0`, `/` → `~1`. */
+export function escapePointerToken(token: string): string {
+  return token.replaceAll('~', '~0').replaceAll('/', '~1');
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]));
+  if (isObject(a)) {
+    if (!isObject(b)) return false;
+    const ka = Object.keys(a).filter((k) => a[k] !== undefined);
+    const kb = Object.keys(b).filter((k) => b[k] !== undefined);
+    return ka.length === kb.length && ka.every((k) => Object.hasOwn(b, k) && jsonEqual(a[k], b[k]));
+  }
+  return false;
+}
+
+export function createJsonPatch(from: unknown, to: unknown): JsonPatchOperation[] {
+  const ops: JsonPatchOperation[] = [];
+  diff(from, to, '', ops);
+  return ops;
+}
+
+function diff(from: unknown, to: unknown, path: string, ops: JsonPatchOperation[]): void {
+  if (jsonEqual(from, to)) return;
+  if (isObject(from) && isObject(to)) {
+    // own keys only: a key such as "toString" must not find Object.prototype's
+    const has = (o: Record<string, unknown>, k: string): boolean => Object.hasOwn(o, k) && o[k] !== undefined;
+    for (const key of Object.keys(from)) {
+      if (has(from, key) && !has(to, key)) ops.push({ op: 'remove', path: `${path}/${escapePointerToken(key)}` });
+    }
+    for (const key of Object.keys(to)) {
+      const p = `${path}/${escapePointerToken(key)}`;
+      if (!has(to, key)) continue;
+      if (!has(from, key)) ops.push({ op: 'add', path: p, value: to[key] });
+      else diff(from[key], to[key], p, ops);
+    }
+    return;
+  }
+  if (Array.isArray(from) && Array.isArray(to) && from.length === to.length) {
+    to.forEach((v, i) => diff(from[i], v, `${path}/${i}`, ops));
+    return;
+  }
+  ops.push({ op: 'replace', path, value: to });
+}
+
+/** Applies a patch made of add/replace/remove (the operations createJsonPatch emits) to a copy of `doc`. */
+export function applyJsonPatch(doc: unknown, ops: readonly JsonPatchOperation[]): unknown {
+  let root: unknown = structuredClone(doc);
+  for (const op of ops) {
+    const tokens = op.path === '' ? [] : op.path.slice(1).split('/').map((t) => t.replaceAll('~1', '/').replaceAll('~0', '~'));
+    const last = tokens.pop();
+    if (last === undefined) {
+      if (op.op === 'remove') throw new Error('cannot remove the document root');
+      root = structuredClone(op.value);
+      continue;
+    }
+    let parent: unknown = root;
+    for (const t of tokens) {
+      parent = Array.isArray(parent) ? parent[Number(t)] : isObject(parent) && Object.hasOwn(parent, t) ? parent[t] : undefined;
+      if (parent === undefined) throw new Error(`path ${op.path} does not exist`);
+    }
+    if (Array.isArray(parent)) {
+      const i = last === '-' ? parent.length : Number(last);
+      if (op.op === 'remove') parent.splice(i, 1);
+      else if (op.op === 'add') parent.splice(i, 0, structuredClone(op.value));
+      else parent[i] = structuredClone(op.value);
+    } else if (isObject(parent)) {
+      if (op.op === 'remove') delete parent[last];
+      else Object.defineProperty(parent, last, { value: structuredClone(op.value), enumerable: true, writable: true, configurable: true });
+    } else {
+      throw new Error(`path ${op.path} does not exist`);
+    }
+  }
+  return root;
+}
