@@ -42,8 +42,6 @@ export function describeAction(a: PlanAction): string {
       return `adopt pod ${a.pod.name}: add the CloneSet's controller owner reference`;
     case 'ReleasePod':
       return `release pod ${a.pod.name} (it no longer matches the selector): remove the owner reference`;
-    case 'AdoptPod':
-      return `adopt pod ${a.pod.name} (it references the CloneSet without a controller reference): make it the controller reference`;
     case 'PatchPodLifecycle':
       return `set lifecycle state of pod ${a.pod.name} to ${a.state}`;
     case 'PatchPodConditions':
