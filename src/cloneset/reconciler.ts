@@ -84,7 +84,7 @@ export async function reconcileCloneSet(key: string, d: ReconcileDeps): Promise<
       d.rvExpectations.forget(uid);
     }
   }
-  // Spec §6 step 13: image pre-download, after the expectation checks and before scale/update (only logs errors).
+  // docs/features.md#reconcile-pass (Kruise pkg/controller/cloneset/cloneset_controller.go): image pre-download, after the expectation checks and before scale/update (only logs errors).
   if (d.preDownload !== undefined) await d.preDownload.sync(cloneSet, revisions);
   const plan = planCloneSet(snapshot, revisions, d.config, d.ids);
   for (const line of plan.explain) d.logger.debug({ cloneset: key, phase: plan.phase }, line);
