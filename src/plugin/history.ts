@@ -3,6 +3,7 @@
 // template written back; the controller then reuses the old revision under a new number, no new name).
 import type { CloneSet } from '../api/cloneset.ts';
 import { revisionData, revisionDataBytes, sortRevisions, templateFromRevision } from '../cloneset/plan/revisions.ts';
+import { controllerRefOf } from '../kube/owner-refs.ts';
 import type { ControllerRevision, PodTemplateSpec } from '../kube/types.ts';
 import { createMergePatch } from './merge-patch.ts';
 
@@ -20,7 +21,7 @@ export interface HistoryRow {
 /** The revisions the CloneSet controls, oldest first. */
 export function ownedRevisions(cs: CloneSet, revisions: readonly ControllerRevision[]): ControllerRevision[] {
   const uid = cs.metadata.uid ?? '';
-  return sortRevisions(revisions.filter((r) => (r.metadata.ownerReferences ?? []).some((o) => o.controller === true && o.uid === uid)));
+  return sortRevisions(revisions.filter((r) => controllerRefOf(r)?.uid === uid));
 }
 
 export function imagesOf(t: PodTemplateSpec | undefined): string {
