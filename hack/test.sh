@@ -17,6 +17,7 @@ node --disable-warning=ExperimentalWarning --test --test-concurrency=2 "src/**/*
 
 step "local control plane"
 bash hack/build-control-plane.sh
+bash hack/build-helm.sh >/dev/null   # Helm for test/integration/helm-chart.test.ts (cached like the control plane)
 STATE="$ROOT/.cluster/test"
 node src/localcluster/cli.ts down --state-dir "$STATE" >/dev/null 2>&1 || true
 WEBHOOK_PID=""
