@@ -51,6 +51,23 @@ test('the pure modules do no IO and read no clock, randomness or process state',
   assertNone('purity');
 });
 
+/** GitHub's anchor of a markdown heading: lower case, punctuation dropped, spaces as dashes. */
+const anchorOf = (heading: string): string => heading.trim().toLowerCase().replace(/[^\p{L}\p{N}\- ]/gu, '').replace(/ /g, '-');
+
+test('every features.md link in src/ names a heading of docs/features.md', () => {
+  const features = readFileSync(resolve(SRC, '..', 'docs', 'features.md'), 'utf8');
+  const anchors = new Set([...features.matchAll(/^#{1,3} (.+)$/gm)].map((m) => anchorOf(m[1] ?? '')));
+  const broken: string[] = [];
+  for (const [file, source] of files) {
+    for (const m of source.matchAll(/features\.md#([a-z0-9-]+)((?:, #[a-z0-9-]+)*)/g)) {
+      const named = [m[1] ?? '', ...[...(m[2] ?? '').matchAll(/#([a-z0-9-]+)/g)].map((x) => x[1] ?? '')];
+      const line = source.slice(0, m.index).split('\n').length;
+      for (const a of named) if (!anchors.has(a)) broken.push(`src/${file}:${line}: docs/features.md#${a} is not a heading there; fix the link or add the section`);
+    }
+  }
+  assert.ok(broken.length === 0, `${broken.length} broken link(s):\n${broken.join('\n')}\n`);
+});
+
 test('the pure modules keep no module-level mutable state', () => {
   assertNone('module-state');
 });
