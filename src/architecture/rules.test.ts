@@ -87,6 +87,11 @@ test('tests and fixtures are exempt from purity, but product code may not import
   assert.deepEqual(summary(vs), ['test-code cloneset/plan/b.ts:1']);
 });
 
+test('product code may not import test helpers or benchmarks outside src/', () => {
+  const vs = check({ 'cloneset/a.ts': "import '../../test/helpers/kube.ts';\nimport pkg from '../../package.json' with { type: 'json' };", 'cloneset/a.test.ts': "import '../../test/helpers/kube.ts';" });
+  assert.deepEqual(summary(vs), ['test-code cloneset/a.ts:1']);
+});
+
 test('no product module may import the local control plane', () => {
   assert.deepEqual(summary(check({ 'main.ts': "import './localcluster/cluster.ts';", 'localcluster/cluster.ts': '' })), ['layer main.ts:1']);
 });

@@ -117,7 +117,13 @@ export function checkArchitecture(files: ReadonlyMap<string, string>): Violation
         violations.push(...checkPackageImport(s.file, ref));
         continue;
       }
-      if (target.startsWith('../')) continue; // package.json and friends, outside src/
+      if (target.startsWith('../')) {
+        // Outside src/: package.json is fine; test helpers, benchmarks and scripts are not product code.
+        if (!target.endsWith('package.json') && !isTestFile(s.file)) {
+          violations.push({ file: s.file, line: ref.line, rule: 'test-code', message: `imports '${ref.specifier}', outside src/; product code may not depend on test/, bench/ or hack/ — move what it needs into src/` });
+        }
+        continue;
+      }
       if (!target.endsWith('.ts')) {
         violations.push({ file: s.file, line: ref.line, rule: 'resolve', message: `imports '${ref.specifier}' without the .ts extension; Node's type stripping needs it: write '${ref.specifier}.ts'` });
         continue;
