@@ -80,13 +80,13 @@ export function clusterArgs(values: ClusterValues, positionals: readonly string[
  * Runs `fn` against the cluster of --kubeconfig, or against a local control plane started in the state dir (and
  * stopped afterwards unless --keep-cluster), with the CloneSet CRD installed.
  */
-export async function withCluster(args: ClusterArgs, fn: (client: KubeClient, kubeconfig: string) => Promise<void>): Promise<void> {
+export async function withCluster(args: ClusterArgs, fn: (client: KubeClient, kubeconfig: string) => Promise<void>, opts: { auditLog?: boolean } = {}): Promise<void> {
   let kubeconfig = args.kubeconfig;
   const ownCluster = kubeconfig === undefined;
   if (kubeconfig === undefined) {
     log(`starting a local control plane in ${args.stateDir}…`);
     await stopLocalCluster(args.stateDir).catch(() => undefined);
-    await startLocalCluster({ stateDir: args.stateDir });
+    await startLocalCluster({ stateDir: args.stateDir, auditLog: opts.auditLog === true });
     kubeconfig = kubeconfigPathOf(args.stateDir);
   }
   const client = await KubeClient.fromKubeConfig(loadKubeConfig(kubeconfig), { qps: 1000, burst: 2000 });

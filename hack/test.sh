@@ -13,7 +13,7 @@ step "type-check"
 npx tsc -p tsconfig.json --noEmit
 
 step "unit tests"
-node --disable-warning=ExperimentalWarning --test --test-concurrency=2 "src/**/*.test.ts"
+node --disable-warning=ExperimentalWarning --test --test-concurrency=2 "src/**/*.test.ts" "bench/**/*.test.ts"
 
 step "local control plane"
 bash hack/build-control-plane.sh

@@ -89,7 +89,11 @@ async function main(): Promise<number> {
     startServer(config.metricsBindAddress, metricsHandler(registry), logger, 'metrics'),
     startServer(config.healthProbeBindAddress, probeHandler(sources), logger, 'health-probe'),
   ];
+  // The runtime's timers are unref'd (they must never hold a finished process open), so a standby that only waits
+  // for the Lease, with the metrics and probe servers off, would otherwise exit at once with status 0.
+  const keepAlive = setInterval(() => undefined, 60_000);
   const code = await runController({ clients, config, clock: systemClock, logger, identity, state, signal: abort.signal, exit: (c) => process.exit(c) });
+  clearInterval(keepAlive);
   for (const s of servers) s?.close();
   await webhook?.done;
   for (const c of Object.values(clients)) c.close();

@@ -4,6 +4,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify as toYaml } from 'yaml';
+import { auditFlags } from './audit.ts';
 import type { BinaryName, BinaryPaths } from './binaries.ts';
 import {
   allocatePorts, apiserverArgs, controllerManagerArgs, etcdArgs, etcdClientUrl, kwokArgs, schedulerArgs, schedulerConfiguration,
@@ -22,6 +23,8 @@ export interface BringUpOptions {
   readonly timeoutMs: number;
   readonly progress: Progress;
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** enable the API server audit log (audit.ts) */
+  readonly auditLog?: boolean;
 }
 
 /** Starts every component and resolves with the API server URL once the cluster is usable. */
@@ -86,7 +89,8 @@ export async function bringUp(dir: string, bins: BinaryPaths, opts: BringUpOptio
     request(`${server}${path}`, { ...o, tls: admin.tls, timeoutMs: 10_000 });
 
   await step(progress, 'starting kube-apiserver', async () => {
-    const apiserver = await launch('kube-apiserver', apiserverArgs(dir, ports, pki));
+    const audit = opts.auditLog === true ? await auditFlags(dir, cfg) : [];
+    const apiserver = await launch('kube-apiserver', [...apiserverArgs(dir, ports, pki), ...audit]);
     await waitFor('kube-apiserver /readyz', timeoutMs, async () => (await api('/readyz')).status === 200, apiserver.exited);
     await waitFor('namespaces default and kube-system', timeoutMs, async () =>
       isJsonOk(await api('/api/v1/namespaces/default')) && isJsonOk(await api('/api/v1/namespaces/kube-system')), apiserver.exited);

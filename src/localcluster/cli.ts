@@ -4,9 +4,10 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { clusterStatus, defaultStateDir, kubeconfigPathOf, startLocalCluster, stopLocalCluster } from './cluster.ts';
 
-const USAGE = `usage: node src/localcluster/cli.ts <up|down|env|status> [--state-dir DIR | --name NAME] [--nodes N] [--timeout SECONDS]
+const USAGE = `usage: node src/localcluster/cli.ts <up|down|env|status> [--state-dir DIR | --name NAME] [--nodes N] [--timeout SECONDS] [--audit-log]
   up      start etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok (+ N fake nodes, default 3);
-          prints "export KUBECONFIG=<state-dir>/kubeconfig"
+          prints "export KUBECONFIG=<state-dir>/kubeconfig"; --audit-log: kube-apiserver logs every pod, PVC and
+          Lease write (Metadata level, JSON) to <state-dir>/logs/audit.log
   down    stop every process of the state dir and delete its data (idempotent)
   env     print the export KUBECONFIG line
   status  which components run
@@ -25,6 +26,7 @@ async function main(argv: readonly string[]): Promise<number> {
       name: { type: 'string' },
       nodes: { type: 'string' },
       timeout: { type: 'string' },
+      'audit-log': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -46,6 +48,7 @@ async function main(argv: readonly string[]): Promise<number> {
         stateDir,
         ...(nodes === undefined ? {} : { nodes }),
         ...(timeout === undefined ? {} : { timeoutMs: timeout }),
+        auditLog: values['audit-log'] === true,
       });
       process.stdout.write(exportLine);
       return 0;

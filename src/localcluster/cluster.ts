@@ -41,6 +41,8 @@ export type { Progress } from './progress.ts';
 export { defaultStateDir, kubeconfigPathOf, readState, type ClusterState, type ComponentState } from './state-dir.ts';
 export { clusterStatus, type ClusterStatus, type ComponentStatus } from './status.ts';
 export { stopLocalCluster } from './stop.ts';
+export { auditLogPathOf } from './audit.ts';
+export { restartComponent, pauseComponent } from './restart.ts';
 
 export interface LocalClusterOptions {
   /** default: <repo>/.cluster/default */
@@ -53,6 +55,8 @@ export interface LocalClusterOptions {
   readonly timeoutMs?: number;
   /** environment for binary lookup and the child processes; default process.env */
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /** kube-apiserver audit log of pod, PVC and Lease writes in <state>/logs/audit.log (audit.ts); default off */
+  readonly auditLog?: boolean;
 }
 
 export interface LocalCluster {
@@ -97,7 +101,7 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
     const t0 = Date.now();
     const bins = await ensureBinaries((l) => progress.write(`${l}\n`), env);
     try {
-      const cluster = handle(dir, await bringUp(dir, bins, { nodes, timeoutMs, progress, env }));
+      const cluster = handle(dir, await bringUp(dir, bins, { nodes, timeoutMs, progress, env, auditLog: opts.auditLog === true }));
       progress.write(`cluster ready in ${seconds(Date.now() - t0)}: ${cluster.server}, kubeconfig ${cluster.kubeconfigPath}\n`);
       return cluster;
     } catch (e) {

@@ -17,8 +17,10 @@ export function startDetached(
   logFile: string,
   env: Readonly<Record<string, string | undefined>>,
   label: string = basename(command),
+  /** 'a' appends to the log (a restarted component keeps its history) */
+  logMode: 'w' | 'a' = 'w',
 ): Started {
-  const fd = openSync(logFile, 'w');
+  const fd = openSync(logFile, logMode);
   try {
     const child = spawn(command, args, { detached: true, stdio: ['ignore', fd, fd], env: { ...env } });
     const pid = child.pid;

@@ -1,0 +1,118 @@
+// The controller under chaos: two replicas of the real binary with --leader-elect (the shipped Deployment's
+// shape), both scoped to the run's namespace with the Lease there, talking to the API server through the fault
+// proxy. A replica that exits — killed by a fault, or exiting on its own after it lost the lease — is started
+// again after a second in the same slot, like the kubelet restarting a container. Each process announces its
+// leader-election identity in its log; that is how a Lease holder is mapped back to a process.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createWriteStream, mkdirSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { ROOT } from './harness.ts';
+
+export const LEASE_NAME = 'cloneset-controller';
+
+interface Slot {
+  readonly index: number;
+  proc: ChildProcess | undefined;
+  identity: string | undefined;
+  starts: number;
+}
+
+export class Replicas {
+  readonly #slots: Slot[];
+  readonly #kubeconfig: string;
+  readonly #ns: string;
+  readonly #logDir: string;
+  readonly #extraArgs: readonly string[];
+  #stopping = false;
+  exits = 0;
+
+  constructor(kubeconfig: string, ns: string, count: number, extraArgs: readonly string[]) {
+    this.#kubeconfig = kubeconfig;
+    this.#ns = ns;
+    this.#extraArgs = extraArgs;
+    this.#logDir = path.join(ROOT, '.cluster', 'chaos-logs', ns);
+    mkdirSync(this.#logDir, { recursive: true });
+    this.#slots = Array.from({ length: count }, (_, index) => ({ index, proc: undefined, identity: undefined, starts: 0 }));
+    for (const s of this.#slots) void this.#start(s);
+  }
+
+  get logDir(): string {
+    return this.#logDir;
+  }
+
+  async #start(slot: Slot): Promise<void> {
+    // Real metrics and probe ports, as in the Deployment: with both servers off a waiting standby has no handle
+    // keeping its event loop alive (the clock's timers are unref'd) and exits 0.
+    const [metrics, probes] = [await freePort(), await freePort()];
+    slot.starts++;
+    slot.identity = undefined;
+    const out = createWriteStream(path.join(this.#logDir, `replica-${String(slot.index)}-${String(slot.starts)}.log`));
+    const proc = spawn(process.execPath, [
+      '--disable-warning=ExperimentalWarning', path.join(ROOT, 'src/main.ts'), '--kubeconfig', this.#kubeconfig, '-n', this.#ns,
+      '--leader-elect', `--leader-election-namespace=${this.#ns}`, `--leader-election-id=${LEASE_NAME}`,
+      `--metrics-bind-address=127.0.0.1:${String(metrics)}`, `--health-probe-bind-address=127.0.0.1:${String(probes)}`, '--log-level=info', ...this.#extraArgs,
+    ], { stdio: ['ignore', 'pipe', 'pipe'] });
+    slot.proc = proc;
+    let buf = '';
+    proc.stdout.on('data', (b: Buffer) => {
+      out.write(b);
+      if (slot.identity !== undefined) return;
+      buf += b.toString();
+      const m = /"identity":"([^"]+)"/.exec(buf);
+      if (m !== null) slot.identity = m[1];
+    });
+    proc.stderr.pipe(out, { end: false });
+    proc.on('close', (code, sig) => {
+      out.end(`[chaos] replica exited (${sig ?? `code ${String(code)}`})\n`);
+      if (slot.proc !== proc) return;
+      slot.proc = undefined;
+      this.exits++;
+      if (!this.#stopping) setTimeout(() => void (!this.#stopping && slot.proc === undefined && this.#start(slot)), 1000).unref();
+    });
+  }
+
+  #byIdentity(identity: string | undefined): Slot | undefined {
+    return identity === undefined ? undefined : this.#slots.find((s) => s.identity === identity && s.proc !== undefined);
+  }
+
+  /** The running process of the given leader identity, else of any other replica. */
+  pid(which: 'leader' | 'standby', leader: string | undefined): number | undefined {
+    const l = this.#byIdentity(leader);
+    const s = which === 'leader' ? l : this.#slots.find((x) => x !== l && x.proc !== undefined);
+    return s?.proc?.pid;
+  }
+
+  signal(pid: number, sig: NodeJS.Signals): void {
+    try {
+      process.kill(pid, sig);
+    } catch {
+      // exited meanwhile
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    await Promise.all(this.#slots.map(async (s) => {
+      const p = s.proc;
+      if (p === undefined || p.exitCode !== null || p.signalCode !== null) return;
+      const exited = new Promise((r) => p.once('exit', r));
+      p.kill('SIGCONT');
+      p.kill('SIGTERM');
+      const t = setTimeout(() => p.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(t);
+    }));
+  }
+}
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  server.close();
+  if (address === null || typeof address === 'string') throw new Error('no free port');
+  return address.port;
+}
