@@ -1,5 +1,5 @@
 // In-place update benchmark: an N-pod CloneSet (InPlaceIfPossible) gets a new image; every pod is updated in place
-// (spec §12). Prints the rollout time (image patch → status reports every pod updated and Ready), the controller's
+// (docs/features.md#in-place-update; Kruise pkg/util/inplaceupdate/inplace_update.go). Prints the rollout time (image patch → status reports every pod updated and Ready), the controller's
 // API requests during it — writes per updated pod in particular — and checks that no pod was created or deleted,
 // that every container restarted exactly once, and the largest number of not-Ready pods seen on the way.
 //

@@ -163,7 +163,7 @@ function defaultV1beta1Strategy(spec: Obj): void {
 }
 
 /**
- * Kruise's defaults of a CloneSet of the given API version, as its mutating webhook stores them (spec §4.1):
+ * Kruise's defaults of a CloneSet of the given API version, as its mutating webhook stores them (docs/features.md#admission; Kruise apis/apps/defaults/v1alpha1.go):
  * replicas 1, revisionHistoryLimit 10, the update strategy defaults of the version, and (when
  * `injectTemplateDefaults`) the pod-template and volume-claim-template defaults. Parts that do not have the
  * right JSON type are left untouched for validation to report.

@@ -14,7 +14,8 @@
 import { defaultPodTemplate } from '../api/defaults.ts';
 import { goMarshal, goTypedMarshal, GoJsonError } from '../api/go-json.ts';
 import type { FeatureGates } from '../api/well-known.ts';
-import { createJsonPatch } from '../cloneset/inplace/json-diff.ts';
+import { createJsonPatch } from '../api/json-diff.ts';
+import { controllerRefOf } from '../kube/owner-refs.ts';
 import { isEmptySelector, matchesLabelSelector, validateLabelKey, validateLabelValue } from '../kube/selectors.ts';
 import type { LabelSelector, Pod, PodTemplateSpec } from '../kube/types.ts';
 import { decodeErrors } from './decode.ts';
@@ -174,7 +175,7 @@ function validateScaleStrategy(version: CloneSetVersion, spec: Obj, oldSpec: Obj
     } else if (pod.metadata.deletionTimestamp !== undefined && pod.metadata.deletionTimestamp !== null) {
       errs.push(invalid(path, name, `find pod ${name} already terminating`));
     } else {
-      const owner = (pod.metadata.ownerReferences ?? []).find((r) => r.controller === true);
+      const owner = controllerRefOf(pod);
       if (owner === undefined || owner.uid !== uid) errs.push(invalid(path, name, `find pod ${name} owner is not this CloneSet`));
     }
   }

@@ -1,5 +1,5 @@
 // The CloneSet API, apps.kruise.io/v1beta1 (served and stored, the "hub" as in Kruise HEAD): types only.
-// Shape of apis/apps/v1beta1/cloneset_types.go in openkruise/kruise (spec §2.2): the update strategy is
+// Shape of apis/apps/v1beta1/cloneset_types.go in openkruise/kruise (docs/features.md#v1beta1-and-conversion; Kruise apis/apps/v1beta1/cloneset_types.go): the update strategy is
 // `type` (RollingUpdate | OnDelete) plus a `rollingUpdate` block, PVC reuse is opt-in (`enablePVCReuse`),
 // excludePreparingDelete and the image pre-download tuning are fields. Sub-types and the status are shared
 // with v1alpha1 (cloneset.ts). The v1beta1 CRD schema (crd-schema.ts) is typed against these interfaces.

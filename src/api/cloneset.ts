@@ -4,7 +4,7 @@
 // planner reads one shape whatever version a user wrote. The shape is Kruise HEAD's v1alpha1
 // (apis/apps/v1alpha1/cloneset_types.go in openkruise/kruise): the update type includes OnDelete, the scale
 // strategy has excludePreparingDelete and the in-place strategy (apis/apps/pub, shared by both versions) has
-// the image pre-download fields. Field meanings: spec §2.3–§2.5. The CRD schema in src/api/crd-schema.ts is
+// the image pre-download fields. Field meanings: docs/features.md#v1beta1-and-conversion, #status-counters (Kruise apis/apps/v1alpha1/cloneset_types.go). The CRD schema in src/api/crd-schema.ts is
 // typed against these interfaces, so the two cannot drift (see that file).
 import type { LabelSelector, ObjectMeta, PersistentVolumeClaim, PodTemplateSpec } from '../kube/types.ts';
 
@@ -14,7 +14,7 @@ export const API_VERSION = `${GROUP}/${VERSION}`;
 /** The storage version, which the controller watches and writes status through (Kruise HEAD's hub). */
 export const STORAGE_VERSION = 'v1beta1';
 export const STORAGE_API_VERSION = `${GROUP}/${STORAGE_VERSION}`;
-/** The apiVersion of the owner references the controller writes (Kruise HEAD writes v1beta1, spec §3.5). */
+/** The apiVersion of the owner references the controller writes (Kruise HEAD writes v1beta1, docs/features.md#ownership-and-adoption; Kruise pkg/controller/cloneset/core/cloneset_core.go). */
 export const OWNER_API_VERSION = STORAGE_API_VERSION;
 export const KIND = 'CloneSet';
 export const PLURAL = 'clonesets';

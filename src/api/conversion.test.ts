@@ -27,7 +27,7 @@ const specOf = (o: Record<string, unknown>): Record<string, unknown> => o['spec'
 const annotationsOf = (o: Record<string, unknown>): Record<string, string> =>
   ((o['metadata'] as Record<string, unknown>)['annotations'] ?? {}) as Record<string, string>;
 
-describe("Kruise's mapping (spec §2.6)", () => {
+describe("Kruise's mapping (docs/features.md#v1beta1-and-conversion)", () => {
   it('maps a v1alpha1 in-place strategy to RollingUpdate with podUpdatePolicy, and PVC reuse to enablePVCReuse', () => {
     const b = convertCloneSet(alpha({ updateStrategy: { type: 'InPlaceIfPossible', partition: 2, maxUnavailable: '20%', maxSurge: 0, inPlaceUpdateStrategy: { gracePeriodSeconds: 5 } } }), B);
     assert.deepEqual(specOf(b)['updateStrategy'], {

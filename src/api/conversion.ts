@@ -2,7 +2,7 @@
 // `convertCloneSet` for each object) and the mapping of the stored v1beta1 object to the controller's internal
 // model (`cloneSetFromV1beta1`). Pure: no IO, no clock.
 //
-// The field mapping is Kruise's, rule for rule (spec §2.6; apis/apps/v1alpha1/cloneset_conversion.go in
+// The field mapping is Kruise's, rule for rule (docs/features.md#v1beta1-and-conversion; Kruise apis/apps/v1alpha1/cloneset_conversion.go; apis/apps/v1alpha1/cloneset_conversion.go in
 // openkruise/kruise). Kruise's mapping loses information in both directions, e.g. a v1alpha1 `OnDelete`
 // drops partition/maxUnavailable/…, an absent or unknown `type` becomes ReCreate, `disablePVCReuse: false`
 // and an absent one are the same v1beta1 object, a v1beta1 OnDelete with a `rollingUpdate` block comes back
@@ -75,7 +75,7 @@ export function convertCloneSet(obj: Record<string, unknown>, desiredAPIVersion:
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Kruise's mapping (spec §2.6)
+// Kruise's mapping (docs/features.md#v1beta1-and-conversion; Kruise apis/apps/v1alpha1/cloneset_conversion.go)
 
 /** strconv.Atoi-like: an optional sign and decimal digits, within int32 (else undefined). */
 function parseInt32(text: string): number | undefined {
@@ -351,7 +351,7 @@ function rollingUpdateFlat(ru: RollingUpdateCloneSetStrategy): Omit<CloneSetUpda
  * The internal model of a stored (v1beta1) CloneSet: Kruise's v1alpha1 shape without Kruise's losses — the
  * pre-download fields stay fields, excludePreparingDelete stays a field, `type: OnDelete` keeps its
  * rollingUpdate values (flattened). `rollingUpdate` absent is told by `hasRollingUpdate` (OnDelete with no
- * partition: admission requires a partition whenever the block exists, spec §2.2).
+ * partition: admission requires a partition whenever the block exists, docs/features.md#v1beta1-and-conversion; Kruise apis/apps/v1beta1/cloneset_types.go).
  */
 export function cloneSetFromV1beta1(cs: CloneSetV1beta1): CloneSet {
   const { spec } = cs;

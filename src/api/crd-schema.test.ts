@@ -190,7 +190,7 @@ describe('CRD clonesets.apps.kruise.io', () => {
     };
     const problems: string[] = [];
     check(openApiSchema('v1beta1'), full, '', problems);
-    assert.deepEqual(problems, [], 'v1beta1 does not validate progressDeadlineSeconds (spec §2.2)');
+    assert.deepEqual(problems, [], 'v1beta1 does not validate progressDeadlineSeconds (docs/features.md#v1beta1-and-conversion)');
     const bad: string[] = [];
     check(openApiSchema('v1beta1'), { ...full, spec: { ...full.spec, scaleStrategy: { disablePVCReuse: true }, updateStrategy: { type: 'ReCreate' } } }, '', bad);
     assert.deepEqual(bad, ['.spec.scaleStrategy.disablePVCReuse: unknown field (would be pruned)', '.spec.updateStrategy.type: not in enum']);

@@ -22,7 +22,7 @@ function deepFreeze<T>(v: T): T {
 const sampleTemplate: PodTemplateSpec = { metadata: { labels: { app: 'sample' } }, spec: { containers: [{ name: 'nginx', image: 'nginx:alpine' }] } };
 
 describe('defaultPodTemplate', () => {
-  test('the manual sample gets exactly the webhook defaults of spec §7.1', () => {
+  test('the manual sample gets exactly the webhook defaults its revision hash is computed over (docs/features.md#revisions)', () => {
     assert.deepEqual(defaultPodTemplate(sampleTemplate), {
       metadata: { labels: { app: 'sample' } },
       spec: {

@@ -1,6 +1,6 @@
-// Kruise's defaulting of a CloneSet (spec §4.1): what its mutating webhook writes into the object. We have
+// Kruise's defaulting of a CloneSet (docs/features.md#admission; Kruise apis/apps/defaults/v1alpha1.go): what its mutating webhook writes into the object. We have
 // no mutating webhook, so these functions are applied to copies where the defaulted form matters — above
-// all the revision hash (spec §7.1: the hashed template is the defaulted one).
+// all the revision hash (docs/features.md#revisions; Kruise pkg/controller/cloneset/revision/cloneset_revision.go: the hashed template is the defaulted one).
 //
 // Pod-template defaults = Kubernetes SetDefaults_PodSpec + Kruise's container rules:
 // * pod: dnsPolicy ClusterFirst, restartPolicy Always, securityContext {}, terminationGracePeriodSeconds 30,
@@ -205,7 +205,7 @@ function cloneJson<T>(v: T): T {
 }
 
 /**
- * The pod template with Kruise's pod-template defaults applied (spec §4.1). Pure: returns a new object and
+ * The pod template with Kruise's pod-template defaults applied (docs/features.md#admission; Kruise apis/apps/defaults/v1alpha1.go). Pure: returns a new object and
  * never mutates its input (which may be a frozen cache object).
  */
 export function defaultPodTemplate(template: PodTemplateSpec, opts: TemplateDefaultOptions = {}): PodTemplateSpec {

@@ -1,4 +1,4 @@
-// Go encoding/json emulation, byte-exact where the controller needs it (spec §7.1, §7.3):
+// Go encoding/json emulation, byte-exact where the controller needs it (docs/features.md#revisions; Kruise pkg/controller/cloneset/revision/cloneset_revision.go):
 //
 // * `goMarshal(value)` — json.Marshal of a generic value (map[string]interface{} & co.): object keys
 //   sorted by byte order at every level, no whitespace, numbers printed like a Go float64, strings escaped
@@ -139,19 +139,20 @@ function parseTypeNode(src: string): GoTypeNode {
   }
 }
 
-const structCache = new Map<string, readonly GoField[]>();
-
-function structFields(name: string): readonly GoField[] {
-  const cached = structCache.get(name);
-  if (cached !== undefined) return cached;
-  const spec = GO_STRUCTS[name];
-  if (spec === undefined) throw new Error(`go-json: unknown struct ${name}`);
-  const fields = spec.map((f): GoField => {
+function parseStruct(spec: readonly string[]): readonly GoField[] {
+  return spec.map((f): GoField => {
     const colon = f.indexOf(':');
     const omitempty = f.endsWith('?');
     return { name: f.slice(0, colon), type: parseTypeNode(f.slice(colon + 1, omitempty ? -1 : undefined)), omitempty };
   });
-  structCache.set(name, fields);
+}
+
+/** Every struct of the table, parsed once when the module loads: a constant, not a cache filled while reconciling. */
+const STRUCT_FIELDS: ReadonlyMap<string, readonly GoField[]> = new Map(Object.entries(GO_STRUCTS).map(([name, spec]) => [name, parseStruct(spec)]));
+
+function structFields(name: string): readonly GoField[] {
+  const fields = STRUCT_FIELDS.get(name);
+  if (fields === undefined) throw new Error(`go-json: unknown struct ${name}`);
   return fields;
 }
 

@@ -1,6 +1,7 @@
 // Kubernetes resource.Quantity as Go (k8s.io/apimachinery v0.32) reads and writes it: the exact string a
 // typed JSON round-trip produces for a quantity. This matters because quantities are part of the bytes
-// that are hashed into ControllerRevision names (spec §7.1) and into the volume-claim-template hash (§7.3).
+// that are hashed into ControllerRevision names and into the volume-claim-template hash (docs/features.md#revisions;
+// Kruise pkg/controller/cloneset/revision/cloneset_revision.go).
 //
 // Behaviour reproduced (written from the documented semantics, checked against the Go library):
 // * parsing: optional sign, digits, optional fraction, suffix (n u m "" k M G T P E, Ki…Ei, or e/E<int>);
@@ -29,8 +30,8 @@ export class QuantityParseError extends Error {
 
 const DEC_SUFFIX: Readonly<Record<string, number>> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
 const BIN_SUFFIX: Readonly<Record<string, number>> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, Pi: 50, Ei: 60 };
-const DEC_SUFFIX_BY_EXP = new Map<number, string>(Object.entries(DEC_SUFFIX).map(([k, v]) => [v, k]));
-const BIN_SUFFIX_BY_EXP = new Map<number, string>(Object.entries(BIN_SUFFIX).map(([k, v]) => [v, k]));
+const DEC_SUFFIX_BY_EXP: ReadonlyMap<number, string> = new Map<number, string>(Object.entries(DEC_SUFFIX).map(([k, v]) => [v, k]));
+const BIN_SUFFIX_BY_EXP: ReadonlyMap<number, string> = new Map<number, string>(Object.entries(BIN_SUFFIX).map(([k, v]) => [v, k]));
 
 const INT64_MAX = (1n << 63n) - 1n;
 const INT64_MIN = -(1n << 63n);

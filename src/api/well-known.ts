@@ -1,4 +1,4 @@
-// Label, annotation, condition and gate strings shared with OpenKruise (spec §3). Exact values: a CloneSet
+// Label, annotation, condition and gate strings shared with OpenKruise (Kruise apis/apps/v1beta1/well_known_labels.go). Exact values: a CloneSet
 // written for Kruise must work unchanged, so these never change.
 
 export const LABEL_REVISION_HASH = 'controller-revision-hash';
@@ -31,7 +31,7 @@ export type LifecycleState =
 export const DEFAULT_MAX_UNAVAILABLE = '20%';
 export const DEFAULT_REVISION_HISTORY_LIMIT = 10;
 
-/** Kruise feature gates that change CloneSet behaviour, with Kruise's defaults (spec §17). */
+/** Kruise feature gates that change CloneSet behaviour, with Kruise's defaults (docs/features.md#feature-gates; Kruise pkg/features/kruise_features.go). */
 export const FEATURE_GATE_DEFAULTS = {
   CloneSetShortHash: false,
   CloneSetPartitionRollback: false,

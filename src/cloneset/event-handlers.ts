@@ -1,9 +1,10 @@
-// Maps informer events to CloneSet keys and observes scale expectations (spec §5.1, §9.1).
+// Maps informer events to CloneSet keys and observes scale expectations (docs/features.md#reconcile-pass, #expectations; Kruise pkg/controller/cloneset/cloneset_event_handler.go).
 // Pods and PVCs go to the CloneSet named by their controller reference; orphans to every CloneSet whose
 // selector matches (they are never adopted, but a label change may concern the CloneSet).
 import type { CloneSet } from '../api/cloneset.ts';
 import { GROUP, KIND } from '../api/cloneset.ts';
 import type { KubeObject, OwnerReference, PersistentVolumeClaim, Pod } from '../kube/types.ts';
+import { controllerRefOf } from '../kube/owner-refs.ts';
 import { matchesLabelSelector } from '../kube/selectors.ts';
 import type { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.ts';
 import type { InformerHandlers } from '../runtime/informer.ts';
@@ -14,7 +15,7 @@ export interface Enqueue {
 }
 
 function cloneSetOwnerOf(obj: KubeObject): OwnerReference | undefined {
-  const ref = (obj.metadata?.ownerReferences ?? []).find((r) => r.controller === true);
+  const ref = controllerRefOf(obj);
   if (ref === undefined) return undefined;
   // Match on group and kind, never on version: v1alpha1 and v1beta1 owners are the same CloneSet.
   const group = ref.apiVersion.includes('/') ? ref.apiVersion.split('/')[0] : '';

@@ -1,4 +1,4 @@
-// Spec §8.6: the adoption write is a JSON patch guarded by the cached pod's uid and resourceVersion; a failed
+// docs/features.md#ownership-and-adoption (Kruise pkg/controller/cloneset/cloneset_controller.go): the adoption write is a JSON patch guarded by the cached pod's uid and resourceVersion; a failed
 // guard or a vanished pod adopts nothing and is not an error (the pod's change brings the CloneSet back).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

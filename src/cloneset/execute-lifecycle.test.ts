@@ -1,4 +1,4 @@
-// The executor's lifecycle writes (spec §13.3, §13.4): the lifecycle label patch (with hook handlers merged in),
+// The executor's lifecycle writes (docs/features.md#lifecycle-states, #markpodnotready; Kruise pkg/util/lifecycle/lifecycle_utils.go): the lifecycle label patch (with hook handlers merged in),
 // and KruisePodReady through pods/status as a strategic merge patch keyed by condition type — never a PUT.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -96,6 +96,6 @@ describe('executor: lifecycle writes', () => {
       { kind: 'PatchPodLifecycle', pod, state: 'PreparingDelete' },
     ]);
     assert.equal(out.failure?.type, 'FailedUpdate');
-    assert.deepEqual(broken.calls.map((c) => c.verb), ['status'], 'markPodNotReady failed: the state is not changed (spec §13.3)');
+    assert.deepEqual(broken.calls.map((c) => c.verb), ['status'], 'markPodNotReady failed: the state is not changed (docs/features.md#lifecycle-states)');
   });
 });

@@ -6,7 +6,7 @@ import { ANNOTATION_LIFECYCLE_TIMESTAMP, CONDITION_INPLACE_UPDATE_READY, LABEL_L
 import { errorText, isConflict, isInvalid, isNotFound } from '../kube/api-error.ts';
 import type { PlanAction } from './plan/actions.ts';
 import { rfc3339 } from './plan/pod-template.ts';
-import type { ExecuteDeps } from './execute.ts';
+import type { ExecuteDeps } from './execute-deps.ts';
 
 type ActionOf<K extends PlanAction['kind']> = Extract<PlanAction, { kind: K }>;
 
@@ -23,7 +23,7 @@ export async function releasePod(cs: CloneSet, action: ActionOf<'ReleasePod'>, d
 }
 
 /**
- * Adoption (spec §8.6) as a JSON patch guarded by the cached pod's uid and resourceVersion (Kruise PUTs the
+ * Adoption (docs/features.md#ownership-and-adoption; Kruise pkg/controller/cloneset/cloneset_controller.go) as a JSON patch guarded by the cached pod's uid and resourceVersion (Kruise PUTs the
  * cached copy). A failed guard (422), a conflict or a vanished pod adopts nothing: the pod's own change event
  * brings the CloneSet back to decide again on the newer pod.
  */
@@ -100,7 +100,7 @@ export async function markSpecifiedDelete(cs: CloneSet, action: ActionOf<'MarkSp
 }
 
 /**
- * The in-place writes (spec §12.3, §12.5, §12.6). The pod patch carries the cached pod's resourceVersion: a 409
+ * The in-place writes (docs/features.md#in-place-update; Kruise pkg/util/inplaceupdate/inplace_update.go). The pod patch carries the cached pod's resourceVersion: a 409
  * means the cache is behind the server, nothing was applied, and the watch event that brings the newer pod
  * requeues the CloneSet — it is not a failure. Every successful write sets the RV expectation.
  */

@@ -1,4 +1,4 @@
-// The executor's PVC cleanup writes (spec §8.5): the hand-over patch and the delete under a scale expectation.
+// The executor's PVC cleanup writes (docs/features.md#pvcs; Kruise pkg/controller/cloneset/cloneset_controller.go): the hand-over patch and the delete under a scale expectation.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ApiError } from '../kube/api-error.ts';

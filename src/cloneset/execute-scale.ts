@@ -1,10 +1,10 @@
 // The scaling writes of executePlan: pod and PVC creates and deletes, each under a scale expectation registered
-// BEFORE the write and lowered when it fails, and the PVC hand-over and cleanup of spec §8.5.
+// BEFORE the write and lowered when it fails, and the PVC hand-over and cleanup of docs/features.md#pvcs (Kruise pkg/controller/cloneset/cloneset_controller.go).
 import type { CloneSet } from '../api/cloneset.ts';
 import { RequestAbortedError, errorText, isAlreadyExists, isConflict, isInvalid, isNotFound } from '../kube/api-error.ts';
 import { slowStartBatch } from '../runtime/slow-start.ts';
 import type { PlanAction, PodToCreate, PodToDelete } from './plan/actions.ts';
-import type { ExecuteDeps } from './execute.ts';
+import type { ExecuteDeps } from './execute-deps.ts';
 
 export async function createPods(cs: CloneSet, key: string, list: readonly PodToCreate[], deps: ExecuteDeps): Promise<number> {
   const ns = cs.metadata.namespace ?? '';
@@ -45,7 +45,7 @@ async function createPvc(cs: CloneSet, key: string, pvc: PodToCreate['pvcs'][num
     await deps.ports.pvcs.createPvc(cs.metadata.namespace ?? '', pvc);
   } catch (e) {
     deps.scaleExpectations.observe(key, 'create', name, 'pvc');
-    // A claim that already exists is reused as it is (spec §8.4).
+    // A claim that already exists is reused as it is (docs/features.md#pvcs; Kruise pkg/controller/cloneset/sync/cloneset_scale.go).
     if (isAlreadyExists(e)) return;
     deps.recorder.event(cs, 'Warning', 'FailedCreate', `failed to create pvc: ${errorText(e)}, pvc: ${JSON.stringify(pvc)}`);
     throw e;
@@ -87,7 +87,7 @@ export async function deletePods(cs: CloneSet, key: string, list: readonly PodTo
 }
 
 /**
- * Hands a PVC to its inactive pod (spec §8.5): a JSON patch that first tests the PVC's uid and the CloneSet
+ * Hands a PVC to its inactive pod (docs/features.md#pvcs; Kruise pkg/controller/cloneset/cloneset_controller.go): a JSON patch that first tests the PVC's uid and the CloneSet
  * reference at the planned index (a stale cache fails the test instead of overwriting someone else's change),
  * then removes that reference and adds the pod's. Never a whole-object PUT.
  */
@@ -112,7 +112,7 @@ export async function reownPvc(cs: CloneSet, action: Extract<PlanAction, { kind:
   return 1;
 }
 
-/** Deletes a PVC whose instance id matches no owned pod (spec §8.5), under a scale expectation. */
+/** Deletes a PVC whose instance id matches no owned pod (docs/features.md#pvcs; Kruise pkg/controller/cloneset/cloneset_controller.go), under a scale expectation. */
 export async function cleanupPvc(cs: CloneSet, key: string, action: Extract<PlanAction, { kind: 'DeletePvc' }>, deps: ExecuteDeps): Promise<number> {
   const name = action.pvc.name;
   deps.scaleExpectations.expect(key, 'delete', name, 'pvc');

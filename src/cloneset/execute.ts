@@ -6,26 +6,16 @@
 // barriers that run alone, in plan order.
 // The writes themselves are in execute-scale.ts (pod and PVC creates and deletes) and execute-pod.ts (patches).
 import type { CloneSet } from '../api/cloneset.ts';
-import type { EventRecorder } from '../runtime/events.ts';
-import type { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.ts';
 import {
   executeInPlace, markSpecifiedDelete, patchPodConditions, patchPodLifecycle, patchPodTemplateHash, releasePod,
   adoptPod, setInPlaceUpdateReady,
 } from './execute-pod.ts';
 import { cleanupPvc, createPods, deletePods, reownPvc } from './execute-scale.ts';
 import type { PlanAction, PlanPhase } from './plan/actions.ts';
-import type { Ports } from './ports.ts';
+import type { ExecuteDeps } from './execute-deps.ts';
 import { runBounded } from '../runtime/bounded-parallel.ts';
 
-export interface ExecuteDeps {
-  readonly ports: Ports;
-  readonly scaleExpectations: ScaleExpectations;
-  readonly rvExpectations: ResourceVersionExpectations;
-  readonly recorder: EventRecorder;
-  readonly nowMs: () => number;
-  /** Aborts when this replica stops or loses its lease: no further write starts. */
-  readonly signal?: AbortSignal | undefined;
-}
+export type { ExecuteDeps } from './execute-deps.ts';
 
 export interface Outcome {
   /** Number of writes that succeeded. */

@@ -4,30 +4,41 @@ import type { CloneSetV1beta1 } from '../api/cloneset-v1beta1.ts';
 import type { Logger } from 'pino';
 import { randomInt } from 'node:crypto';
 import type { CloneSet } from '../api/cloneset.ts';
-import type { ControllerConfig } from '../config.ts';
+import type { FeatureGates } from '../api/well-known.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { CLONESETS_V1BETA1, CONTROLLER_REVISIONS, EVENTS, NODES, PODS, PVCS } from '../kube/resources.ts';
-import type { ControllerRevision, KubeObject, Node, PersistentVolumeClaim, Pod } from '../kube/types.ts';
+import type { ControllerRevision, Node, PersistentVolumeClaim, Pod } from '../kube/types.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { Controller } from '../runtime/controller.ts';
 import { EventRecorder } from '../runtime/events.ts';
 import { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.ts';
 import { Informer } from '../runtime/informer.ts';
-import { defaultControllerRateLimiter } from '../runtime/rate-limiter.ts';
+import { indexByNamespace, indexByOwnerUid } from '../runtime/store.ts';
+import { defaultControllerRateLimiter, type RateLimiterOptions } from '../runtime/rate-limiter.ts';
 import { cloneSetHandlers, podHandlers, pvcHandlers } from './event-handlers.ts';
 import { randomInstanceIdSource } from './plan/instance-ids.ts';
+import type { SurgeRule } from './plan/replica-diff.ts';
 import { apiPorts } from './ports.ts';
-import { apiImagePullJobPort, discoverInPlaceCapabilities, ImagePreDownloader } from './inplace/predownload-sync.ts';
+import { apiImagePullJobPort, discoverInPlaceCapabilities, ImagePreDownloader } from './predownload-sync.ts';
 import { reconcileCloneSet } from './reconciler.ts';
 import { INDEX_NAMESPACE, INDEX_OWNER_UID } from './snapshot.ts';
 
-const byOwnerUid = (obj: KubeObject): readonly string[] => (obj.metadata?.ownerReferences ?? []).map((r) => r.uid);
-const byNamespace = (obj: KubeObject): readonly string[] => [obj.metadata?.namespace ?? ''];
 
 interface Runnable {
   start(signal: AbortSignal): void;
   waitForSync(signal?: AbortSignal): Promise<void>;
   hasSynced(): boolean;
+}
+
+/** The flags the manager reads: config.ts's ControllerConfig has them (declared here so cloneset/ never imports the CLI). */
+export interface CloneSetManagerConfig {
+  readonly namespace?: string | undefined;
+  readonly workers: number;
+  readonly gates: FeatureGates;
+  readonly excludePreparingDelete: boolean;
+  readonly surgeRule: SurgeRule;
+  readonly expectationTimeoutMs: number;
+  readonly rateLimiter: Partial<RateLimiterOptions>;
 }
 
 export interface CloneSetManager {
@@ -49,7 +60,7 @@ export interface CloneSetManager {
 export function startCloneSetManager(
   client: KubeClient,
   eventsClient: KubeClient,
-  config: ControllerConfig,
+  config: CloneSetManagerConfig,
   clock: Clock,
   logger: Logger,
   signal: AbortSignal,
@@ -61,12 +72,12 @@ export function startCloneSetManager(
   const cloneSets = new Informer<CloneSet>({
     ...common,
     resource: CLONESETS_V1BETA1,
-    indexers: { [INDEX_NAMESPACE]: byNamespace },
+    indexers: { [INDEX_NAMESPACE]: indexByNamespace },
     transform: (stored) => cloneSetFromV1beta1(stored as unknown as CloneSetV1beta1),
   });
-  const pods = new Informer<Pod>({ ...common, resource: PODS, indexers: { [INDEX_OWNER_UID]: byOwnerUid } });
-  const pvcs = new Informer<PersistentVolumeClaim>({ ...common, resource: PVCS, indexers: { [INDEX_OWNER_UID]: byOwnerUid } });
-  const revisions = new Informer<ControllerRevision>({ ...common, resource: CONTROLLER_REVISIONS, indexers: { [INDEX_NAMESPACE]: byNamespace } });
+  const pods = new Informer<Pod>({ ...common, resource: PODS, indexers: { [INDEX_OWNER_UID]: indexByOwnerUid } });
+  const pvcs = new Informer<PersistentVolumeClaim>({ ...common, resource: PVCS, indexers: { [INDEX_OWNER_UID]: indexByOwnerUid } });
+  const revisions = new Informer<ControllerRevision>({ ...common, resource: CONTROLLER_REVISIONS, indexers: { [INDEX_NAMESPACE]: indexByNamespace } });
   const nodes = new Informer<Node>({ client, clock, logger, resource: NODES });
 
   const scaleExpectations = new ScaleExpectations(clock, config.expectationTimeoutMs);

@@ -1,4 +1,4 @@
-// Writes the shortened scaleStrategy.podsToDelete that plan/pods-to-delete.ts decides (spec §6 step 16).
+// Writes the shortened scaleStrategy.podsToDelete that plan/pods-to-delete.ts decides (docs/features.md#reconcile-pass; Kruise pkg/controller/cloneset/cloneset_controller.go).
 import type { Logger } from 'pino';
 import type { CloneSet } from '../api/cloneset.ts';
 import { errorText } from '../kube/api-error.ts';

@@ -2,12 +2,12 @@
 // talks to these; ApiPorts implements them on the Kubernetes client, tests may record calls instead.
 import type { CloneSet, CloneSetStatus } from '../api/cloneset.ts';
 import type { ControllerRevision, PersistentVolumeClaim, Pod } from '../kube/types.ts';
-import type { KubeClient } from '../kube/client.ts';
+import type { KubeClient, PatchType } from '../kube/client.ts';
 import { CLONESETS_V1BETA1, CONTROLLER_REVISIONS, PODS, PVCS } from '../kube/resources.ts';
 import { cloneSetToV1beta1 } from '../api/conversion.ts';
 import { KIND, STORAGE_API_VERSION } from '../api/cloneset.ts';
 
-export type PatchType = 'merge' | 'strategic' | 'json';
+export type { PatchType };
 
 export interface PodControl {
   createPod(namespace: string, pod: Pod): Promise<Pod>;

@@ -7,7 +7,7 @@ import type { ReconcileResult } from '../runtime/controller.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import type { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.ts';
 import { executePlan } from './execute.ts';
-import type { ImagePreDownloader } from './inplace/predownload-sync.ts';
+import type { ImagePreDownloader } from './predownload-sync.ts';
 import { minDelay } from './plan/actions.ts';
 import { planCloneSet } from './plan/index.ts';
 import { selectorProblem } from './plan/selector-check.ts';
@@ -84,7 +84,7 @@ export async function reconcileCloneSet(key: string, d: ReconcileDeps): Promise<
       d.rvExpectations.forget(uid);
     }
   }
-  // Spec §6 step 13: image pre-download, after the expectation checks and before scale/update (only logs errors).
+  // docs/features.md#reconcile-pass (Kruise pkg/controller/cloneset/cloneset_controller.go): image pre-download, after the expectation checks and before scale/update (only logs errors).
   if (d.preDownload !== undefined) await d.preDownload.sync(cloneSet, revisions);
   const plan = planCloneSet(snapshot, revisions, d.config, d.ids);
   for (const line of plan.explain) d.logger.debug({ cloneset: key, phase: plan.phase }, line);

@@ -1,4 +1,4 @@
-// truncateHistory (spec §7.7): the oldest revisions no pod uses go first; current, update and revisions that
+// truncateHistory (docs/features.md#revisions; Kruise pkg/controller/cloneset/cloneset_controller.go): the oldest revisions no pod uses go first; current, update and revisions that
 // claimed active pods still run are never deleted, whatever revisionHistoryLimit says.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -44,7 +44,7 @@ const resolved = (current: string, update: string): ResolvedRevisions => ({
   collisionCount: 0,
 });
 
-describe('truncateHistory (spec §7.7)', () => {
+describe('truncateHistory (docs/features.md#revisions)', () => {
   const revs = [rev('sample-r1', 1), rev('sample-r2', 2), rev('sample-r3', 3), rev('sample-r4', 4), rev('sample-r5', 5)];
 
   test('revisionHistoryLimit 2: the live revision stays and the 2 newest others are kept', async () => {

@@ -1,5 +1,5 @@
 // syncRevisions: makes sure a ControllerRevision exists for the current template and picks the current and
-// update revisions (spec §7.4) — the IO half of plan/revisions.ts. truncateHistory: §7.7.
+// update revisions (docs/features.md#revisions; Kruise pkg/controller/cloneset/cloneset_controller.go) — the IO half of plan/revisions.ts; and truncateHistory.
 import type { Logger } from 'pino';
 import type { CloneSet } from '../api/cloneset.ts';
 import { errorText, isAlreadyExists } from '../kube/api-error.ts';

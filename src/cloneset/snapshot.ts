@@ -1,6 +1,7 @@
 // loadSnapshot: everything one reconcile decides on, read from the informer caches only (never the API).
 import type { CloneSet } from '../api/cloneset.ts';
 import type { ControllerRevision, Node, PersistentVolumeClaim, Pod } from '../kube/types.ts';
+import { controllerRefOf } from '../kube/owner-refs.ts';
 import { matchesLabelSelector } from '../kube/selectors.ts';
 import type { Store } from '../runtime/store.ts';
 import type { Snapshot } from './plan/index.ts';
@@ -36,7 +37,7 @@ export function loadSnapshot(stores: CloneSetStores, cloneSet: CloneSet, nowMs: 
 export function revisionsOf(stores: CloneSetStores, cloneSet: CloneSet): readonly ControllerRevision[] {
   const uid = cloneSet.metadata.uid ?? '';
   return stores.revisions.byIndex(INDEX_NAMESPACE, cloneSet.metadata.namespace ?? '').filter((r) => {
-    const owner = (r.metadata.ownerReferences ?? []).find((o) => o.controller === true);
+    const owner = controllerRefOf(r);
     if (owner !== undefined && owner.uid !== uid) return false;
     return matchesLabelSelector(cloneSet.spec.selector, r.metadata.labels ?? {});
   });

@@ -353,7 +353,7 @@ export class KubeClient {
 
 /**
  * A request body sent byte for byte, for objects whose exact serialisation matters (a ControllerRevision's
- * `data` is stored verbatim and compared as bytes, spec §7.1).
+ * `data` is stored verbatim and compared as bytes, docs/features.md#revisions; Kruise pkg/controller/cloneset/revision/cloneset_revision.go).
  */
 export interface RawJson {
   readonly rawJson: string;

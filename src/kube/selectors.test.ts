@@ -38,7 +38,7 @@ describe('matchesLabelSelector', () => {
   });
 });
 
-describe('selectorToString (status.labelSelector, spec §14.2)', () => {
+describe('selectorToString (status.labelSelector, docs/features.md#status-counters)', () => {
   test('canonical form', () => {
     assert.equal(selectorToString({ matchLabels: { app: 'sample' } }), 'app=sample');
     assert.equal(

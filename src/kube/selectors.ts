@@ -1,5 +1,5 @@
 // metav1.LabelSelector semantics (LabelSelectorAsSelector): matching, the canonical string form used for
-// status.labelSelector (spec §14.2) and the basic validation Kubernetes applies to selectors.
+// status.labelSelector (docs/features.md#status-counters; Kruise pkg/controller/cloneset/cloneset_status.go) and the basic validation Kubernetes applies to selectors.
 import type { LabelSelector, LabelSelectorRequirement } from './types.ts';
 
 type Labels = Readonly<Record<string, string>>;

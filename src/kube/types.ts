@@ -134,7 +134,7 @@ export interface PersistentVolumeClaim extends KubeObject {
 
 export interface ControllerRevision extends KubeObject {
   readonly metadata: ObjectMeta;
-  /** Kruise stores `{"spec":{"template":{...,"$patch":"replace"}}}` here (spec §7.1). */
+  /** Kruise stores `{"spec":{"template":{...,"$patch":"replace"}}}` here (docs/features.md#revisions; Kruise pkg/controller/cloneset/revision/cloneset_revision.go). */
   readonly data?: unknown;
   readonly revision: number;
 }

@@ -5,6 +5,7 @@ import { stringify } from 'yaml';
 import type { CloneSet } from '../api/cloneset.ts';
 import { CLONESETS, CONTROLLER_REVISIONS, PODS } from '../kube/resources.ts';
 import { selectorToString } from '../kube/selectors.ts';
+import { rfc3339 } from '../kube/time.ts';
 import type { ControllerRevision, Pod } from '../kube/types.ts';
 import { templateFromRevision } from '../cloneset/plan/revisions.ts';
 import { parseFlags, UsageError, type Flags } from './flags.ts';
@@ -119,7 +120,7 @@ async function rollout(s: Session, flags: Flags, io: Io): Promise<void> {
       }
       const cs = await getCloneSet(s, name);
       const pods = await s.client.listAll<Pod>(PODS, s.namespace, { labelSelector: selectorToString(cs.spec.selector) });
-      const plan = planRestart(cs, pods.items, mode, new Date().toISOString().replace(/\.\d+Z$/, 'Z'));
+      const plan = planRestart(cs, pods.items, mode, rfc3339(Date.now()));
       if (!plan.ok) throw new PluginError(plan.message);
       await patchCloneSet(s, name, plan.patch);
       line(io, `${RESOURCE}/${name} restarted (${plan.mode}): ${plan.effect}`);

@@ -101,7 +101,7 @@ function orderFacts(pod: Pod, nowMs: number, cs: CloneSet): string {
 }
 
 /**
- * The facts the scale-in order compares (spec §10.6: old revision first, then unscheduled, Pending, unavailable,
+ * The facts the scale-in order compares (docs/features.md#deletion-order; Kruise pkg/controller/cloneset/sync/cloneset_scale.go: old revision first, then unscheduled, Pending, unavailable,
  * not ready, lower pod-deletion-cost, more pods on its node, most recently ready, most restarts, newest).
  */
 export function deletionFacts(pod: Pod, updateRevision: string, nowMs: number): string {

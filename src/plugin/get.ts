@@ -5,6 +5,7 @@
 import { pino } from 'pino';
 import { stringify } from 'yaml';
 import type { CloneSet } from '../api/cloneset.ts';
+import { controllerRefOf } from '../kube/owner-refs.ts';
 import { selectorToString } from '../kube/selectors.ts';
 import { CLONESETS, CONTROLLER_REVISIONS, PODS } from '../kube/resources.ts';
 import type { ControllerRevision, KubeObject, Pod } from '../kube/types.ts';
@@ -23,7 +24,7 @@ export interface GetOptions {
   readonly signal: AbortSignal;
 }
 
-const ownedBy = (uid: string) => (o: KubeObject): boolean => (o.metadata?.ownerReferences ?? []).some((r) => r.uid === uid && r.controller === true);
+const ownedBy = (uid: string) => (o: KubeObject): boolean => controllerRefOf(o)?.uid === uid;
 
 function render(view: CloneSetView, opts: GetOptions): string {
   if (opts.output === 'json') return JSON.stringify(view, null, 2);

@@ -1,8 +1,9 @@
 // `rollout history` and `rollout undo`, pure: the CloneSet's ControllerRevisions as numbered rows, and the merge
-// patch that restores the pod template stored in one of them (spec §7.6: a rollback is nothing but the old
+// patch that restores the pod template stored in one of them (docs/features.md#revisions; Kruise pkg/controller/cloneset/core/cloneset_core.go: a rollback is nothing but the old
 // template written back; the controller then reuses the old revision under a new number, no new name).
 import type { CloneSet } from '../api/cloneset.ts';
 import { revisionData, revisionDataBytes, sortRevisions, templateFromRevision } from '../cloneset/plan/revisions.ts';
+import { controllerRefOf } from '../kube/owner-refs.ts';
 import type { ControllerRevision, PodTemplateSpec } from '../kube/types.ts';
 import { createMergePatch } from './merge-patch.ts';
 
@@ -20,7 +21,7 @@ export interface HistoryRow {
 /** The revisions the CloneSet controls, oldest first. */
 export function ownedRevisions(cs: CloneSet, revisions: readonly ControllerRevision[]): ControllerRevision[] {
   const uid = cs.metadata.uid ?? '';
-  return sortRevisions(revisions.filter((r) => (r.metadata.ownerReferences ?? []).some((o) => o.controller === true && o.uid === uid)));
+  return sortRevisions(revisions.filter((r) => controllerRefOf(r)?.uid === uid));
 }
 
 export function imagesOf(t: PodTemplateSpec | undefined): string {
@@ -85,7 +86,7 @@ export function undoTarget(cs: CloneSet, revisions: readonly ControllerRevision[
 /**
  * The merge patch writing the revision's template back, guarded by the CloneSet's resourceVersion (a concurrent
  * change makes it fail with a conflict rather than mixing two templates). Undefined when the CloneSet already
- * has that template — decided as the controller decides it: the revision data bytes are equal (spec §7.5).
+ * has that template — decided as the controller decides it: the revision data bytes are equal (docs/features.md#revisions; Kruise pkg/util/history/controller_history.go).
  */
 export function undoPatch(cs: CloneSet, revision: ControllerRevision, template: PodTemplateSpec): Record<string, unknown> | undefined {
   if (revisionData(cs) === revisionDataBytes(revision)) return undefined;

@@ -10,6 +10,7 @@ import { planCloneSet, type PlannerConfig, type ResolvedRevisions, type Snapshot
 import { randomInstanceIdSource } from '../cloneset/plan/instance-ids.ts';
 import { chooseRevisions, templateFromRevision } from '../cloneset/plan/revisions.ts';
 import { selectorProblem } from '../cloneset/plan/selector-check.ts';
+import { controllerRefOf } from '../kube/owner-refs.ts';
 import { matchesLabelSelector, selectorToString } from '../kube/selectors.ts';
 import { CONTROLLER_REVISIONS, NODES, PODS, PVCS } from '../kube/resources.ts';
 import type { ControllerRevision, Node, PersistentVolumeClaim, Pod } from '../kube/types.ts';
@@ -61,7 +62,7 @@ export async function readSnapshot(s: Session, cs: CloneSet, nowMs: number): Pro
     for (const n of (await s.client.listAll<Node>(NODES, undefined)).items) if (nodeNames.has(n.metadata.name ?? '')) nodes.set(n.metadata.name ?? '', n);
   }
   const revisions = revs.items.filter((r) => {
-    const owner = (r.metadata.ownerReferences ?? []).find((o) => o.controller === true);
+    const owner = controllerRefOf(r);
     return (owner === undefined || owner.uid === uid) && matchesLabelSelector(cs.spec.selector, r.metadata.labels ?? {});
   });
   return {

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino, type Logger } from 'pino';
+import { apiErrorFromResponse } from '../kube/api-error.ts';
 import { FakeClock } from './clock.ts';
 import { Controller, TerminalError, type ReconcileResult } from './controller.ts';
 import { ItemExponentialRateLimiter } from './rate-limiter.ts';
@@ -105,9 +106,9 @@ test('success forgets the key and does not requeue it', async () => {
   await h.stop();
 });
 
-test('an error carrying retryAfterMs waits at least that long', async () => {
+test("an API error with the server's Retry-After (retryAfterSeconds) waits at least that long", async () => {
   const h = start(async (_key, call) => {
-    if (call === 1) throw Object.assign(new Error('slow down'), { retryAfterMs: 2000 });
+    if (call === 1) throw apiErrorFromResponse(429, JSON.stringify({ kind: 'Status', code: 429, reason: 'TooManyRequests', message: 'slow down', details: { retryAfterSeconds: 2 } }));
     return {};
   });
   h.controller.enqueue('k');

@@ -5,13 +5,13 @@
  * (controller-runtime `reconcileHandler`):
  * - thrown `TerminalError` → `forget`, no requeue (retrying cannot help; the reconciler reports it);
  * - any other thrown error → `addRateLimited` (per-key exponential backoff and global bucket), at least the
- *   error's own `retryAfterMs` when it carries one (e.g. a 429 Retry-After);
+ *   server's Retry-After when the error is an ApiError that carries one (`retryAfterSeconds`, e.g. a 429);
  * - `requeueAfterMs > 0` → `forget` + `addAfter`;
  * - otherwise → `forget`.
  * Reconcile is key-only and level-triggered: the reason for a reconcile is never passed in.
  */
 import type { Logger } from 'pino';
-import { errorText } from '../kube/api-error.ts';
+import { ApiError, errorText } from '../kube/api-error.ts';
 import type { Clock } from './clock.ts';
 import type { RateLimiter } from './rate-limiter.ts';
 import { WorkQueue } from './workqueue.ts';
@@ -47,11 +47,14 @@ export interface ControllerStats {
   readonly queueRetriesTotal: number;
 }
 
-/** `retryAfterMs` of a typed error, when it carries a positive one. */
+/**
+ * The server's Retry-After of an API error (`details.retryAfterSeconds` of its Status), in ms, when positive.
+ * (This read a `retryAfterMs` field before, which no error of the client ever carried, so it never applied.)
+ */
 export function retryAfterMsOf(e: unknown): number | undefined {
-  if (typeof e !== 'object' || e === null || !('retryAfterMs' in e)) return undefined;
-  const v = e.retryAfterMs;
-  return typeof v === 'number' && v > 0 && Number.isFinite(v) ? v : undefined;
+  if (!(e instanceof ApiError) || e.retryAfterSeconds === undefined) return undefined;
+  const v = e.retryAfterSeconds * 1000;
+  return v > 0 && Number.isFinite(v) ? v : undefined;
 }
 
 export class Controller {

@@ -20,6 +20,7 @@
  *   resources do; typed list items may not).
  */
 import type { Logger } from 'pino';
+import { rfc3339 } from '../kube/time.ts';
 import type { KubeObject } from '../kube/types.ts';
 import type { Clock } from './clock.ts';
 
@@ -111,10 +112,6 @@ class Lru<V> {
   }
 }
 
-/** metav1.Time: RFC 3339 with second precision. */
-function rfc3339(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
 
 function involvedObjectOf(obj: KubeObject): InvolvedObject | undefined {
   const m = obj.metadata;

@@ -1,14 +1,14 @@
 /**
- * Expectations: what this process has written but its informer cache has not shown yet (spec §9).
+ * Expectations: what this process has written but its informer cache has not shown yet (docs/features.md#expectations; Kruise pkg/util/expectations/scale_expectations.go).
  *
  * Why: the cache lags behind our own writes. Without expectations the next reconcile would see too few pods
  * (after creates) or too many (after deletes) and create duplicates or delete too much; after a patch it
  * would act on the stale cached copy again.
  *
- * - `ScaleExpectations` (spec §9.1) — name-based, per CloneSet key: the names of pods/PVCs we are creating or
+ * - `ScaleExpectations` (docs/features.md#expectations; Kruise pkg/util/expectations/scale_expectations.go) — name-based, per CloneSet key: the names of pods/PVCs we are creating or
  *   deleting. Register with `expect` BEFORE the write; `observe` when the informer shows the create/delete,
  *   or at once when the write failed or was never attempted. The entry disappears when every set is empty.
- * - `ResourceVersionExpectations` (spec §9.2) — per object uid: the resourceVersion our last write returned.
+ * - `ResourceVersionExpectations` (docs/features.md#expectations; Kruise pkg/util/expectations/resource_version_expectation.go) — per object uid: the resourceVersion our last write returned.
  *
  * "Unsatisfied since" is set by the first check that finds an entry unsatisfied (not by `expect`), and lives as
  * long as the entry.
@@ -23,7 +23,7 @@
  * on their own, so the caller can count the leak (metric `cloneset_scale_expectation_leakage`) and log it.
  *
  * Process-local and in-memory: lost on restart (the pod Create events of the initial list then observe
- * nothing, which is why those events are enqueued with a delay, spec §5.1).
+ * nothing, which is why those events are enqueued with a delay, docs/features.md#reconcile-pass; Kruise pkg/controller/cloneset/cloneset_event_handler.go).
  */
 import type { Clock } from './clock.ts';
 

@@ -21,6 +21,7 @@
  * Defaults follow controller-runtime: lease 15 s, renew deadline 10 s, retry 2 s.
  */
 import type { Logger } from 'pino';
+import { rfc3339Micro } from '../kube/time.ts';
 import { sleep, type MonotonicClock } from './clock.ts';
 
 export interface LeaseSpec {
@@ -86,11 +87,6 @@ export interface LeaderCallbacks {
 }
 
 const JITTER_FACTOR = 1.2;
-
-/** metav1.MicroTime: RFC 3339 with microseconds. */
-function microTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/Z$/, '000Z');
-}
 
 function sameSpec(a: LeaseSpec, b: LeaseSpec): boolean {
   return a.holderIdentity === b.holderIdentity && a.leaseDurationSeconds === b.leaseDurationSeconds
@@ -289,12 +285,12 @@ export class LeaderElector {
   }
 
   #spec(now: number, acquiredAt: number | undefined, transitions: number, keptAcquireTime?: string): LeaseSpec {
-    const acquireTime = acquiredAt === undefined ? keptAcquireTime : microTime(acquiredAt);
+    const acquireTime = acquiredAt === undefined ? keptAcquireTime : rfc3339Micro(acquiredAt);
     return {
       holderIdentity: this.#o.identity,
       leaseDurationSeconds: Math.ceil(this.#o.leaseDurationMs / 1000),
       ...(acquireTime === undefined ? {} : { acquireTime }),
-      renewTime: microTime(now),
+      renewTime: rfc3339Micro(now),
       leaseTransitions: transitions,
     };
   }
@@ -328,7 +324,7 @@ export class LeaderElector {
   async #release(): Promise<void> {
     const last = this.#lastLease;
     if (last === undefined || last.spec.holderIdentity !== this.#o.identity) return;
-    const now = microTime(this.#clock.now());
+    const now = rfc3339Micro(this.#clock.now());
     const spec: LeaseSpec = { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now, leaseTransitions: last.spec.leaseTransitions ?? 0 };
     const call = new AbortController();
     const timer = this.#clock.setTimeout(() => call.abort(), this.#o.renewDeadlineMs);

@@ -58,7 +58,7 @@ describe('CloneSet conversion through the API server', () => {
       },
     });
     const alpha = await client.get<CloneSet>(CLONESETS, ns, 'pull');
-    assert.equal(alpha.metadata.annotations?.['apps.kruise.io/image-predownload-parallelism'], '3', 'v1alpha1 shows them as the annotations (spec §2.6)');
+    assert.equal(alpha.metadata.annotations?.['apps.kruise.io/image-predownload-parallelism'], '3', 'v1alpha1 shows them as the annotations (docs/features.md#v1beta1-and-conversion)');
     assert.equal(alpha.metadata.annotations?.['apps.kruise.io/image-predownload-timeout-seconds'], '60');
     // A v1alpha1 client changes something else (a label) and writes the whole object back.
     await client.update(CLONESETS, ns, 'pull', { ...alpha, metadata: { ...alpha.metadata, labels: { team: 'a' } } });

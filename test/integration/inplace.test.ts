@@ -1,4 +1,4 @@
-// In-place updates against the real control plane (spec §11.7, §12, §15): the pods keep their names, uids, IPs and
+// In-place updates against the real control plane (docs/features.md#update-types, #in-place-update, #image-pre-download; Kruise pkg/controller/cloneset/sync/cloneset_update.go): the pods keep their names, uids, IPs and
 // PVCs, containers restart once, the not-ready budget holds (sampled from a watch stream), the grace period
 // separates the not-ready mark from the new spec, changes that cannot be applied in place recreate the pod
 // (InPlaceIfPossible) or are refused with a reason (InPlaceOnly), cpu/memory are resized through pods/resize,
@@ -82,7 +82,7 @@ describe('in-place update on a real API server', () => {
   before(async () => {
     client = await testClient();
     ns = await newNamespace(client, 'inplace');
-    // A minimal ImagePullJob CRD, so the controller discovers the kind at start-up (spec §15).
+    // A minimal ImagePullJob CRD, so the controller discovers the kind at start-up (docs/features.md#image-pre-download; Kruise pkg/controller/cloneset/cloneset_predownload_image.go).
     await client.create(CRDS, undefined, {
       apiVersion: 'apiextensions.k8s.io/v1',
       kind: 'CustomResourceDefinition',
@@ -199,7 +199,7 @@ describe('in-place update on a real API server', () => {
 
   it('an env change under InPlaceOnly is refused with the reason, and no pod is recreated', async () => {
     // v1alpha1 admission refuses the change itself (Kruise's rule), and InPlaceOnly with maxSurge too; v1beta1
-    // admission checks neither (spec §18), so the change reaches the controller through v1beta1.
+    // admission checks neither (docs/features.md#v1beta1-and-conversion; Kruise apis/apps/v1beta1/cloneset_types.go), so the change reaches the controller through v1beta1.
     await client.create(CLONESETS, ns, cloneSetOf(ns, 'only', 2, { type: 'InPlaceOnly', maxUnavailable: 1 }));
     const before = await eventually('2 ready pods', () => readyPods(client, ns, 'only', 2), { timeoutMs: 90_000 });
     await rolledOut(client, ns, 'only', 2);

@@ -1,4 +1,4 @@
-// Lifecycle hooks against the real control plane (spec §13, §10.3, §10.5; user manual "Lifecycle hook",
+// Lifecycle hooks against the real control plane (docs/features.md#lifecycle-hooks, #scaling; Kruise pkg/util/lifecycle/lifecycle_utils.go; user manual "Lifecycle hook",
 // "MarkPodNotReady", "Scaling with PreparingDelete"). The test plays the user controller: it adds and removes
 // the handler labels and finalizers by hand. KWOK plays the kubelet (Ready = containers ready AND every
 // readiness gate True).
@@ -159,7 +159,7 @@ describe('lifecycle hooks on a real API server', () => {
     assert.equal(victim.status?.phase, 'Running');
     assert.ok((victim.status?.containerStatuses ?? []).every((c) => c.ready === true && (c.state as { running?: unknown } | undefined)?.running !== undefined), 'containers still running');
     assert.equal(condition(victim, 'ContainersReady')?.status, 'True');
-    // markPodNotReady: scaling back up does not bring the pod back (spec §10.3 step 3)
+    // markPodNotReady: scaling back up does not bring the pod back (docs/features.md#scaling; Kruise pkg/controller/cloneset/sync/cloneset_scale.go)
     await scale('mk', 2);
     // First make sure the controller has seen replicas 2, then give it a window in which it must not act.
     await eventually('the controller to observe replicas 2', async () => {

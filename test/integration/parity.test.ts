@@ -1,6 +1,6 @@
-// Kruise parity on a real API server (issue 11): container launch priority in in-place updates (spec §12.8),
-// template labels/annotations/finalizers removed from pods in place (§12.8 step 1), adoption of pods that
-// reference the CloneSet without being controlled by it (§8.6), and pod creates refused by a ResourceQuota
+// Kruise parity on a real API server (issue 11): container launch priority in in-place updates (docs/features.md#in-place-update; Kruise pkg/util/inplaceupdate/inplace_update_defaults.go),
+// template labels/annotations/finalizers removed from pods in place (docs/features.md#in-place-update; Kruise pkg/util/inplaceupdate/inplace_update_defaults.go), adoption of pods that
+// reference the CloneSet without being controlled by it (docs/features.md#ownership-and-adoption; Kruise pkg/controller/cloneset/cloneset_controller.go), and pod creates refused by a ResourceQuota
 // (kube-controller-manager runs the resourcequota controller): FailedCreate, FailedScale, recovery.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';

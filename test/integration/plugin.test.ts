@@ -166,7 +166,7 @@ describe('kubectl cloneset (the kubectl plugin)', () => {
       const cs = await rolledOut(client, ns, 'web', 3);
       return cs.status?.updateRevision === first.status?.updateRevision ? cs : undefined;
     }, { timeoutMs: 120_000 });
-    // Spec §7.6: the old revision is reused under a new number, no new name.
+    // docs/features.md#revisions (Kruise pkg/controller/cloneset/core/cloneset_core.go): the old revision is reused under a new number, no new name.
     assert.equal(undone.status?.updateRevision, first.status?.updateRevision);
     assert.ok((await activePods(client, ns, 'web')).every((p) => imageOf(p) === 'nginx:alpine'));
     assert.match(await ok(['rollout', 'history', 'web', '-n', ns]), new RegExp(`3\\s+${first.status?.updateRevision ?? 'x'}\\s+current,update`));

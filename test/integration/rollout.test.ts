@@ -82,7 +82,7 @@ describe('rollouts on a real API server', () => {
     const table = kubectlOk(['get', 'pod', '-n', ns, '-l', 'app=sample', '-L', 'controller-revision-hash']);
     assert.equal(table.split('\n').filter((l) => l.includes('sample-56dfb978d4')).length, 2, table);
 
-    // A percent partition: 40 % of 5 = ceil(2) pods stay old → 3 updated (spec §10.0).
+    // A percent partition: 40 % of 5 = ceil(2) pods stay old → 3 updated (docs/features.md#scaling; Kruise pkg/controller/cloneset/sync/cloneset_sync_utils.go).
     await patch('sample', { spec: { updateStrategy: { partition: '40%' } } });
     const pct = await eventually('3 updated pods', async () => {
       const st = (await get('sample')).status;

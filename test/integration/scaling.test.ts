@@ -1,4 +1,4 @@
-// Scaling against the real control plane (spec §8, §9, §10): per-pod PVCs and their reuse or cleanup, selective
+// Scaling against the real control plane (docs/features.md#scaling, #expectations; Kruise pkg/controller/cloneset/core/cloneset_core.go): per-pod PVCs and their reuse or cleanup, selective
 // deletion (podsToDelete, specified-delete label, deletion cost), scale-up rate limiting, the short-hash gate and
 // Failed pods. Each `it` asserts what a user can observe: pods, names, labels, PVCs and their owners, status.
 import { after, before, describe, it } from 'node:test';

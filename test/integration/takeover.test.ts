@@ -15,12 +15,12 @@ import { newRevision } from '../../src/cloneset/plan/revisions.ts';
 import { activePods, eventsOf, isReady, names, pvcsOf, revisionOf } from '../helpers/cloneset.ts';
 import { eventually, kubectlOk, newNamespace, startController, testClient, type ControllerProcess } from '../helpers/kube.ts';
 
-const REVISION = 'sample-d4d4fb5bd'; // Kruise's name for the manual's sample template (spec §20.1)
+const REVISION = 'sample-d4d4fb5bd'; // Kruise's name for the manual's sample template (docs/features.md#revisions; Kruise pkg/controller/cloneset/revision/cloneset_revision_test.go)
 const hashOf = (revision: string): string => revision.slice(revision.lastIndexOf('-') + 1);
 const IDS = ['b4x2k', 'c7m9p', 'd2q8z'];
 const KRUISE_TIMESTAMP = '2025-01-02T03:04:05Z';
 
-/** The sample template as Kruise's mutating webhook stores it (pod-template defaults, spec §4.1). */
+/** The sample template as Kruise's mutating webhook stores it (pod-template defaults, docs/features.md#admission; Kruise apis/apps/defaults/v1alpha1.go). */
 const template = (claims: readonly string[] = []): PodTemplateSpec =>
   defaultPodTemplate({
     metadata: { labels: { app: 'sample' } },
@@ -32,7 +32,7 @@ const template = (claims: readonly string[] = []): PodTemplateSpec =>
 const claimTemplates = (claims: readonly string[]): PersistentVolumeClaim[] =>
   claims.map((c) => defaultVolumeClaimTemplate({ metadata: { name: c }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }));
 
-/** A pod as Kruise's CloneSet controller creates it (spec §8.1), owned through `ownerApiVersion`. */
+/** A pod as Kruise's CloneSet controller creates it (docs/features.md#scaling; Kruise pkg/controller/cloneset/core/cloneset_core.go), owned through `ownerApiVersion`. */
 function kruisePod(cs: { metadata: { name?: string; uid?: string } }, revision: string, id: string, ownerApiVersion: string, claims: readonly string[], annotations: Record<string, string> = {}): Pod {
   const t = template(claims);
   return {
@@ -59,7 +59,7 @@ function kruisePod(cs: { metadata: { name?: string; uid?: string } }, revision: 
   };
 }
 
-/** The state annotation a finished in-place update leaves (spec §12.4): the pod came from nginx:1.25. */
+/** The state annotation a finished in-place update leaves (docs/features.md#in-place-update; Kruise apis/apps/pub/inplace_update.go): the pod came from nginx:1.25. */
 const inPlaceState = JSON.stringify({
   revision: REVISION,
   updateTimestamp: KRUISE_TIMESTAMP,
@@ -156,7 +156,7 @@ describe('taking over CloneSets, pods, PVCs and revisions that Kruise wrote', ()
         0,
       );
       kruiseRevision[ns] = revision.metadata.name ?? '';
-      if (claims.length === 0) assert.equal(revision.metadata.name, REVISION, 'the revision Kruise names for this template (spec §20.1 vector)');
+      if (claims.length === 0) assert.equal(revision.metadata.name, REVISION, 'the revision Kruise names for this template (docs/features.md#revisions)');
       const { ownerReferences: _o, ...md } = revision.metadata;
       await client.create(CONTROLLER_REVISIONS, ns, {
         ...revision,

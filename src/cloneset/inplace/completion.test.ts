@@ -1,4 +1,4 @@
-// Spec §12.7: when an in-place update counts as done, from the container statuses (no kruise-daemon) and, when
+// docs/features.md#in-place-update (Kruise pkg/util/inplaceupdate/inplace_update_defaults.go): when an in-place update counts as done, from the container statuses (no kruise-daemon) and, when
 // present, the runtime-containers-meta annotation.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -22,7 +22,7 @@ const state = (extra: Partial<InPlaceUpdateState> = {}): InPlaceUpdateState => (
   ...extra,
 });
 
-describe('containersComplete (spec §12.7)', () => {
+describe('containersComplete (docs/features.md#in-place-update)', () => {
   test('the kubelet still reports the old image: not complete', () => {
     const r = containersComplete(pod('nginx:2', [{ name: 'app', image: 'nginx:1', imageID: 'sha-old' }]), state(), gates());
     assert.deepEqual(r, { complete: false, reason: 'container app imageID not changed' });

@@ -1,4 +1,4 @@
-// Has an in-place update finished on the node? (spec §12.7). Pure, read from the cached pod.
+// Has an in-place update finished on the node? (docs/features.md#in-place-update; Kruise pkg/util/inplaceupdate/inplace_update_defaults.go). Pure, read from the cached pod.
 //
 // Without kruise-daemon (no `apps.kruise.io/runtime-containers-meta` annotation) the answer comes from the
 // container statuses: a container whose image changed must report a new imageID (or already the new image);
@@ -67,7 +67,7 @@ function legacyContainerHash(c: Container): number | undefined {
 
 const FIELD_REF = /^metadata\.(labels|annotations)\['(.*)'\]$/;
 
-/** Hash of the env vars a container takes from the pod's labels/annotations (spec §12.7 step 2). */
+/** Hash of the env vars a container takes from the pod's labels/annotations (docs/features.md#in-place-update; Kruise pkg/util/inplaceupdate/inplace_update_defaults.go). */
 export function envFromMetadataHash(pod: Pod, c: Container): number {
   const vars: { name: string; value: string }[] = [];
   const env = c['env'];

@@ -1,4 +1,4 @@
-// Spec §12.8: the launch priority of each container, from the barrier env Kruise's webhook injects, or derived
+// docs/features.md#in-place-update (Kruise pkg/util/inplaceupdate/inplace_update_defaults.go): the launch priority of each container, from the barrier env Kruise's webhook injects, or derived
 // the way that webhook derives it (annotation Ordered, env KRUISE_CONTAINER_PRIORITY).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Container launch priorities of a pod, for the container batches of an in-place update (spec §12.8). Pure.
+// Container launch priorities of a pod, for the container batches of an in-place update (docs/features.md#in-place-update; Kruise pkg/util/inplaceupdate/inplace_update_defaults.go). Pure.
 //
 // Kruise reads a container's priority only from the `KRUISE_CONTAINER_BARRIER` env var that its pod webhook
 // injects at creation (`pkg/webhook/pod/mutating/container_launch_priority_initialization.go`, read back by

@@ -1,4 +1,4 @@
-// The in-place engine inside planCloneSet (spec §11.7, §12.3, §12.5, §12.6, §13.2), step by step against a small
+// The in-place engine inside planCloneSet (docs/features.md#update-types, #in-place-update, #lifecycle-states; Kruise pkg/controller/cloneset/sync/cloneset_update.go), step by step against a small
 // simulated API server + kubelet with a pinned clock: the not-ready step and kruise#2276, the grace period,
 // completion, readiness given back, InPlaceOnly, and a whole rollout under maxUnavailable.
 import { describe, test } from 'node:test';
@@ -244,7 +244,7 @@ describe('in-place update, step by step', () => {
     assert.equal(ann['apps.kruise.io/inplace-update-state'], `{"revision":"sample-r2","updateTimestamp":"${rfc3339(T0)}","lastContainerStatuses":null,"updateImages":true}`);
     assert.equal(p2.requeueAfterMs, 5000);
     w.apply(p2.actions);
-    assert.equal(w.pods[0]?.metadata.labels?.['controller-revision-hash'], 'sample-r2', 'counted as updated during the grace period (§19.18)');
+    assert.equal(w.pods[0]?.metadata.labels?.['controller-revision-hash'], 'sample-r2', 'counted as updated during the grace period (docs/features.md#in-place-update)');
 
     // The state's timestamp is T0 (second precision) although the mark was at T0+0.9 s: the grace is counted
     // from the end of that second, so the new spec never comes less than 5 s after the mark.

@@ -1,4 +1,4 @@
-// The in-place update engine as pure planning steps (spec §11.7, §12.3, §12.5–§12.7): what to write for one pod,
+// The in-place update engine as pure planning steps (docs/features.md#update-types, #in-place-update; Kruise pkg/controller/cloneset/sync/cloneset_update.go): what to write for one pod,
 // read from the cached pod only. The executor performs the writes (execute.ts).
 //
 // The not-ready step (kruise#2276). Kruise writes InPlaceUpdateReady=False and then PUTs the new spec in the same
@@ -34,7 +34,7 @@ import {
 } from './pod-patch.ts';
 import { decodeGraceSpec, graceAnnotationOf, readState, StateParseError } from './state.ts';
 import { calculateUpdateSpec, type InPlaceRevision, type SpecDecision } from './update-spec.ts';
-import type { ResolvedRevisions } from '../plan/index.ts';
+import type { ResolvedRevisions } from '../plan/resolved-revisions.ts';
 import { sortRevisions, templateFromRevision } from '../plan/revisions.ts';
 
 export interface InPlaceContext {
@@ -42,7 +42,7 @@ export interface InPlaceContext {
   readonly gates: FeatureGates;
   /** The API server has `pods/<name>/resize` (decided once at start-up). */
   readonly resizeSubresource: boolean;
-  /** Every revision of the CloneSet, oldest first (spec §7.5 order); the pod's own is the first that matches. */
+  /** Every revision of the CloneSet, oldest first (docs/features.md#revisions; Kruise pkg/util/history/controller_history.go order); the pod's own is the first that matches. */
   readonly revisions: readonly InPlaceRevision[];
   readonly currentRevision: string;
   readonly updateRevision: string;
@@ -67,12 +67,12 @@ function patchContext(ctx: Pick<InPlaceContext, 'nowMs' | 'gates' | 'resizeSubre
   };
 }
 
-/** The revision a pod is on: the first (oldest) revision whose name matches its label (spec §11.7). */
+/** The revision a pod is on: the first (oldest) revision whose name matches its label (docs/features.md#update-types; Kruise pkg/controller/cloneset/sync/cloneset_update.go). */
 export function revisionOfPod(pod: Pod, revisions: readonly InPlaceRevision[]): InPlaceRevision | undefined {
   return revisions.find((r) => revisionMatches(pod, r.name));
 }
 
-/** §12.2 for moving `pod` to `target` under this CloneSet's options. */
+/** docs/features.md#in-place-update (Kruise pkg/util/inplaceupdate/inplace_update_defaults.go) for moving `pod` to `target` under this CloneSet's options. */
 export function inPlaceDecision(cloneSet: CloneSet, pod: Pod, target: string, ctx: InPlaceContext): SpecDecision {
   const policy = updatePolicyOf(cloneSet);
   return calculateUpdateSpec(revisionOfPod(pod, ctx.revisions), ctx.revisions.find((r) => r.name === target), {
@@ -83,7 +83,7 @@ export function inPlaceDecision(cloneSet: CloneSet, pod: Pod, target: string, ct
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Update (spec §11.7, in-place branch)
+// Update (docs/features.md#update-types; Kruise pkg/controller/cloneset/sync/cloneset_update.go, in-place branch)
 
 export type InPlacePodPlan =
   /** The pod is handled in place this pass (maybe by waiting): these writes, and the delay until it goes on. */
@@ -137,7 +137,7 @@ export function deferReadyToUpdate(cloneSet: CloneSet, pod: Pod, ctx: Pick<InPla
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Refresh (spec §12.5, §12.6)
+// Refresh (docs/features.md#in-place-update; Kruise pkg/util/inplaceupdate/inplace_update.go)
 
 export interface InPlaceRefresh {
   /** Grace-period end, next container batch, or dropping a stale grace annotation. */
@@ -200,7 +200,7 @@ export function refreshInPlace(pod: Pod, ctx: Pick<InPlaceContext, 'nowMs' | 'ga
           explain: `${name}: next container batch`,
         };
       }
-      // Source quirk (spec §12.6, §19.35): resources alone pending → no batch write, fall through.
+      // Source quirk (docs/features.md#in-place-update; Kruise pkg/util/inplaceupdate/inplace_update.go): resources alone pending → no batch write, fall through.
     }
   }
   if (!hasReadinessGate(pod, CONDITION_INPLACE_UPDATE_READY) || podCondition(pod, CONDITION_INPLACE_UPDATE_READY)?.status === 'True') return { actions: [] };
@@ -246,7 +246,7 @@ export function withoutInPlaceOnlySurge(cloneSet: CloneSet): { readonly cloneSet
 }
 
 /**
- * The update step's half of the refresh (spec §12.6 step 3) for pods the refresh deferred to it: a pod marked not
+ * The update step's half of the refresh (docs/features.md#in-place-update; Kruise pkg/util/inplaceupdate/inplace_update.go) for pods the refresh deferred to it: a pod marked not
  * ready that no longer waits for an in-place update of this pass (not wanted any more, paused, partition, policy
  * changed) gets InPlaceUpdateReady back — once its own in-place state says it is complete.
  */
@@ -261,7 +261,7 @@ export function restoreReadiness(cloneSet: CloneSet, pods: readonly Pod[], keep:
   return out;
 }
 
-/** §11.1 step 6: a pod in its grace period is not a candidate, unless its lifecycle is Updated. */
+/** docs/features.md#update-types (Kruise pkg/controller/cloneset/sync/cloneset_update.go): a pod in its grace period is not a candidate, unless its lifecycle is Updated. */
 export function inGracePeriod(pod: Pod): boolean {
   return graceAnnotationOf(pod) !== undefined && pod.metadata.labels?.[LABEL_LIFECYCLE_STATE] !== 'Updated';
 }

@@ -1,4 +1,4 @@
-// Spec §12.3, §12.8, §12.9: the pod patches — resources through pods/resize or the pod spec, when a vertical update
+// docs/features.md#in-place-update, #in-place-resources (Kruise pkg/util/inplaceupdate/inplace_update.go): the pod patches — resources through pods/resize or the pod spec, when a vertical update
 // marks the pod not ready, and container batches by launch priority.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -52,7 +52,7 @@ describe('resources (gate InPlaceWorkloadVerticalScaling)', () => {
   });
 });
 
-describe('container batches (launch priority, spec §12.8)', () => {
+describe('container batches (launch priority, docs/features.md#in-place-update)', () => {
   const barrier = (p: number): unknown[] => [{ name: 'KRUISE_CONTAINER_BARRIER', valueFrom: { configMapKeyRef: { name: 'x', key: `p_${p}` } } }];
   const containers: Container[] = [
     { name: 'main', image: 'm:1', env: barrier(1) },
@@ -117,7 +117,7 @@ describe('container batches (launch priority, spec §12.8)', () => {
   });
 });
 
-describe('template metadata removed in place (spec §12.8 step 1)', () => {
+describe('template metadata removed in place (docs/features.md#in-place-update)', () => {
   test('labels, annotations and finalizers the old revision had and the new one dropped leave the pod; foreign ones stay', () => {
     const base = pod([{ name: 'app', image: 'a:1' }]);
     const before: Pod = {

@@ -1,13 +1,13 @@
-// The writes of an in-place update, as patches computed from the cached pod (spec §12.3, §12.5, §12.8). Pure.
+// The writes of an in-place update, as patches computed from the cached pod (docs/features.md#in-place-update; Kruise pkg/util/inplaceupdate/inplace_update.go). Pure.
 //
 // 1. `notReadyStatusPatch` — pods/status, strategic merge (conditions merge by type): InPlaceUpdateReady=False
 //    (reason StartInPlaceUpdate) and, when the kubelet currently reports the pod Ready, Ready=False recomputed
-//    from the readiness gates (§12.3 step 2).
+//    from the readiness gates (docs/features.md#in-place-update; Kruise pkg/util/inplaceupdate/inplace_update.go).
 // 2. `inPlaceUpdatePatch` — the pod itself, strategic merge (containers merge by name): revision labels,
 //    lifecycle Updating, the state annotation and either the grace annotation (grace period) or the new images
 //    (+ template metadata). The executor adds `metadata.resourceVersion` of the cached pod: the API server
 //    refuses the patch (409) when the pod changed since the cache saw it, never a blind PUT.
-// 3. `finishGracePatch` / `dropGracePatch` / `nextBatchPatch` — the later writes of §12.5 / §12.6.
+// 3. `finishGracePatch` / `dropGracePatch` / `nextBatchPatch` — the later writes of the refresh (docs/features.md#in-place-update; Kruise pkg/util/inplaceupdate/inplace_update.go).
 // Resources (gate InPlaceWorkloadVerticalScaling) go through `pods/<name>/resize` when the server has it.
 import { ANNOTATION_INPLACE_UPDATE_GRACE, ANNOTATION_INPLACE_UPDATE_STATE, ANNOTATION_LIFECYCLE_TIMESTAMP, CONDITION_INPLACE_UPDATE_READY, LABEL_LIFECYCLE_STATE, LABEL_POD_TEMPLATE_HASH, LABEL_REVISION_HASH } from '../../api/well-known.ts';
 import type { Container, Pod, PodCondition } from '../../kube/types.ts';
@@ -49,7 +49,7 @@ export interface PodPatch {
 /**
  * The pods/status patch marking the pod not ready for the update, or undefined when the cached pod already
  * shows InPlaceUpdateReady=False. `Ready` is only touched when the pod has `Ready` and `ContainersReady=True`;
- * the new `Ready` has no lastTransitionTime (null), like Kruise's (spec §19.33).
+ * the new `Ready` has no lastTransitionTime (null), like Kruise's (docs/features.md#in-place-update; Kruise pkg/util/inplaceupdate/inplace_update.go).
  */
 export function notReadyStatusPatch(pod: Pod, nowMs: number): { readonly status: { readonly conditions: readonly PodCondition[] } } | undefined {
   if (podCondition(pod, CONDITION_INPLACE_UPDATE_READY)?.status === 'False') return undefined;
@@ -71,7 +71,7 @@ export function isMarkedNotReady(pod: Pod): boolean {
   return podCondition(pod, CONDITION_INPLACE_UPDATE_READY)?.status === 'False';
 }
 
-/** Kruise `CheckPodNeedsBeUnready` for a CloneSet pod (spec §12.3 step 2). */
+/** Kruise `CheckPodNeedsBeUnready` for a CloneSet pod (docs/features.md#in-place-update; Kruise pkg/util/inplaceupdate/inplace_update.go). */
 export function needsNotReady(pod: Pod, spec: UpdateSpec, verticalScaling: boolean): boolean {
   if (!hasReadinessGate(pod, CONDITION_INPLACE_UPDATE_READY)) return false;
   const verticalOnly = Object.keys(spec.containerResources).length > 0 && Object.keys(spec.containerImages).length === 0 && !spec.updateEnvFromMetadata;
@@ -101,7 +101,7 @@ function revisionLabels(revision: string, ctx: PatchContext): Record<string, str
 }
 
 /**
- * The pod patch of an in-place update (spec §12.3 step 3 with CloneSet's extra mutation "lifecycle Updating").
+ * The pod patch of an in-place update (docs/features.md#in-place-update; Kruise pkg/util/inplaceupdate/inplace_update.go with CloneSet's extra mutation "lifecycle Updating").
  * Without a grace period the spec is applied at once; with one, it is stored in the grace annotation.
  */
 export function inPlaceUpdatePatch(pod: Pod, spec: UpdateSpec, ctx: PatchContext): PodPatch {
@@ -127,17 +127,17 @@ export function inPlaceUpdatePatch(pod: Pod, spec: UpdateSpec, ctx: PatchContext
   return applySpec(pod, spec, state, ctx, labels, { ...annotations, ...removeGrace() });
 }
 
-/** §12.5, grace period over: apply the stored spec and drop the grace annotation. */
+/** docs/features.md#in-place-update (Kruise pkg/util/inplaceupdate/inplace_update.go), grace period over: apply the stored spec and drop the grace annotation. */
 export function finishGracePatch(pod: Pod, spec: UpdateSpec, state: InPlaceUpdateState, ctx: PatchContext): PodPatch {
   return applySpec(pod, spec, state, ctx, {}, removeGrace());
 }
 
-/** §12.5, the pod moved to another revision meanwhile: just drop the grace annotation. */
+/** docs/features.md#in-place-update (Kruise pkg/util/inplaceupdate/inplace_update.go), the pod moved to another revision meanwhile: just drop the grace annotation. */
 export function dropGracePatch(): PodPatch {
   return { patch: { metadata: { annotations: removeGrace() } } };
 }
 
-/** §12.6 step 2: the next container batch of a multi-batch update (launch priorities). */
+/** docs/features.md#in-place-update (Kruise pkg/util/inplaceupdate/inplace_update.go): the next container batch of a multi-batch update (launch priorities). */
 export function nextBatchPatch(pod: Pod, state: InPlaceUpdateState, ctx: PatchContext): PodPatch {
   const spec: UpdateSpec = {
     revision: state.revision,
@@ -155,7 +155,7 @@ function removeGrace(): Record<string, null> {
 }
 
 /**
- * Applies a spec to the pod (spec §12.8): the batch = containers without priority + those of the highest
+ * Applies a spec to the pod (docs/features.md#in-place-update; Kruise pkg/util/inplaceupdate/inplace_update_defaults.go): the batch = containers without priority + those of the highest
  * launch priority (launch-priority.ts: the barrier env, or what Kruise's webhook would turn into one)
  * + (transitively) containers sharing a changed label/annotation key with a batch member; the rest is
  * deferred into the state's `next*` maps.

@@ -1,4 +1,4 @@
-// Spec §15: which ImagePullJobs a new update revision gets, and when pre-download does not apply.
+// docs/features.md#image-pre-download (Kruise pkg/controller/cloneset/cloneset_predownload_image.go): which ImagePullJobs a new update revision gets, and when pre-download does not apply.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CloneSet, CloneSetUpdateStrategy } from '../../api/cloneset.ts';
@@ -6,7 +6,7 @@ import { FEATURE_GATE_DEFAULTS } from '../../api/well-known.ts';
 import type { Container, ControllerRevision } from '../../kube/types.ts';
 import { newRevision } from '../plan/revisions.ts';
 import { planImagePreDownload, type PreDownloadPlan } from './predownload.ts';
-import { isAtLeast132 } from './predownload-sync.ts';
+import { isAtLeast132 } from '../predownload-sync.ts';
 
 function cloneSet(containers: readonly Container[], o: { replicas?: number; strategy?: Partial<CloneSetUpdateStrategy>; annotations?: Record<string, string> } = {}): CloneSet {
   return {
@@ -33,7 +33,7 @@ function plan(oldC: readonly Container[], newC: readonly Container[], o: Paramet
   return planImagePreDownload(cs, cur, upd, FEATURE_GATE_DEFAULTS);
 }
 
-describe('planImagePreDownload (spec §15)', () => {
+describe('planImagePreDownload (docs/features.md#image-pre-download)', () => {
   test('one job per changed container, with the inPlaceUpdateStrategy tuning, owner, selector and policies', () => {
     const p = plan([app('a:1'), side('s:1')], [app('a:2'), side('s:1')], { strategy: { inPlaceUpdateStrategy: { imagePreDownloadParallelism: 5, imagePreDownloadTimeoutSeconds: 120 } } });
     assert.equal(p.kind, 'create');
@@ -97,7 +97,7 @@ describe('planImagePreDownload (spec §15)', () => {
   });
 });
 
-describe('isAtLeast132 (Kruise resize version rule, spec §12.9)', () => {
+describe('isAtLeast132 (Kruise resize version rule, docs/features.md#in-place-resources)', () => {
   test('versions', () => {
     assert.equal(isAtLeast132('v1.34.4'), true);
     assert.equal(isAtLeast132('v1.32.0-rc.1'), true);

@@ -1,12 +1,12 @@
-// Image pre-download for in-place updates (spec §15, gate PreDownloadImageForInPlaceUpdate): which ImagePullJobs
-// to create for a new update revision, or why none. Pure; the IO lives in predownload-sync.ts.
+// Image pre-download for in-place updates (docs/features.md#image-pre-download; Kruise pkg/controller/cloneset/cloneset_predownload_image.go, gate PreDownloadImageForInPlaceUpdate): which ImagePullJobs
+// to create for a new update revision, or why none. Pure; the IO lives in ../predownload-sync.ts.
 //
 // Choice: the jobs are `apps.kruise.io/v1alpha1` ImagePullJobs (Kruise ≥ 1.8 writes v1beta1): v1alpha1 is the
 // ImagePullJob version every Kruise release serves, and the job's shape is the same in both versions. Their owner
 // reference points to the CloneSet as apps.kruise.io/v1beta1, as Kruise HEAD writes it. The tuning comes from
 // `inPlaceUpdateStrategy.imagePreDownload*` (v1beta1); the v1alpha1 annotations
 // `apps.kruise.io/image-predownload-{parallelism,timeout-seconds,min-updated-ready-pods}` become those fields
-// when written through v1alpha1 (conversion, spec §2.6), and the controller never reads the annotations itself.
+// when written through v1alpha1 (conversion, docs/features.md#v1beta1-and-conversion; Kruise apis/apps/v1alpha1/cloneset_conversion.go), and the controller never reads the annotations itself.
 import type { CloneSet, InPlaceUpdateStrategy, IntOrString } from '../../api/cloneset.ts';
 import { DEFAULT_MAX_UNAVAILABLE, LABEL_CONTROLLER_REVISION_HASH, LABEL_REVISION_HASH, type FeatureGates } from '../../api/well-known.ts';
 import type { ControllerRevision, KubeObject, LabelSelector, ObjectMeta, PodTemplateSpec } from '../../kube/types.ts';
@@ -51,7 +51,7 @@ export type PreDownloadPlan =
   /** Create these jobs, then label the update revision `pre-predownload-created: "true"`. */
   | { readonly kind: 'create'; readonly jobs: readonly ImagePullJob[] };
 
-/** The pre-download tuning: v1beta1 fields (v1alpha1 users' annotations arrive here through conversion, spec §2.6). */
+/** The pre-download tuning: v1beta1 fields (v1alpha1 users' annotations arrive here through conversion, docs/features.md#v1beta1-and-conversion; Kruise apis/apps/v1alpha1/cloneset_conversion.go). */
 function tuning(cs: CloneSet): InPlaceUpdateStrategy {
   return cs.spec.updateStrategy?.inPlaceUpdateStrategy ?? {};
 }
@@ -88,7 +88,7 @@ export function planImagePreDownload(cs: CloneSet, current: ControllerRevision, 
   return { kind: 'create', jobs: imagePullJobs(cs, update, oldTemplate, newTemplate) };
 }
 
-/** One job per container whose image is new or changed (spec §15 step 3). */
+/** One job per container whose image is new or changed (docs/features.md#image-pre-download; Kruise pkg/controller/cloneset/cloneset_predownload_image.go). */
 export function imagePullJobs(cs: CloneSet, update: ControllerRevision, oldTemplate: PodTemplateSpec, newTemplate: PodTemplateSpec): ImagePullJob[] {
   const updateName = update.metadata.name ?? '';
   const hashLabel = update.metadata.labels?.[LABEL_CONTROLLER_REVISION_HASH] ?? '';

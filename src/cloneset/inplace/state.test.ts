@@ -1,4 +1,4 @@
-// Spec §12.4/§12.5: the exact JSON of the in-place annotations (Kruise's Go struct order and omitempty rules).
+// docs/features.md#in-place-update (Kruise apis/apps/pub/inplace_update.go): the exact JSON of the in-place annotations (Kruise's Go struct order and omitempty rules).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeGraceSpec, decodeState, encodeGraceSpec, encodeState, readState, StateParseError, type InPlaceUpdateState } from './state.ts';

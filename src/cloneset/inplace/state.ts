@@ -1,4 +1,4 @@
-// The in-place update annotations on a pod, with Kruise's exact JSON (spec §12.4, §12.5). Pure.
+// The in-place update annotations on a pod, with Kruise's exact JSON (docs/features.md#in-place-update; Kruise apis/apps/pub/inplace_update.go). Pure.
 //
 // * `apps.kruise.io/inplace-update-state` — InPlaceUpdateState: Go struct field order, `omitempty` on everything
 //   except `revision`, `updateTimestamp` and `lastContainerStatuses` (null while empty), map keys sorted, times

@@ -1,4 +1,4 @@
-// Spec §12.2: which template changes an in-place update can apply, decided on the revisions as stored (the Go-typed,
+// docs/features.md#in-place-update (Kruise pkg/util/inplaceupdate/inplace_update_defaults.go): which template changes an in-place update can apply, decided on the revisions as stored (the Go-typed,
 // defaulted template bytes of revisions.ts), one test per kind of change.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -6,7 +6,7 @@ import type { CloneSet } from '../../api/cloneset.ts';
 import { FEATURE_GATE_DEFAULTS, type FeatureGates } from '../../api/well-known.ts';
 import type { Container, PodTemplateSpec } from '../../kube/types.ts';
 import { newRevision, templateFromRevision } from '../plan/revisions.ts';
-import { createJsonPatch } from './json-diff.ts';
+import { createJsonPatch } from '../../api/json-diff.ts';
 import { calculateUpdateSpec, podQosClass, type InPlaceRevision, type SpecDecision } from './update-spec.ts';
 
 const base: Container = { name: 'app', image: 'nginx:1.25', env: [{ name: 'A', value: '1' }] };
@@ -59,7 +59,7 @@ function notInPlace(d: SpecDecision, reason: RegExp): void {
 
 const sidecar: Container = { name: 'log', image: 'busybox:1.36' };
 
-describe('calculateUpdateSpec (spec §12.2)', () => {
+describe('calculateUpdateSpec (docs/features.md#in-place-update)', () => {
   test('a container image change is applied in place, named by container', () => {
     const spec = inPlace(decide(template([base, sidecar]), template([base, { ...sidecar, image: 'busybox:1.37' }]), {}, { grace: 7 }));
     assert.deepEqual(spec.containerImages, { log: 'busybox:1.37' });

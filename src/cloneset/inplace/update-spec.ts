@@ -1,9 +1,9 @@
-// Can this revision change be applied in place, and what exactly changes (spec §12.2, Kruise `CalculateSpec`)?
+// Can this revision change be applied in place, and what exactly changes (docs/features.md#in-place-update; Kruise pkg/util/inplaceupdate/inplace_update_defaults.go, Kruise `CalculateSpec`)?
 // Pure: the decision is made from the two revisions' pod templates (the `data` of the ControllerRevisions
 // with the `/spec/template` prefix removed) and the volume-claim-template hash annotations.
 import type { FeatureGates } from '../../api/well-known.ts';
 import type { Container, PodSpec, PodTemplateSpec } from '../../kube/types.ts';
-import { createJsonPatch, unescapePointerToken, type JsonPatchOp } from './json-diff.ts';
+import { createJsonPatch, unescapePointerToken, type JsonPatchOp } from '../../api/json-diff.ts';
 import { compareQuantities, tryParseQuantity } from './quantity.ts';
 
 /** What the engine needs to know about a revision. */
@@ -55,7 +55,7 @@ const RESOURCE_PATH = /^\/spec\/containers\/(\d+)\/resources\/(limits|requests)\
 /** Env vars SidecarSet injects: never counted as taken from the pod's metadata. */
 export const SIDECARSET_ENVS: ReadonlySet<string> = new Set(['SIDECARSET_VERSION', 'SIDECARSET_VERSION_ALT']);
 
-/** InPlaceUpdateEnvFromMetadata is forced off when KruiseDaemon is off (spec §17). */
+/** InPlaceUpdateEnvFromMetadata is forced off when KruiseDaemon is off (docs/features.md#feature-gates; Kruise pkg/features/kruise_features.go). */
 export function envFromMetadataEnabled(gates: FeatureGates): boolean {
   return gates.InPlaceUpdateEnvFromMetadata && gates.KruiseDaemon;
 }

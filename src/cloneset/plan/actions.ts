@@ -38,19 +38,19 @@ export type InPlaceStep = 'update' | 'finishGrace' | 'nextBatch' | 'dropGrace';
 
 export interface PodToDelete {
   readonly pod: PodRef;
-  /** PVCs with the pod's instance id: the controller deletes them with the pod (spec §8.4). */
+  /** PVCs with the pod's instance id: the controller deletes them with the pod (docs/features.md#pvcs; Kruise pkg/controller/cloneset/sync/cloneset_scale.go). */
   readonly pvcNames: readonly string[];
   readonly cause: DeleteCause;
 }
 
 export type PlanAction =
   | { readonly kind: 'ReleasePod'; readonly pod: PodRef; readonly ownerRefIndex: number; readonly ownerUid: string }
-  /** Adoption (spec §8.6): `ownerRef` replaces the reference at `replaceIndex`, or is appended without one. */
+  /** Adoption (docs/features.md#ownership-and-adoption; Kruise pkg/controller/cloneset/cloneset_controller.go): `ownerRef` replaces the reference at `replaceIndex`, or is appended without one. */
   | { readonly kind: 'AdoptPod'; readonly pod: PodRef; readonly ownerRef: OwnerReference; readonly replaceIndex?: number }
   | { readonly kind: 'CreatePods'; readonly pods: readonly PodToCreate[] }
   | { readonly kind: 'DeletePods'; readonly pods: readonly PodToDelete[] }
   /**
-   * Lifecycle label + timestamp (spec §13.3). `addLabels`/`addFinalizers`: the inPlaceUpdate hook's handlers,
+   * Lifecycle label + timestamp (docs/features.md#lifecycle-states; Kruise pkg/util/lifecycle/lifecycle_utils.go). `addLabels`/`addFinalizers`: the inPlaceUpdate hook's handlers,
    * put back on Updated → PreparingUpdate (setStateWithHandler; strategic merge merges finalizers).
    */
   | { readonly kind: 'PatchPodLifecycle'; readonly pod: PodRef; readonly state: LifecycleState; readonly addLabels?: Readonly<Record<string, string>>; readonly addFinalizers?: readonly string[] }
@@ -58,14 +58,14 @@ export type PlanAction =
   | { readonly kind: 'PatchPodConditions'; readonly pod: PodRef; readonly conditions: readonly PodConditionPatch[] }
   | { readonly kind: 'PatchPodTemplateHash'; readonly pod: PodRef; readonly hash: string }
   /**
-   * InPlaceUpdateReady=True (spec §12.6 step 3). `guardResourceVersion`: sent with the cached pod's
+   * InPlaceUpdateReady=True (docs/features.md#in-place-update; Kruise pkg/util/inplaceupdate/inplace_update.go). `guardResourceVersion`: sent with the cached pod's
    * resourceVersion, so it only applies to the pod version it was decided on (409 otherwise, ignored).
    */
   | { readonly kind: 'SetInPlaceUpdateReady'; readonly pod: PodRef; readonly guardResourceVersion?: boolean }
-  /** In-place update, step 1 (spec §12.3): pods/status patch InPlaceUpdateReady=False (+ Ready=False). */
+  /** In-place update, step 1 (docs/features.md#in-place-update; Kruise pkg/util/inplaceupdate/inplace_update.go): pods/status patch InPlaceUpdateReady=False (+ Ready=False). */
   | { readonly kind: 'MarkPodNotReadyForInPlaceUpdate'; readonly pod: PodRef; readonly revision: string; readonly patch: Readonly<Record<string, unknown>> }
   /**
-   * In-place update writes to the pod (spec §12.3 step 3, §12.5, §12.6): a strategic merge patch sent with the
+   * In-place update writes to the pod (docs/features.md#in-place-update; Kruise pkg/util/inplaceupdate/inplace_update.go): a strategic merge patch sent with the
    * cached pod's resourceVersion (409 when the cache is stale: nothing applied, re-planned). `resize`: first
    * patched into `pods/<name>/resize` (gate InPlaceWorkloadVerticalScaling, servers ≥ 1.32).
    */
@@ -80,9 +80,9 @@ export type PlanAction =
   /** The update pass fails with this message (FailedUpdate condition, error requeue), e.g. InPlaceOnly refused. */
   | { readonly kind: 'FailUpdate'; readonly message: string }
   | { readonly kind: 'MarkSpecifiedDelete'; readonly pod: PodRef; readonly revision: string }
-  /** PVC reuse disabled (spec §8.5): drop the CloneSet reference at ownerRefIndex, add `podRef` when given. */
+  /** PVC reuse disabled (docs/features.md#pvcs; Kruise pkg/controller/cloneset/cloneset_controller.go): drop the CloneSet reference at ownerRefIndex, add `podRef` when given. */
   | { readonly kind: 'ReownPvc'; readonly pvc: PvcRef; readonly ownerRefIndex: number; readonly ownerUid: string; readonly podRef?: OwnerReference }
-  /** PVC reuse disabled (spec §8.5): a PVC whose instance id matches no owned pod. */
+  /** PVC reuse disabled (docs/features.md#pvcs; Kruise pkg/controller/cloneset/cloneset_controller.go): a PVC whose instance id matches no owned pod. */
   | { readonly kind: 'DeletePvc'; readonly pvc: PvcRef };
 
 export type PlanPhase = 'claim' | 'scale' | 'update' | 'idle';
@@ -94,7 +94,7 @@ export interface PlannedEvent {
 }
 
 export interface Plan {
-  /** Which phase produced the writes: scaling and updating never happen in the same pass (spec §6). */
+  /** Which phase produced the writes: scaling and updating never happen in the same pass (docs/features.md#reconcile-pass; Kruise pkg/controller/cloneset/cloneset_controller.go). */
   readonly phase: PlanPhase;
   readonly actions: readonly PlanAction[];
   readonly events: readonly PlannedEvent[];

@@ -1,4 +1,4 @@
-// Which pods a CloneSet counts (spec §8.6; Kruise `ClaimPods` of pkg/controller/cloneset/sync/api.go over
+// Which pods a CloneSet counts (docs/features.md#ownership-and-adoption; Kruise pkg/controller/cloneset/cloneset_controller.go; Kruise `ClaimPods` of pkg/controller/cloneset/sync/api.go over
 // controller-runtime's ref manager). Only pods that already carry this CloneSet's UID in an owner reference are
 // considered (the controller lists pods by owner UID); true orphans with matching labels are never adopted.
 //   controller ref to this CloneSet, selector matches      → claimed
@@ -9,6 +9,7 @@
 //                                                              and the pod is counted in this pass (as Kruise)
 import type { CloneSet } from '../../api/cloneset.ts';
 import type { OwnerReference, Pod } from '../../kube/types.ts';
+import { controllerRefIndex } from '../../kube/owner-refs.ts';
 import { matchesLabelSelector } from '../../kube/selectors.ts';
 import { podRefOf, type PlanAction } from './actions.ts';
 import { isPodActive } from './pod-predicates.ts';
@@ -21,9 +22,6 @@ export interface ClaimResult {
   readonly release: readonly PlanAction[];
 }
 
-export function controllerRefIndex(pod: Pod): number {
-  return (pod.metadata.ownerReferences ?? []).findIndex((r) => r.controller === true);
-}
 
 const groupOf = (apiVersion: string): string => (apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '');
 

@@ -1,4 +1,4 @@
-// History truncation (spec §7.7) and podsToDelete truncation (spec §6 step 16), decided purely.
+// History truncation (docs/features.md#revisions; Kruise pkg/controller/cloneset/cloneset_controller.go) and podsToDelete truncation (docs/features.md#reconcile-pass; Kruise pkg/controller/cloneset/cloneset_controller.go), decided purely.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ControllerRevision } from '../../kube/types.ts';

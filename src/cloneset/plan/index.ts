@@ -1,16 +1,19 @@
-// planCloneSet: one reconcile pass as a pure function — claim, then scale OR update (never both, spec §6).
+// planCloneSet: one reconcile pass as a pure function — claim, then scale OR update (never both, docs/features.md#reconcile-pass; Kruise pkg/controller/cloneset/cloneset_controller.go).
 import type { CloneSet } from '../../api/cloneset.ts';
 import type { FeatureGates } from '../../api/well-known.ts';
-import type { ControllerRevision, Node, PersistentVolumeClaim, Pod } from '../../kube/types.ts';
+import type { Node, PersistentVolumeClaim, Pod } from '../../kube/types.ts';
 import { inPlaceRevisions, withoutInPlaceOnlySurge, type InPlaceContext } from '../inplace/plan.ts';
 import { minDelay, type Plan, type PlanAction } from './actions.ts';
 import { claimPods } from './claim.ts';
 import type { InstanceIdSource } from './instance-ids.ts';
 import { planPvcCleanup } from './pvc-cleanup.ts';
 import { planRefresh } from './refresh.ts';
-import { planScale, type RevisionTemplate } from './scale.ts';
+import { planScale } from './scale.ts';
 import type { SurgeRule } from './replica-diff.ts';
 import { planUpdate } from './update.ts';
+import type { ResolvedRevisions } from './resolved-revisions.ts';
+
+export type { ResolvedRevisions } from './resolved-revisions.ts';
 
 /** Everything a decision needs, read from the caches only. */
 export interface Snapshot {
@@ -21,14 +24,6 @@ export interface Snapshot {
   readonly pvcs: readonly PersistentVolumeClaim[];
   readonly nodes: ReadonlyMap<string, Node>;
   readonly nowMs: number;
-}
-
-export interface ResolvedRevisions {
-  readonly current: RevisionTemplate;
-  readonly update: RevisionTemplate;
-  readonly collisionCount: number;
-  /** Every revision of the CloneSet (the in-place engine finds each pod's own revision there, spec §11.7). */
-  readonly history?: readonly ControllerRevision[];
 }
 
 export interface PlannerConfig {
@@ -47,7 +42,7 @@ export interface PlanResult extends Plan {
 }
 
 export function planCloneSet(snapshot: Snapshot, revisions: ResolvedRevisions, cfg: PlannerConfig, ids: InstanceIdSource): PlanResult {
-  // InPlaceOnly never surges (spec §2.2): the whole pass works on a copy without maxSurge.
+  // InPlaceOnly never surges (docs/features.md#update-types): the whole pass works on a copy without maxSurge.
   const surge = withoutInPlaceOnlySurge(snapshot.cloneSet);
   const s: Snapshot = surge.cloneSet === snapshot.cloneSet ? snapshot : { ...snapshot, cloneSet: surge.cloneSet };
   const planned = planPass(s, revisions, cfg, ids);
@@ -63,7 +58,7 @@ function planPass(s: Snapshot, revisions: ResolvedRevisions, cfg: PlannerConfig,
     currentRevision: revisions.current.name,
     updateRevision: revisions.update.name,
   };
-  // Spec §6 step 6, before claiming: with PVC reuse disabled, PVCs of vanished pods go; scaling only sees the rest.
+  // docs/features.md#reconcile-pass (Kruise pkg/controller/cloneset/cloneset_controller.go), before claiming: with PVC reuse disabled, PVCs of vanished pods go; scaling only sees the rest.
   const cleanup = planPvcCleanup(s.cloneSet, s.pods, s.pvcs);
   const { claimed, release: released } = claimPods(s.cloneSet, s.pods);
   // The cleanup writes lead every plan (they never count as scaling or updating: the phase stays the same).

@@ -1,4 +1,4 @@
-// Instance ids (spec §8.3) and the reuse of a PVC by the replacement of a pod deleted by hand (manual, "Support PVCs").
+// Instance ids (docs/features.md#pvcs; Kruise pkg/controller/cloneset/sync/cloneset_scale.go) and the reuse of a PVC by the replacement of a pod deleted by hand (manual, "Support PVCs").
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { allocateInstanceIds } from './instance-ids.ts';

@@ -1,4 +1,4 @@
-// Instance ids (spec §8.3): reuse the ids of PVCs that lost their pod, otherwise draw fresh random ids.
+// Instance ids (docs/features.md#pvcs; Kruise pkg/controller/cloneset/sync/cloneset_scale.go): reuse the ids of PVCs that lost their pod, otherwise draw fresh random ids.
 import { LABEL_INSTANCE_ID } from '../../api/well-known.ts';
 import type { PersistentVolumeClaim, Pod } from '../../kube/types.ts';
 
@@ -33,7 +33,7 @@ export function allocateInstanceIds(
   allPods: readonly Pod[],
   pvcs: readonly PersistentVolumeClaim[],
   source: InstanceIdSource,
-  /** PVCs still present but not offered for reuse (being cleaned up, spec §8.5): their ids are never drawn. */
+  /** PVCs still present but not offered for reuse (being cleaned up, docs/features.md#pvcs; Kruise pkg/controller/cloneset/cloneset_controller.go): their ids are never drawn. */
   retired: readonly PersistentVolumeClaim[] = [],
 ): string[] {
   const podIds = new Set(activePods.map(instanceIdOf).filter((id) => id !== ''));

@@ -1,8 +1,8 @@
-// Integer-or-percent conversions used by the replica diff (spec §10.0). There are two different parsers on
+// Integer-or-percent conversions used by the replica diff (docs/features.md#scaling; Kruise pkg/controller/cloneset/sync/cloneset_sync_utils.go). There are two different parsers on
 // purpose: Kruise resolves maxSurge / maxUnavailable / scaleStrategy.maxUnavailable with Kubernetes' legacy
 // `GetValueFromIntOrPercent` (integer percents only, every string is a percentage) but the partition with its
 // own `CalculatePartitionReplicas` (decimal percents, "at least one pod updated"). A CloneSet written for
-// Kruise must resolve to the same numbers here, quirks included (spec §19 items 10–12).
+// Kruise must resolve to the same numbers here, quirks included (docs/features.md#maxunavailable, #partition; Kruise pkg/controller/cloneset/sync/cloneset_sync_utils.go).
 import type { IntOrString } from '../../api/cloneset.ts';
 
 const INT64_MIN = -(2n ** 63n);
@@ -52,7 +52,7 @@ export function scaledValue(v: IntOrString | undefined, total: number, roundUp: 
   return toInt(roundUp ? Math.ceil(scaled) : Math.floor(scaled));
 }
 
-/** Whether Kruise's `CalculatePartitionReplicas` accepts the value (spec §10.0: a string must be a decimal percent). */
+/** Whether Kruise's `CalculatePartitionReplicas` accepts the value (docs/features.md#scaling; Kruise pkg/controller/cloneset/sync/cloneset_sync_utils.go: a string must be a decimal percent). */
 export function partitionParses(v: IntOrString | undefined): boolean {
   return typeof v !== 'string' || (v.endsWith('%') && goParseFloat(v.slice(0, -1)) !== undefined);
 }

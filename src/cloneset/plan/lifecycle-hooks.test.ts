@@ -1,6 +1,6 @@
-// Lifecycle hooks (spec §13, §10.3 steps 3 and 6, §10.5, §11.7): for each hook and each handler kind (labels,
+// Lifecycle hooks (docs/features.md#lifecycle-hooks, #scaling, #update-types; Kruise pkg/util/lifecycle/lifecycle_utils.go): for each hook and each handler kind (labels,
 // finalizers), a table walks a pod through its states one reconcile pass at a time; markPodNotReady and the
-// KruisePodReady condition (§13.4, §19.36); scaling with PreparingDelete (user manual, three cases × exclude).
+// KruisePodReady condition (docs/features.md#markpodnotready; Kruise pkg/util/podreadiness/pod_readiness.go); scaling with PreparingDelete (user manual, three cases × exclude).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CloneSet, LifecycleHook } from '../../api/cloneset.ts';
@@ -109,7 +109,7 @@ function writes(p: PlanResult, name: string): string[] {
 
 const byName = (pods: readonly Pod[], name: string): Pod | undefined => pods.find((p) => p.metadata.name === name);
 
-describe('preNormal hook (spec §13.2 row 2; manual "State circulation")', () => {
+describe('preNormal hook (docs/features.md#lifecycle-states; manual "State circulation")', () => {
   for (const kind of HANDLERS) {
     test(`${kind} handler: PreparingNormal waits, unavailable, until every handler is present; then Normal and available`, () => {
       const cs = withLifecycle(aCloneSet('sample').replicas(1).build(), { preNormal: hookOf(kind) });
@@ -151,7 +151,7 @@ describe('preNormal hook (spec §13.2 row 2; manual "State circulation")', () =>
   });
 });
 
-describe('preDelete hook (spec §10.3 step 6, §10.5, §13.2)', () => {
+describe('preDelete hook (docs/features.md#scaling, #lifecycle-states)', () => {
   for (const kind of HANDLERS) {
     for (const mark of [false, true]) {
       test(`${kind} handler${mark ? ', markPodNotReady' : ''}: scale-in → PreparingDelete, waits while hooked, deleted once released`, () => {
@@ -199,7 +199,7 @@ describe('preDelete hook (spec §10.3 step 6, §10.5, §13.2)', () => {
   });
 });
 
-describe('inPlaceUpdate hook (spec §11.7, §13.2)', () => {
+describe('inPlaceUpdate hook (docs/features.md#update-types, #lifecycle-states)', () => {
   for (const kind of HANDLERS) {
     test(`${kind} handler: Normal → PreparingUpdate → (released) Updating → Updated → (handler back) Normal`, () => {
       const cs = withLifecycle(aCloneSet('sample').replicas(1).build(), { inPlaceUpdate: hookOf(kind) });
@@ -246,7 +246,7 @@ describe('inPlaceUpdate hook (spec §11.7, §13.2)', () => {
     });
   }
 
-  test('state table of updatePod (§11.7): not hooked → proceed; other states', () => {
+  test('state table of updatePod (docs/features.md#update-types): not hooked → proceed; other states', () => {
     const cs = withLifecycle(aCloneSet('sample').replicas(1).build(), { inPlaceUpdate: hookOf('labels') });
     const at = (state: string): Pod => {
       const p = aPod(cs).instanceId('aaaaa').ready().state('').build();
@@ -286,7 +286,7 @@ describe('inPlaceUpdate hook (spec §11.7, §13.2)', () => {
   });
 });
 
-describe('markPodNotReady and KruisePodReady (spec §13.4)', () => {
+describe('markPodNotReady and KruisePodReady (docs/features.md#markpodnotready)', () => {
   const lifecycle = { preDelete: hookOf('finalizers', true), inPlaceUpdate: hookOf('finalizers', true) };
   const cs = withLifecycle(aCloneSet('sample').replicas(1).build(), lifecycle);
   const conditionOf = (a: PlanAction | undefined): unknown => (a?.kind === 'PatchPodConditions' ? a.conditions : a);
@@ -321,7 +321,7 @@ describe('markPodNotReady and KruisePodReady (spec §13.4)', () => {
     assert.deepEqual(conditionOf(done[0]), [{ type: 'KruisePodReady', status: 'True', message: '[]' }]);
   });
 
-  test('fix for Kruise §19.36: a pod going straight to Normal (all-hooked) loses preUpdateHook too', () => {
+  test('fix for a Kruise markPodNotReady quirk (docs/features.md#markpodnotready): a pod going straight to Normal (all-hooked) loses preUpdateHook too', () => {
     const pod0 = withKruiseGate(aPod(cs).ready().state('Updating').build(), { status: 'False', message: '[{"userAgent":"Lifecycle","key":"preUpdateHook"}]' });
     const pod = withHandler(pod0, 'finalizers', true);
     const r = refreshLifecycle(cs, pod, { isUpdateComplete: () => true });
@@ -362,7 +362,7 @@ describe('markPodNotReady and KruisePodReady (spec §13.4)', () => {
   });
 });
 
-describe('scaling with PreparingDelete (manual "Scaling with PreparingDelete", spec §10.3 step 3)', () => {
+describe('scaling with PreparingDelete (manual "Scaling with PreparingDelete", docs/features.md#scaling)', () => {
   const N = 3;
   const build = (exclude: boolean, replicas: number, podsToDelete: string[] = []): CloneSet => {
     let b = aCloneSet('sample').replicas(replicas).preDeleteHook(hookOf('finalizers'));
@@ -425,7 +425,7 @@ describe('scaling with PreparingDelete (manual "Scaling with PreparingDelete", s
     });
   }
 
-  test('with markPodNotReady a PreparingDelete pod is never brought back (spec §10.3 step 3)', () => {
+  test('with markPodNotReady a PreparingDelete pod is never brought back (docs/features.md#scaling)', () => {
     const cs = withLifecycle(build(false, N), { preDelete: hookOf('finalizers', true) });
     let { pods } = settle(withLifecycle(build(false, N - 1), { preDelete: hookOf('finalizers', true) }), start(cs));
     assert.ok(victimOf(pods));

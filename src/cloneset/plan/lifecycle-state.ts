@@ -1,4 +1,4 @@
-// The pod lifecycle state machine (spec §13.2, §13.3, §11.7), pure: which state a pod moves to and the writes
+// The pod lifecycle state machine (docs/features.md#lifecycle-states, #update-types; Kruise pkg/util/lifecycle/lifecycle_utils.go), pure: which state a pod moves to and the writes
 // that move it. Every decision reads the pod as it is now (level-triggered, ADR 0001): a pod waiting on a hook
 // is looked at again on every reconcile, so a hook released while the controller was down, or an event that
 // was coalesced, is never missed (kruise#2057).
@@ -19,7 +19,7 @@ import { kruisePodReadyAction } from './pod-readiness.ts';
 import { lifecycleStateOf, revisionMatches } from './pod-predicates.ts';
 
 /**
- * setState / setStateWithHandler (spec §13.3): the not-ready policy for the target state first (§13.4; also when
+ * setState / setStateWithHandler (docs/features.md#lifecycle-states; Kruise pkg/util/lifecycle/lifecycle_utils.go): the not-ready policy for the target state first (docs/features.md#markpodnotready; Kruise pkg/util/podreadiness/pod_readiness.go; also when
  * the pod is already in that state), then the label and timestamp if the state changes. `handler`: the hook
  * whose labels and finalizers are put back on the pod with the state (Updated → PreparingUpdate only).
  */
@@ -47,7 +47,7 @@ export interface RefreshContext {
   /** The update revision: a PreparingUpdate pod that already matches it was rolled back (kruise#1156). */
   readonly updateRevision?: string;
   /**
-   * `podUpdateComplete` of the in-place engine (spec §12.7). Defaults to the part that needs no engine: not
+   * `podUpdateComplete` of the in-place engine (docs/features.md#in-place-update; Kruise pkg/util/inplaceupdate/inplace_update_defaults.go). Defaults to the part that needs no engine: not
    * complete while a grace annotation exists, complete when there is no in-place state annotation, otherwise
    * not complete — the in-place engine passes its own predicate.
    */
@@ -55,7 +55,7 @@ export interface RefreshContext {
 }
 
 /**
- * The state the refresh (spec §11.1 step 1, §13.2 refresh rows) moves a pod to, or undefined to leave it.
+ * The state the refresh (docs/features.md#update-types, #lifecycle-states; Kruise pkg/controller/cloneset/sync/cloneset_update.go) moves a pod to, or undefined to leave it.
  * `inPlaceUpdate` not all-hooked after an update means "the user controller has not taken the pod back yet":
  * the pod waits in Updated. A nil hook is never all-hooked, so with `lifecycle` set but no inPlaceUpdate hook the
  * pod passes through Updated for one pass (as in Kruise).
@@ -84,16 +84,16 @@ export function refreshTarget(cloneSet: CloneSet, pod: Pod, ctx: RefreshContext 
 function defaultUpdateComplete(pod: Pod): boolean {
   const annotations = pod.metadata.annotations ?? {};
   const has = (k: string): boolean => (annotations[k] ?? '') !== '';
-  // The legacy keys without the `apps.kruise.io/` prefix are read too (spec §12.4).
+  // The legacy keys without the `apps.kruise.io/` prefix are read too (docs/features.md#in-place-update; Kruise apis/apps/pub/inplace_update.go).
   if (has(ANNOTATION_INPLACE_UPDATE_GRACE) || has('inplace-update-grace')) return false;
   return !has(ANNOTATION_INPLACE_UPDATE_STATE) && !has('inplace-update-state');
 }
 
 /**
- * The refresh writes for one pod (spec §11.1 step 1, §13.2, §13.4): the lifecycle transition, and the
+ * The refresh writes for one pod (docs/features.md#update-types, #lifecycle-states, #markpodnotready; Kruise pkg/controller/cloneset/sync/cloneset_update.go): the lifecycle transition, and the
  * `KruisePodReady` condition made to fit the pod's (new) state — initialised True on pods with the gate,
  * keys added for hooks with markPodNotReady, keys dropped when the state no longer calls for them (which also
- * fixes Kruise's §19.36). `stateChanged`: the label is written (blocks updates in this pass).
+ * fixes Kruise's stuck `preUpdateHook`, docs/features.md#markpodnotready). `stateChanged`: the label is written (blocks updates in this pass).
  */
 export function refreshLifecycle(cloneSet: CloneSet, pod: Pod, ctx: RefreshContext = {}): { readonly actions: readonly PlanAction[]; readonly stateChanged: boolean } {
   const target = refreshTarget(cloneSet, pod, ctx);
@@ -105,7 +105,7 @@ export function refreshLifecycle(cloneSet: CloneSet, pod: Pod, ctx: RefreshConte
   return { actions: readiness !== undefined ? [readiness] : [], stateChanged: false };
 }
 
-/** What the lifecycle says about updating a pod in place now (spec §11.7, the switch on the state). */
+/** What the lifecycle says about updating a pod in place now (docs/features.md#update-types; Kruise pkg/controller/cloneset/sync/cloneset_update.go, the switch on the state). */
 export type InPlaceLifecycleDecision =
   /** Update now; the in-place write sets the lifecycle label to Updating (with the timestamp annotation). */
   | { readonly kind: 'proceed' }
@@ -115,7 +115,7 @@ export type InPlaceLifecycleDecision =
   | { readonly kind: 'refuse'; readonly error: string };
 
 /**
- * The lifecycle part of `updatePod` for a pod that can be updated in place (spec §11.7, §13.2). PreparingDelete
+ * The lifecycle part of `updatePod` for a pod that can be updated in place (docs/features.md#update-types, #lifecycle-states; Kruise pkg/controller/cloneset/sync/cloneset_update.go). PreparingDelete
  * pods never get here (they are not update candidates); any state that is not a Kruise one is refused.
  */
 export function inPlaceUpdateLifecycle(cloneSet: CloneSet, pod: Pod): InPlaceLifecycleDecision {

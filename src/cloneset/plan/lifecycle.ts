@@ -1,4 +1,4 @@
-// Lifecycle hook predicates (spec §13.1). A hook is "present" on a pod through its finalizers or labels.
+// Lifecycle hook predicates (docs/features.md#lifecycle-hooks; Kruise pkg/util/lifecycle/lifecycle_utils.go). A hook is "present" on a pod through its finalizers or labels.
 import type { LifecycleHook } from '../../api/cloneset.ts';
 import type { Pod } from '../../kube/types.ts';
 

@@ -12,7 +12,7 @@ const SEC = 1000;
 
 describe('ReCreate: pods already marked specified-delete are updates in flight', () => {
   // 10 old pods Ready for 1 s with minReadySeconds 2: not yet available, so updating one spends no global budget
-  // (spec §11.5) — only the target revision's budget, which a marked OLD pod never fills.
+  // (docs/features.md#maxunavailable; Kruise pkg/controller/cloneset/sync/cloneset_update.go) — only the target revision's budget, which a marked OLD pod never fills.
   const cs = aCloneSet('sample').replicas(10).maxUnavailable(1).minReadySeconds(2).build();
   const young = (i: number): Pod => aPod(cs).instanceId(`old${i}x`).ofRevision('r1').ready().since(T0 - SEC).build();
   const planFor = (pods: readonly Pod[]) =>
@@ -43,7 +43,7 @@ describe('ReCreate: pods already marked specified-delete are updates in flight',
   });
 });
 
-describe('FailedScale / FailedUpdate reach the API server (beyond Kruise §14.3)', () => {
+describe('FailedScale / FailedUpdate reach the API server (beyond Kruise, docs/features.md#progress-deadline-and-conditions)', () => {
   const cs = aCloneSet('sample').replicas(1).build();
   const base = { cloneSet: cs, pods: [], currentRevision: 'sample-r1', updateRevision: 'sample-r1', collisionCount: 0, nowMs: T0 };
 

@@ -1,4 +1,4 @@
-// planCloneSet, scaling (spec §8, §10.3–§10.6, §20.4): creation, scale-in order, specified deletes,
+// planCloneSet, scaling (docs/features.md#scaling, #deletion-order; Kruise pkg/controller/cloneset/core/cloneset_core.go): creation, scale-in order, specified deletes,
 // inactive pods, claiming. Worlds are built with the test builders; multi-pass stories use the simulator.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -26,7 +26,7 @@ const deleted = (actions: readonly PlanAction[]): PodToDelete[] => actions.flatM
 const deletedNames = (actions: readonly PlanAction[]): string[] => deleted(actions).map((d) => d.pod.name);
 const kinds = (actions: readonly PlanAction[]): string[] => actions.map((a) => a.kind);
 
-describe('scale out (spec §10.4, §8.1, §20.4)', () => {
+describe('scale out (docs/features.md#scaling)', () => {
   test('scaling 0 → 5 creates 5 pods in one pass, with unique sorted ids from the Kubernetes alphabet', () => {
     const cs = aCloneSet('sample').replicas(5).build();
     const p = planOf(cs, []);
@@ -40,7 +40,7 @@ describe('scale out (spec §10.4, §8.1, §20.4)', () => {
     assert.deepEqual(pods.map((c) => c.pod.metadata.name), ids.map((id) => `sample-${id}`));
   });
 
-  test('the created pod and PVC are exactly the objects of spec §20.4', () => {
+  test('the created pod and PVC are exactly the objects Kruise creates (docs/features.md#scaling)', () => {
     const cs = aCloneSet('sample').replicas(1).volumeClaimTemplate('data-vol').build();
     const revs = { ...revisions(cs, '56dfb978d4'), collisionCount: 0 };
     const p = planCloneSet(snapshot(cs, []), revs, plannerConfig(), fixedIds('x7k2p'));
@@ -114,7 +114,7 @@ describe('scale out (spec §10.4, §8.1, §20.4)', () => {
   });
 });
 
-describe('scale in (spec §10.3 step 8, §10.6)', () => {
+describe('scale in (docs/features.md#scaling, #deletion-order)', () => {
   test('victims follow the deletion order: unscheduled, then not ready, then lowest deletion cost', () => {
     const cs = aCloneSet('sample').replicas(3).build();
     const pods = [
@@ -163,7 +163,7 @@ describe('scale in (spec §10.3 step 8, §10.6)', () => {
   });
 });
 
-describe('selective pod deletion (user manual "Selective Pod deletion", spec §10.3 step 7)', () => {
+describe('selective pod deletion (user manual "Selective Pod deletion", docs/features.md#scaling)', () => {
   test('podsToDelete with replicas 5 → 4 deletes exactly the listed pod', () => {
     const pods = (cs: CloneSet) => readyPods(cs, 5);
     const cs = aCloneSet('sample').replicas(4).podsToDelete('sample-old2x').build();
@@ -233,7 +233,7 @@ describe('selective pod deletion (user manual "Selective Pod deletion", spec §1
   });
 });
 
-describe('inactive and foreign pods (spec §8.6, §8.7)', () => {
+describe('inactive and foreign pods (docs/features.md#ownership-and-adoption, #scaling)', () => {
   test('a Failed pod is not counted: a replacement with a fresh id is created next to it', () => {
     const cs = aCloneSet('sample').replicas(3).volumeClaimTemplate('data').build();
     const failed = aPod(cs).instanceId('fail1').failed().build();
@@ -329,7 +329,7 @@ describe('inactive and foreign pods (spec §8.6, §8.7)', () => {
   });
 });
 
-describe('preDelete hook and PreparingDelete (spec §10.3 steps 3 and 6, §10.5, §13.2)', () => {
+describe('preDelete hook and PreparingDelete (docs/features.md#scaling, #lifecycle-states)', () => {
   const hook = { labelsHandler: { 'example.com/drain': 'true' } };
   const hooked = (cs: CloneSet, id: string) => aPod(cs).instanceId(id).ready().label('example.com/drain', 'true');
 
@@ -387,7 +387,7 @@ describe('preDelete hook and PreparingDelete (spec §10.3 steps 3 and 6, §10.5,
     assert.deepEqual(planOf(cs, pods).actions, [], 'it stays in PreparingDelete while hooked');
   });
 
-  test('beyond Kruise (spec §19.14): a scale-up blocked by scaleStrategy.maxUnavailable still deletes released PreparingDelete pods', () => {
+  test('beyond Kruise (docs/features.md#scaling): a scale-up blocked by scaleStrategy.maxUnavailable still deletes released PreparingDelete pods', () => {
     // The released PreparingDelete pod counts as unavailable, so scaleUpLimit = 1 − 1 = 0. Kruise ends the pass at
     // the (empty) creation step and never reaches the deletion, which keeps the limit at 0 forever; we delete it.
     const cs = aCloneSet('sample').replicas(2).preDeleteHook(hook).scaleMaxUnavailable(1).build();
@@ -403,7 +403,7 @@ describe('preDelete hook and PreparingDelete (spec §10.3 steps 3 and 6, §10.5,
   });
 });
 
-describe('scale-up rate limiting (spec §10.7, last paragraph)', () => {
+describe('scale-up rate limiting (docs/features.md#scale-up-rate-limit)', () => {
   test('with scaleStrategy.maxUnavailable 1 and minReadySeconds 60, pods are created one at a time, each after the previous one is available', () => {
     const cs = aCloneSet('sample').replicas(4).scaleMaxUnavailable(1).minReadySeconds(60).build();
     const world = newWorld(cs, [], [], { stepMs: 10_000 });

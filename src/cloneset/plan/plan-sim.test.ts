@@ -1,4 +1,4 @@
-// Simulator property tests (design guide §7.4): from random starting worlds and random specs, `converge`
+// Simulator property tests: from random starting worlds and random specs, `converge`
 // reaches `replicas` available pods on the right revisions, never has more than replicas + maxSurge pods
 // because of the controller, applies every plan cleanly, and a converged world plans nothing.
 import { describe, test } from 'node:test';
@@ -73,7 +73,7 @@ function buildWorld(s: Scenario, specifiedDelete: ReadonlySet<number>): World {
   if (s.maxSurge !== undefined) b = b.maxSurge(s.maxSurge);
   if (s.maxUnavailable !== undefined) b = b.maxUnavailable(s.maxUnavailable);
   // Also with PreparingDelete pods around: a blocked scale-up still deletes released PreparingDelete pods, so the
-  // deadlock Kruise has there (spec §19.14) cannot happen (plan-scale.test.ts pins the single step).
+  // deadlock Kruise has there (docs/features.md#scaling; Kruise pkg/controller/cloneset/sync/cloneset_scale.go) cannot happen (plan-scale.test.ts pins the single step).
   if (s.scaleMaxUnavailable !== undefined) b = b.scaleMaxUnavailable(s.scaleMaxUnavailable);
   if (s.withPvcs) b = b.volumeClaimTemplate('data');
   if (s.hook !== null) b = b.preDeleteHook({ labelsHandler: { [HOOK]: 'true' }, markPodNotReady: s.hook.markPodNotReady });
@@ -150,7 +150,7 @@ describe('converge from random worlds (fast-check)', () => {
         } else {
           // Never fewer than the partition asks for. More are possible in two Kruise-conformant ways: without
           // CloneSetPartitionRollback pods never move back; and once all pods were on the update revision it
-          // became the current one (spec §14.2), after which pods of the older revision only count as "old".
+          // became the current one (docs/features.md#status-counters; Kruise pkg/controller/cloneset/cloneset_status.go), after which pods of the older revision only count as "old".
           assert.ok(updated >= wanted, `updated ${updated}, wanted ${wanted}, had ${before}${trace}`);
           if (settled) assert.ok(updated <= Math.min(before, s.replicas), `updated ${updated}, had ${before}${trace}`);
         }

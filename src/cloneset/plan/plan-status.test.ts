@@ -1,5 +1,5 @@
-// computeStatus: counters, currentRevision, expectedUpdatedReplicas (spec §14.1–§14.2) and the Progressing
-// condition (spec §14.4), with a pinned clock.
+// computeStatus: counters, currentRevision, expectedUpdatedReplicas (docs/features.md#status-counters; Kruise pkg/controller/cloneset/cloneset_status.go) and the Progressing
+// condition (docs/features.md#progress-deadline-and-conditions; Kruise pkg/controller/cloneset/cloneset_status.go), with a pinned clock.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CloneSet, CloneSetCondition } from '../../api/cloneset.ts';
@@ -23,7 +23,7 @@ function statusOf(cs: CloneSet, pods: readonly Pod[], opts: { now?: number; curr
   });
 }
 
-describe('status counters (spec §14.1)', () => {
+describe('status counters (docs/features.md#status-counters)', () => {
   test('ready ignores the lifecycle, available needs Normal and minReadySeconds, updated matches the update revision', () => {
     const cs = aCloneSet('sample').replicas(4).minReadySeconds(10).build();
     const pods = [
@@ -60,7 +60,7 @@ describe('status counters (spec §14.1)', () => {
   });
 });
 
-describe('currentRevision (spec §14.2)', () => {
+describe('currentRevision (docs/features.md#status-counters)', () => {
   const cs = aCloneSet('sample').replicas(3).build();
 
   test('becomes the update revision once every pod is on it and the count is right, ready or not', () => {
@@ -81,7 +81,7 @@ describe('currentRevision (spec §14.2)', () => {
   });
 });
 
-describe('when the status is written (spec §14.3)', () => {
+describe('when the status is written (docs/features.md#status-counters)', () => {
   test('a changed counter is written; a changed collisionCount alone is not', () => {
     const cs = aCloneSet('sample').replicas(1).build();
     const { status } = statusOf(cs, readyPods(cs, 1, 'r2'));
@@ -91,7 +91,7 @@ describe('when the status is written (spec §14.3)', () => {
   });
 });
 
-describe('Progressing condition (spec §14.4), deadline 60 s, clock pinned at T0', () => {
+describe('Progressing condition (docs/features.md#progress-deadline-and-conditions), deadline 60 s, clock pinned at T0', () => {
   const progressing = (r: StatusResult): CloneSetCondition | undefined => r.status.conditions?.find((c) => c.type === 'Progressing');
   const condition = (reason: string, atMs: number, status: 'True' | 'False' = 'True'): CloneSetCondition => ({
     type: 'Progressing',

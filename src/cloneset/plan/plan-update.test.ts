@@ -1,4 +1,4 @@
-// planCloneSet, ReCreate updates (spec §10.7, §11.1, §11.5, §11.7, §19 items 8–9): step-wise rollout tables
+// planCloneSet, ReCreate updates (docs/features.md#maxsurge, #update-types, #maxunavailable, #reconcile-pass; Kruise pkg/controller/cloneset/sync/cloneset_sync_utils_test.go): step-wise rollout tables
 // in the style of Kruise's "(step n/m)" tests, partition and pause.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -72,7 +72,7 @@ function makeAvailable(world: World, name: string): void {
 const newPodNames = (world: World): string[] =>
   activePods(world).filter((p) => revisionMatches(p, world.updateRevision)).map((p) => p.metadata.name ?? '');
 
-describe('scaling and updating never happen in the same pass (spec §6 step 14, §19.8)', () => {
+describe('scaling and updating never happen in the same pass (docs/features.md#reconcile-pass)', () => {
   test('a CloneSet that needs both more pods and an update only scales in this pass', () => {
     const cs = aCloneSet('sample').replicas(5).build();
     const p = planCloneSet(
@@ -100,7 +100,7 @@ describe('scaling and updating never happen in the same pass (spec §6 step 14, 
   });
 });
 
-describe('ReCreate rollout with maxSurge, pass by pass (spec §10.7: R=5, partition 3, maxUnavailable 1, maxSurge 1)', () => {
+describe('ReCreate rollout with maxSurge, pass by pass (docs/features.md#maxsurge: R=5, partition 3, maxUnavailable 1, maxSurge 1)', () => {
   interface Row {
     readonly before: string;
     readonly diff: Partial<ReplicaDiff>;
@@ -153,7 +153,7 @@ describe('ReCreate rollout with maxSurge, pass by pass (spec §10.7: R=5, partit
   });
 });
 
-describe('partition (spec §10.1, §11.5)', () => {
+describe('partition (docs/features.md#scaling, #maxunavailable)', () => {
   function rollout(cs: CloneSet, pods: readonly Pod[]): { world: World; result: ReturnType<typeof converge> } {
     const world = newWorld(cs, pods, [], { revisions: ['r1', 'r2'] });
     const result = converge(world);
@@ -209,7 +209,7 @@ describe('partition (spec §10.1, §11.5)', () => {
   });
 });
 
-describe('paused (spec §11.1 step 3)', () => {
+describe('paused (docs/features.md#update-types)', () => {
   test('paused stops updates, but scaling continues (new pods get the update revision)', () => {
     const cs = aCloneSet('sample').replicas(3).paused().build();
     const world = newWorld(cs, readyPods(cs, 3), [], { revisions: ['r1', 'r2'] });
@@ -234,7 +234,7 @@ describe('paused (spec §11.1 step 3)', () => {
   });
 });
 
-describe('rollout ordering and budgets (spec §11.2, §11.5)', () => {
+describe('rollout ordering and budgets (docs/features.md#update-order, #maxunavailable)', () => {
   test('not-ready old pods are replaced first, and replacing them costs no availability budget', () => {
     const cs = aCloneSet('sample').replicas(3).build();
     const pods = [...readyPods(cs, 2), aPod(cs).instanceId('sickx').running().build()];
@@ -263,7 +263,7 @@ describe('rollout ordering and budgets (spec §11.2, §11.5)', () => {
   });
 });
 
-describe('updateStrategy OnDelete (v1beta1, spec §11.1 step 2)', () => {
+describe('updateStrategy OnDelete (v1beta1, docs/features.md#ondelete)', () => {
   const onDelete = (replicas: number): CloneSet => {
     const cs = aCloneSet('sample').replicas(replicas).build();
     return { ...cs, spec: { ...cs.spec, updateStrategy: { type: 'OnDelete' } } };
@@ -277,7 +277,7 @@ describe('updateStrategy OnDelete (v1beta1, spec §11.1 step 2)', () => {
     assert.ok(r.steps.every((s) => !s.actions.some((a) => a.startsWith('mark') || a.startsWith('delete'))), formatSteps(r.steps));
     assert.deepEqual(byRevision(world), { r1: 3 });
     assert.equal(world.cloneSet.status?.updatedReplicas, 0);
-    assert.equal(world.cloneSet.status?.expectedUpdatedReplicas, 3, 'no rollingUpdate block: replicas (spec §14.2)');
+    assert.equal(world.cloneSet.status?.expectedUpdatedReplicas, 3, 'no rollingUpdate block: replicas (docs/features.md#status-counters)');
     assert.equal(world.cloneSet.status?.currentRevision, 'sample-r1');
   });
 
@@ -304,7 +304,7 @@ describe('updateStrategy OnDelete (v1beta1, spec §11.1 step 2)', () => {
     assert.deepEqual(byRevision(world), { r2: 2 });
   });
 
-  test('without rollingUpdate the default maxUnavailable 20 % rounds down (spec §19.10)', () => {
+  test('without rollingUpdate the default maxUnavailable 20 % rounds down (docs/features.md#maxunavailable)', () => {
     const input = replicaDiffInputFor(onDelete(4), [], { currentRevision: 'a', updateRevision: 'b', gates: plannerConfig().gates, excludePreparingDeleteFlag: false, nowMs: T0, flavour: 'scale' });
     assert.equal(input.hasRollingUpdate, false);
   });

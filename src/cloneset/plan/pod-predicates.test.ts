@@ -68,7 +68,7 @@ describe('podCondition / isPodReady', () => {
   test('no conditions is not ready', () => assert.equal(isPodReady(pod({ phase: 'Running' })), false));
 });
 
-describe('isPodReadyFor (spec §10.0 ready(pod, minReady))', () => {
+describe('isPodReadyFor (Kruise ready(pod, minReady), docs/features.md#scaling)', () => {
   test('Running and Ready with minReadySeconds 0 is ready, even without a transition time', () =>
     assert.equal(isPodReadyFor(pod({ phase: 'Running', conditions: [readySince(null)] }), 0, NOW), true));
   test('a Ready pod that is not Running is not ready', () =>
@@ -130,7 +130,7 @@ describe('isSpecifiedDelete', () => {
   });
 });
 
-describe('revision matching (spec §8.2)', () => {
+describe('revision matching (docs/features.md#short-hash)', () => {
   const labelled = (v: string): Pod => pod({ labels: { 'controller-revision-hash': v } });
   test('shortHash is the part after the last "-"', () => {
     assert.equal(shortHash('sample-d4d4fb5bd'), 'd4d4fb5bd');

@@ -1,4 +1,4 @@
-// Pod predicates shared by scaling, updating and status (spec §8.2, §10.0, §13.1). Pure: the current time is
+// Pod predicates shared by scaling, updating and status (docs/features.md#short-hash, #scaling, #lifecycle-hooks; Kruise pkg/controller/cloneset/utils/cloneset_utils.go). Pure: the current time is
 // always passed in as `nowMs` (epoch milliseconds), never read from the clock.
 import type { Pod, PodCondition } from '../../kube/types.ts';
 import {
@@ -54,7 +54,7 @@ export function isPodReady(pod: Pod): boolean {
 }
 
 /**
- * Spec §10.0 `ready(pod, minReady)` (Kruise `IsPodUpdateReady`): phase Running, `Ready` True and — unless
+ * docs/features.md#scaling (Kruise pkg/controller/cloneset/sync/cloneset_sync_utils.go) `ready(pod, minReady)` (Kruise `IsPodUpdateReady`): phase Running, `Ready` True and — unless
  * minReadySeconds is 0 — Ready since a known time strictly more than minReadySeconds ago, and the
  * `InPlaceUpdateReady` condition absent or True (so a pod being updated in place never counts as ready).
  */
@@ -94,33 +94,33 @@ export function lifecycleStateOf(pod: Pod): LifecycleState | '' {
   return LIFECYCLE_STATES.has(s) ? (s as LifecycleState) : '';
 }
 
-/** Spec §10.0 `available(pod)`: lifecycle unset/Normal and ready for minReadySeconds. */
+/** docs/features.md#scaling (Kruise pkg/controller/cloneset/sync/cloneset_sync_utils.go) `available(pod)`: lifecycle unset/Normal and ready for minReadySeconds. */
 export function isPodAvailable(pod: Pod, minReadySeconds: number, nowMs: number): boolean {
   return isLifecycleNormalOrUnset(pod) && isPodReadyFor(pod, minReadySeconds, nowMs);
 }
 
 /**
- * Spec §10.0 `readyForDelete(pod)`: available with minReadySeconds 0. Deleting such a pod consumes the
+ * docs/features.md#scaling (Kruise pkg/controller/cloneset/sync/cloneset_sync_utils.go) `readyForDelete(pod)`: available with minReadySeconds 0. Deleting such a pod consumes the
  * `deleteReadyLimit` budget; deleting any other pod is free.
  */
 export function isReadyForDelete(pod: Pod, nowMs: number): boolean {
   return isPodAvailable(pod, 0, nowMs);
 }
 
-/** Spec §10.0: label `apps.kruise.io/specified-delete` present (any value) or the name is in podsToDelete. */
+/** docs/features.md#scaling (Kruise pkg/controller/cloneset/sync/cloneset_sync_utils.go): label `apps.kruise.io/specified-delete` present (any value) or the name is in podsToDelete. */
 export function isSpecifiedDelete(pod: Pod, podsToDelete: readonly string[] | undefined): boolean {
   if (pod.metadata.labels?.[LABEL_SPECIFIED_DELETE] !== undefined) return true;
   const name = pod.metadata.name;
   return name !== undefined && (podsToDelete?.includes(name) ?? false);
 }
 
-/** The part of a revision name after its last '-' (the whole string when there is none), spec §8.2. */
+/** The part of a revision name after its last '-' (the whole string when there is none), docs/features.md#short-hash; Kruise pkg/controller/cloneset/utils/cloneset_utils.go. */
 export function shortHash(revisionName: string): string {
   return revisionName.slice(revisionName.lastIndexOf('-') + 1);
 }
 
 /**
- * Spec §8.2: the pod's `controller-revision-hash` label equals the revision name, or both short hashes are
+ * docs/features.md#short-hash (Kruise pkg/controller/cloneset/utils/cloneset_utils.go): the pod's `controller-revision-hash` label equals the revision name, or both short hashes are
  * equal — so pods labelled with the full name and with the short hash (gate CloneSetShortHash) match alike.
  */
 export function revisionMatches(pod: Pod, revisionName: string): boolean {

@@ -53,7 +53,7 @@ const OPTS: RankOptions = { minReadySeconds: 0, nowMs: NOW, nodes: new Map() };
 const names = (pods: readonly Pod[]): string[] => pods.map((p) => p.metadata.name ?? '');
 const deletionOrder = (pods: readonly Pod[], opts: RankOptions = OPTS): string[] => names(rankPodsForDeletion(pods, opts));
 
-describe('deletion order (spec §10.6)', () => {
+describe('deletion order (docs/features.md#deletion-order)', () => {
   test('rule 1: an unassigned pod is deleted before an assigned one', () => {
     assert.deepEqual(deletionOrder([healthy('a'), pod('b', { phase: 'Running', readyFor: 3600 })]), ['b', 'a']);
   });
@@ -210,7 +210,7 @@ describe('choosePodsToDelete', () => {
   });
 });
 
-describe('default update order (spec §11.2)', () => {
+describe('default update order (docs/features.md#update-order)', () => {
   test('Kruise example: {0 Pending+Ready, 1 Pending, 3 Running+Ready, 4 Running} → [1, 0, 4, 3]', () => {
     const pods = [
       pod('0', { node: 'n', phase: 'Pending', readyFor: 100 }),

@@ -1,5 +1,5 @@
-// Which pods go first: the scale-in deletion order (spec §10.6, Kruise `ActivePodsWithRanks` + rankers) and
-// the default update order (spec §11.2, Kubernetes `ActivePods`). "Smaller" sorts first = deleted/updated first.
+// Which pods go first: the scale-in deletion order (docs/features.md#deletion-order; Kruise pkg/controller/cloneset/sync/cloneset_scale.go, Kruise `ActivePodsWithRanks` + rankers) and
+// the default update order (docs/features.md#update-order; Kruise pkg/controller/cloneset/core/cloneset_core.go, Kubernetes `ActivePods`). "Smaller" sorts first = deleted/updated first.
 //
 // Sorting is STABLE here (Array.prototype.sort is stable): pods that compare equal keep their list order.
 // Kruise uses Go's sort.Sort, which is unstable for more than 12 elements, so for ties its choice is
@@ -161,7 +161,7 @@ export function spreadConstraintRanks(
 }
 
 /**
- * Sorts pods "delete first" (spec §10.6) with rules 1–9: unassigned, phase, not available, not Ready,
+ * Sorts pods "delete first" (docs/features.md#deletion-order; Kruise pkg/controller/cloneset/sync/cloneset_scale.go) with rules 1–9: unassigned, phase, not available, not Ready,
  * lower deletion cost, higher rank, more recently Ready, more restarts, newer. Ranks come from the spread
  * ranker when `topologySpreadConstraints` is non-empty, else from the same-node ranker, over these pods only.
  */
@@ -180,7 +180,7 @@ function choose(pods: readonly Pod[], n: number, opts: RankOptions): Pod[] {
 }
 
 /**
- * Scale-in victims (spec §10.6): old-revision pods first, up to `scaleDownNumOldRevision`, then updated pods
+ * Scale-in victims (docs/features.md#deletion-order; Kruise pkg/controller/cloneset/sync/cloneset_scale.go): old-revision pods first, up to `scaleDownNumOldRevision`, then updated pods
  * for the rest. When a whole list is taken it keeps its original order (as Kruise, which does not sort it).
  */
 export function choosePodsToDelete(
@@ -198,7 +198,7 @@ export function choosePodsToDelete(
 }
 
 /**
- * Default update order (spec §11.2, Kubernetes `ActivePods`): unassigned, Pending < Unknown < Running,
+ * Default update order (docs/features.md#update-order; Kruise pkg/controller/cloneset/core/cloneset_core.go, Kubernetes `ActivePods`): unassigned, Pending < Unknown < Running,
  * not Ready, more recently Ready, more restarts, newer — first. `nowMs` is unused by this order (it has no
  * minReadySeconds rule) and kept for a uniform planner signature.
  */

@@ -1,4 +1,4 @@
-// markPodNotReady and the `KruisePodReady` condition (spec §13.4, §19.22, §19.36), pure.
+// markPodNotReady and the `KruisePodReady` condition (docs/features.md#markpodnotready; Kruise pkg/util/podreadiness/pod_readiness.go), pure.
 //
 // The condition's message is a JSON list of `{"userAgent","key"}` entries: every entry is a reason for the pod
 // to be not ready. The lifecycle hooks own two keys of user agent `Lifecycle`: `preDeleteHook` (while the pod
@@ -9,9 +9,9 @@
 // - Kruise relies on its pod webhook to inject the `KruisePodReady` readiness gate and on its podreadiness
 //   controller to initialise the condition to True; we do both ourselves (newPod adds the gate when a hook uses
 //   markPodNotReady, the refresh initialises the condition).
-// - Kruise creates a missing condition with an empty status (§19.22); we write `False` (both mean "not True").
+// - Kruise creates a missing condition with an empty status (docs/features.md#markpodnotready; Kruise pkg/util/podreadiness/pod_readiness.go); we write `False` (both mean "not True").
 // - Kruise removes `preUpdateHook` only on entering Updated, so a pod that goes straight to Normal (Updating →
-//   Normal or PreparingUpdate → Normal with the inPlaceUpdate hook all-hooked, §19.36) keeps KruisePodReady
+//   Normal or PreparingUpdate → Normal with the inPlaceUpdate hook all-hooked; docs/features.md#markpodnotready) keeps KruisePodReady
 //   False and stays not Ready for good. Here the keys are level-triggered on the pod's state: a key is dropped
 //   as soon as the pod is in a state that does not call for it, whichever path led there.
 // - Writes are strategic-merge patches of pods/status keyed by condition type, computed from the cache (the
@@ -79,7 +79,7 @@ function wantedLifecycleKeys(cloneSet: CloneSet, state: LifecycleState | '', cur
     wanted.add(KEY_PRE_DELETE_HOOK);
   }
   // preUpdateHook: added on entering PreparingUpdate, kept while Updating, dropped at Updated — and, unlike
-  // Kruise (§19.36), also when the pod reaches any other state (Normal straight from Updating/PreparingUpdate).
+  // Kruise (docs/features.md#markpodnotready; Kruise pkg/util/podreadiness/pod_readiness.go), also when the pod reaches any other state (Normal straight from Updating/PreparingUpdate).
   if (state === 'PreparingUpdate' && lifecycle?.inPlaceUpdate?.markPodNotReady === true) wanted.add(KEY_PRE_UPDATE_HOOK);
   if ((state === 'PreparingUpdate' || state === 'Updating') && current.has(KEY_PRE_UPDATE_HOOK)) wanted.add(KEY_PRE_UPDATE_HOOK);
   return wanted;

@@ -1,4 +1,4 @@
-// Builds the Pod and PVC objects the controller creates for one instance id (spec §8.1, §8.4, §20.4).
+// Builds the Pod and PVC objects the controller creates for one instance id (docs/features.md#scaling, #pvcs; Kruise pkg/controller/cloneset/core/cloneset_core.go).
 import { KIND, OWNER_API_VERSION, type CloneSet } from '../../api/cloneset.ts';
 import {
   ANNOTATION_LIFECYCLE_TIMESTAMP,
@@ -12,6 +12,7 @@ import {
 import type { OwnerReference, PersistentVolumeClaim, Pod, PodTemplateSpec, Volume } from '../../kube/types.ts';
 import { shortHash } from './pod-predicates.ts';
 import { usesMarkPodNotReady } from './pod-readiness.ts';
+import { rfc3339 } from '../../kube/time.ts';
 
 export interface NewPodOptions {
   /** Feature gate CloneSetShortHash: the revision label holds the bare hash. */
@@ -19,10 +20,8 @@ export interface NewPodOptions {
   readonly nowMs: number;
 }
 
-/** Go's time.Format(RFC3339) in UTC: second precision, `Z` suffix (spec §3.1). */
-export function rfc3339(nowMs: number): string {
-  return new Date(Math.floor(nowMs / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-}
+// Go's time.Format(RFC3339) in UTC: second precision, `Z` suffix (the lifecycle timestamp, Kruise pkg/util/lifecycle/lifecycle_utils.go); re-exported for the planner's users.
+export { rfc3339 };
 
 export function controllerRefTo(cloneSet: CloneSet): OwnerReference {
   return {
@@ -41,8 +40,8 @@ export function pvcName(templateName: string, cloneSetName: string, instanceId: 
 
 /**
  * The pod for `instanceId` at `revisionName`, whose template is the one stored in that revision.
- * Every pod gets the InPlaceUpdateReady readiness gate, whatever the update policy (spec §8.1), and the
- * KruisePodReady gate when a lifecycle hook uses markPodNotReady (spec §13.4).
+ * Every pod gets the InPlaceUpdateReady readiness gate, whatever the update policy (docs/features.md#scaling; Kruise pkg/controller/cloneset/core/cloneset_core.go), and the
+ * KruisePodReady gate when a lifecycle hook uses markPodNotReady (docs/features.md#markpodnotready; Kruise pkg/util/podreadiness/pod_readiness.go).
  */
 export function newPod(
   cloneSet: CloneSet,

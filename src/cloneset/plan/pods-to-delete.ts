@@ -1,4 +1,4 @@
-// scaleStrategy.podsToDelete keeps only names of pods that still exist (spec §6 step 16).
+// scaleStrategy.podsToDelete keeps only names of pods that still exist (docs/features.md#reconcile-pass; Kruise pkg/controller/cloneset/cloneset_controller.go).
 import type { CloneSet } from '../../api/cloneset.ts';
 import type { Pod } from '../../kube/types.ts';
 

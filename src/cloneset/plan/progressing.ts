@@ -1,4 +1,4 @@
-// The Progressing condition driven by progressDeadlineSeconds (spec §14.4, manual "Progress Deadline Seconds").
+// The Progressing condition driven by progressDeadlineSeconds (docs/features.md#progress-deadline-and-conditions; Kruise pkg/controller/cloneset/cloneset_status.go, manual "Progress Deadline Seconds").
 import type { CloneSet, CloneSetCondition, ProgressingReason } from '../../api/cloneset.ts';
 import { rfc3339 } from './pod-template.ts';
 
@@ -60,10 +60,10 @@ export function progressingCondition(
   if (previous !== undefined) {
     const since = Date.parse(previous.lastUpdateTime ?? previous.lastTransitionTime ?? '');
     const expiresAtMs = since + deadline * 1000;
-    // Only a CloneSetUpdated condition's time starts the clock (spec §14.4: the deadline runs from the entry into
+    // Only a CloneSetUpdated condition's time starts the clock (docs/features.md#progress-deadline-and-conditions; Kruise pkg/controller/cloneset/cloneset_status.go: the deadline runs from the entry into
     // CloneSetUpdated; a pause or an Available period restarts it). Timing any previous reason made a rollout
     // that starts long after the CloneSet became Available, or a resume after a long pause, time out at once.
-    // A negative deadline still times out as soon as any Progressing condition exists (spec §14.4).
+    // A negative deadline still times out as soon as any Progressing condition exists (docs/features.md#progress-deadline-and-conditions; Kruise pkg/controller/cloneset/cloneset_status.go).
     const timed = previous.reason === 'CloneSetUpdated' || deadline < 0;
     if (previous.reason === 'ProgressDeadlineExceeded' || (timed && Number.isFinite(since) && expiresAtMs < nowMs)) {
       return {

@@ -1,4 +1,4 @@
-// PVC cleanup when reuse is disabled (spec §8.5, §6 step 6; kruise#1099).
+// PVC cleanup when reuse is disabled (docs/features.md#pvcs, #reconcile-pass; Kruise pkg/controller/cloneset/cloneset_controller.go; kruise#1099).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CloneSet } from '../../api/cloneset.ts';
@@ -33,7 +33,7 @@ const summary = (actions: readonly PlanAction[]): string[] =>
     }
   });
 
-describe('PVC cleanup with scaleStrategy.disablePVCReuse (spec §8.5)', () => {
+describe('PVC cleanup with scaleStrategy.disablePVCReuse (docs/features.md#pvcs)', () => {
   const base = aCloneSet('sample').replicas(2).volumeClaimTemplate('data').build();
 
   test('with reuse enabled (the v1alpha1 default) nothing is cleaned up and the PVC list is untouched', () => {

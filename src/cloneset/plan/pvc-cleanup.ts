@@ -1,4 +1,4 @@
-// PVC cleanup when reuse is disabled (spec §8.5, §6 step 6; kruise#1099): a PVC never outlives the pod whose
+// PVC cleanup when reuse is disabled (docs/features.md#pvcs, #reconcile-pass; Kruise pkg/controller/cloneset/cloneset_controller.go; kruise#1099): a PVC never outlives the pod whose
 // instance id it carries, so a new pod never mounts the volume of a pod that vanished (e.g. with its node).
 // Runs before claiming, every pass. With reuse enabled (the v1alpha1 default) it changes nothing.
 import type { CloneSet } from '../../api/cloneset.ts';
@@ -22,7 +22,7 @@ export function isPvcReuseEnabled(cloneSet: CloneSet): boolean {
   return cloneSet.spec.scaleStrategy?.disablePVCReuse !== true;
 }
 
-/** The owner reference a PVC gets when it is handed to its pod (spec §3.5). */
+/** The owner reference a PVC gets when it is handed to its pod (docs/features.md#ownership-and-adoption; Kruise pkg/controller/cloneset/core/cloneset_core.go). */
 export function podControllerRef(pod: Pod): OwnerReference {
   return { apiVersion: 'v1', kind: 'Pod', name: pod.metadata.name ?? '', uid: pod.metadata.uid ?? '', controller: true, blockOwnerDeletion: true };
 }

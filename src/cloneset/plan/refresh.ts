@@ -1,4 +1,4 @@
-// The refresh at the start of Update (spec §11.1 step 1, §12.6 step 3, §13.2): per pod, the writes that
+// The refresh at the start of Update (docs/features.md#update-types, #in-place-update, #lifecycle-states; Kruise pkg/controller/cloneset/sync/cloneset_update.go): per pod, the writes that
 // move it along its lifecycle and make it Ready, before any pod is updated.
 import type { CloneSet } from '../../api/cloneset.ts';
 import { CONDITION_INPLACE_UPDATE_READY, LABEL_POD_TEMPLATE_HASH, LABEL_REVISION_HASH } from '../../api/well-known.ts';
@@ -13,7 +13,7 @@ export interface RefreshResult {
   readonly actions: readonly PlanAction[];
   /** A lifecycle or pod-template-hash write happened: no pod is updated in this pass. */
   readonly blocksUpdate: boolean;
-  /** The nearest end of an in-place grace period (spec §12.5), if any. */
+  /** The nearest end of an in-place grace period (docs/features.md#in-place-update; Kruise pkg/util/inplaceupdate/inplace_update.go), if any. */
   readonly requeueAfterMs?: number;
   readonly explain: readonly string[];
 }
@@ -28,7 +28,7 @@ export function planRefresh(cloneSet: CloneSet, pods: readonly Pod[], ctx: Refre
   for (const pod of pods) {
     const ref = podRefOf(pod);
     if (inPlace !== undefined) {
-      // The in-place refresh (spec §12.6): grace period end, next container batch, InPlaceUpdateReady=True.
+      // The in-place refresh (docs/features.md#in-place-update; Kruise pkg/util/inplaceupdate/inplace_update.go): grace period end, next container batch, InPlaceUpdateReady=True.
       const r = refreshInPlace(pod, inPlace);
       actions.push(...r.actions);
       requeueAfterMs = minDelay(requeueAfterMs, r.requeueAfterMs);

@@ -1,4 +1,4 @@
-// Conformance (spec §20.2: all 80 cases of Kruise's TestCalculateDiffsWithExpectation, in file order) and
+// Conformance (docs/features.md#scaling; Kruise pkg/controller/cloneset/sync/cloneset_sync_utils_test.go: all 80 cases of Kruise's TestCalculateDiffsWithExpectation, in file order) and
 // property tests for computeReplicaDiff.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,7 +15,7 @@ import {
   type ReplicaDiffInput,
 } from './replica-diff.ts';
 
-// The table of spec §20.2, verbatim. Columns: # | R | P | MU | MS | extras | pods | expected.
+// Kruise's conformance table (TestCalculateDiffsWithExpectation, pkg/controller/cloneset/sync/cloneset_sync_utils_test.go), verbatim. Columns: # | R | P | MU | MS | extras | pods | expected.
 // Pod codes: n/o = update/old revision; lifecycle N Normal, PD PreparingDelete, PU PreparingUpdate, U Updating;
 // + = Running & Ready (available when Normal), - = not ready; trailing D = specified-delete.
 // Extras: cur==upd, noRollbackGate (CloneSetPartitionRollback off; on everywhere else), scaleMU=,
@@ -308,7 +308,7 @@ function objectsFor(c: Case): { cloneSet: CloneSet; pods: Pod[] } {
 
 const CASES = parseTable(TABLE);
 
-describe('computeReplicaDiff: the 80 conformance cases of spec §20.2', () => {
+describe('computeReplicaDiff: the 80 conformance cases of Kruise (docs/features.md#scaling)', () => {
   test('the table has all 80 cases in order', () => {
     assert.deepEqual(CASES.map((c) => c.n), Array.from({ length: 80 }, (_, i) => i + 1));
   });
@@ -334,7 +334,7 @@ describe('computeReplicaDiff: the 80 conformance cases of spec §20.2', () => {
   }
 });
 
-describe('resolveLimits (spec §19 items 10–12)', () => {
+describe('resolveLimits (docs/features.md#maxunavailable, #partition)', () => {
   const base: ReplicaDiffInput = {
     replicas: 5, hasRollingUpdate: true, paused: false, excludePreparingDelete: false,
     partitionRollbackGate: false, currentIsUpdate: false, pods: [],
@@ -360,7 +360,7 @@ describe('resolveLimits (spec §19 items 10–12)', () => {
   });
 });
 
-describe('PreparingDelete pods still count in the budgets when excluded from replicas (spec §19 item 13)', () => {
+describe('PreparingDelete pods still count in the budgets when excluded from replicas (docs/features.md#scaling-with-preparingdelete)', () => {
   const facts = (codes: string): PodFacts[] => codes.split(' ').map(parsePod).map((p) => ({
     isUpdate: p.updated, lifecycleState: p.state, available: p.ready && p.state === 'Normal', specifiedDelete: p.specifiedDelete,
   }));

@@ -1,6 +1,6 @@
-// The replica diff (spec §10.1, Kruise `calculateDiffsWithExpectation`): from the desired numbers and the
+// The replica diff (docs/features.md#scaling; Kruise pkg/controller/cloneset/sync/cloneset_sync_utils.go, Kruise `calculateDiffsWithExpectation`): from the desired numbers and the
 // facts about the current pods, how many pods to create / delete / update and with which budgets. Both
-// Scale and Update start from it. The arithmetic is deliberately a line-by-line port (conformance: spec §20.2,
+// Scale and Update start from it. The arithmetic is deliberately a line-by-line port (conformance: docs/features.md#scaling; Kruise pkg/controller/cloneset/sync/cloneset_sync_utils_test.go,
 // 80 cases) — including its asymmetries — because users tune their rollouts against Kruise's numbers.
 import type { CloneSet, IntOrString } from '../../api/cloneset.ts';
 import { DEFAULT_MAX_UNAVAILABLE, type FeatureGates, type LifecycleState } from '../../api/well-known.ts';
@@ -14,7 +14,7 @@ export interface PodFacts {
   /** On the update revision (see {@link isUpdatedPod} for the two flavours). */
   readonly isUpdate: boolean;
   readonly lifecycleState: LifecycleState | '';
-  /** Spec §10.0 `available(pod)` (lifecycle unset/Normal and ready for minReadySeconds). */
+  /** docs/features.md#scaling (Kruise pkg/controller/cloneset/sync/cloneset_sync_utils.go) `available(pod)` (lifecycle unset/Normal and ready for minReadySeconds). */
   readonly available: boolean;
   /** Label `apps.kruise.io/specified-delete` or listed in `scaleStrategy.podsToDelete`. */
   readonly specifiedDelete: boolean;
@@ -46,7 +46,7 @@ export interface ReplicaDiffInput {
 /**
  * How a rollout sizes its surge (and its update count) while pods move from one revision to the other.
  *
- * - `kruise`: Kruise's arithmetic, line by line (the 80 conformance cases of spec §20.2). Both numbers are
+ * - `kruise`: Kruise's arithmetic, line by line (the 80 conformance cases of docs/features.md#scaling; Kruise pkg/controller/cloneset/sync/cloneset_sync_utils_test.go). Both numbers are
  *   `min(surplus on the side pods leave, shortfall on the side they go to)`. The surge pods already created
  *   sit on the arriving side and shrink its shortfall, but the old pods they will replace are still there:
  *   once fewer than about 2 × maxSurge old pods remain, the surge decays to about half of them
@@ -98,7 +98,7 @@ export interface ResolvedLimits {
 
 const INT32_MAX = 2147483647;
 
-/** Spec §10.1 head: percentages resolved against replicas, with Kruise's rounding rules (spec §19.10). */
+/** docs/features.md#scaling (Kruise pkg/controller/cloneset/sync/cloneset_sync_utils.go): percentages resolved against replicas, with Kruise's rounding rules (docs/features.md#maxunavailable; Kruise pkg/controller/cloneset/sync/cloneset_sync_utils.go). */
 export function resolveLimits(input: ReplicaDiffInput): ResolvedLimits {
   const r = input.replicas;
   let partition = 0;
@@ -119,7 +119,7 @@ export function resolveLimits(input: ReplicaDiffInput): ResolvedLimits {
 /** Per-revision counters; index 0 = old revision, 1 = update revision. */
 type Pair = [number, number];
 
-/** Spec §10.1: computes the scale and update numbers for one reconcile pass. */
+/** docs/features.md#scaling (Kruise pkg/controller/cloneset/sync/cloneset_sync_utils.go): computes the scale and update numbers for one reconcile pass. */
 export function computeReplicaDiff(input: ReplicaDiffInput): ReplicaDiff {
   const R = input.replicas;
   const { partition: P, maxSurge: MS, maxUnavailable: MU, scaleMaxUnavailable: SMU } = resolveLimits(input);
@@ -244,14 +244,14 @@ export interface ReplicaDiffContext {
   /** The `--cloneset-scaling-exclude-preparing-delete` command-line flag. */
   readonly excludePreparingDeleteFlag: boolean;
   readonly nowMs: number;
-  /** Which `isUpdate` to use (spec §10.0): Scale counts PreparingUpdate pods as updated under a gate. */
+  /** Which `isUpdate` to use (docs/features.md#scaling; Kruise pkg/controller/cloneset/sync/cloneset_sync_utils.go): Scale counts PreparingUpdate pods as updated under a gate. */
   readonly flavour: 'scale' | 'update';
   /** undefined → 'kruise'. */
   readonly surgeRule?: SurgeRule;
 }
 
 /**
- * Spec §10.0 `isUpdate(pod)`: matches the update revision; in the `scale` flavour, a `PreparingUpdate` pod
+ * docs/features.md#scaling (Kruise pkg/controller/cloneset/sync/cloneset_sync_utils.go) `isUpdate(pod)`: matches the update revision; in the `scale` flavour, a `PreparingUpdate` pod
  * also counts as updated when the PreparingUpdateAsUpdate gate is on.
  */
 export function isUpdatedPod(pod: Pod, updateRevision: string, flavour: 'scale' | 'update', gates: FeatureGates): boolean {
@@ -267,7 +267,7 @@ export function replicaDiffInputFor(cloneSet: CloneSet, pods: readonly Pod[], ct
   const minReadySeconds = spec.minReadySeconds ?? 0;
   const scaleMaxUnavailable = spec.scaleStrategy?.maxUnavailable;
   return {
-    // The defaulting webhook sets replicas to 1 when omitted (spec §4.1).
+    // The defaulting webhook sets replicas to 1 when omitted (docs/features.md#admission; Kruise apis/apps/defaults/v1alpha1.go).
     replicas: spec.replicas ?? 1,
     ...(us.partition !== undefined ? { partition: us.partition } : {}),
     ...(us.maxSurge !== undefined ? { maxSurge: us.maxSurge } : {}),
@@ -275,7 +275,7 @@ export function replicaDiffInputFor(cloneSet: CloneSet, pods: readonly Pod[], ct
     ...(scaleMaxUnavailable !== undefined ? { scaleMaxUnavailable } : {}),
     hasRollingUpdate: hasRollingUpdate(cloneSet),
     paused: us.paused === true,
-    // The v1alpha1 label reaches us as this field: conversion turns it into excludePreparingDelete (spec §2.6).
+    // The v1alpha1 label reaches us as this field: conversion turns it into excludePreparingDelete (docs/features.md#v1beta1-and-conversion; Kruise apis/apps/v1alpha1/cloneset_conversion.go).
     excludePreparingDelete: ctx.excludePreparingDeleteFlag || spec.scaleStrategy?.excludePreparingDelete === true,
     partitionRollbackGate: ctx.gates.CloneSetPartitionRollback,
     currentIsUpdate: ctx.currentRevision === ctx.updateRevision,

@@ -34,7 +34,7 @@ const counts = { replicas: 0, readyReplicas: 0, availableReplicas: 0, updatedRep
 const SAMPLE_DATA =
   '{"spec":{"template":{"$patch":"replace","metadata":{"creationTimestamp":null,"labels":{"app":"sample"}},"spec":{"containers":[{"image":"nginx:alpine","imagePullPolicy":"Always","name":"nginx","resources":{},"terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File"}],"dnsPolicy":"ClusterFirst","restartPolicy":"Always","schedulerName":"default-scheduler","securityContext":{},"terminationGracePeriodSeconds":30}}}}';
 
-describe('revision data and hash (spec §7.1, §7.2, §20.1)', () => {
+describe('revision data and hash (docs/features.md#revisions)', () => {
   test('the sample data bytes, from the object without defaults', () => {
     assert.equal(revisionData(sample('nginx:alpine')), SAMPLE_DATA);
   });
@@ -82,7 +82,7 @@ describe('revision data and hash (spec §7.1, §7.2, §20.1)', () => {
   });
 });
 
-describe('volume claim template hash (spec §7.3, §20.1)', () => {
+describe('volume claim template hash (docs/features.md#revisions)', () => {
   test('test vectors', () => {
     assert.equal(volumeClaimTemplatesHash(undefined), '');
     assert.equal(volumeClaimTemplatesHash([]), '');
@@ -102,7 +102,7 @@ describe('volume claim template hash (spec §7.3, §20.1)', () => {
   });
 });
 
-describe('newRevision (spec §7.3)', () => {
+describe('newRevision (docs/features.md#revisions)', () => {
   test('shape of the object', () => {
     const rev = newRevision(sample('nginx:alpine'), 3, 0);
     assert.deepEqual(rev.metadata, {
@@ -148,7 +148,7 @@ function listed(cs: CloneSet, number: number, created: string, extra: Partial<Co
   return { ...r, ...extra, metadata: { ...r.metadata, creationTimestamp: created, ...(extra.metadata ?? {}) }, data: JSON.parse(JSON.stringify(r.data)) };
 }
 
-describe('ordering and equality (spec §7.5)', () => {
+describe('ordering and equality (docs/features.md#revisions)', () => {
   const a = listed(sample('a:1'), 1, '2024-01-01T00:00:00Z');
   const b = listed(sample('b:1'), 2, '2024-01-01T00:00:00Z');
   const c = listed(sample('c:1'), 2, '2023-01-01T00:00:00Z');
@@ -177,7 +177,7 @@ describe('ordering and equality (spec §7.5)', () => {
   });
 });
 
-describe('chooseRevisions (spec §7.4)', () => {
+describe('chooseRevisions (docs/features.md#revisions)', () => {
   const v1 = sample('nginx:alpine');
   const v2 = sample('nginx:mainline');
   const r1 = listed(v1, 1, '2024-01-01T00:00:00Z');

@@ -1,5 +1,5 @@
-// ControllerRevisions of a CloneSet (spec §7), pure: what is stored and hashed, names, equality, ordering,
-// and the decision of §7.4. The executor performs the API calls (create with collision retries, the PUT
+// ControllerRevisions of a CloneSet (docs/features.md#revisions; Kruise pkg/controller/cloneset/revision/cloneset_revision.go), pure: what is stored and hashed, names, equality, ordering,
+// and the choice of current and update revision (docs/features.md#revisions; Kruise pkg/controller/cloneset/cloneset_controller.go). The executor performs the API calls (create with collision retries, the PUT
 // that bumps an old revision) from the decision returned by `chooseRevisions`.
 import { KIND, OWNER_API_VERSION, type CloneSet } from '../../api/cloneset.ts';
 import { defaultPodTemplate, defaultVolumeClaimTemplate, type TemplateDefaultOptions } from '../../api/defaults.ts';
@@ -11,7 +11,7 @@ import { INSTANCE_ID_ALPHABET } from './instance-ids.ts';
 export interface RevisionOptions extends TemplateDefaultOptions {
   /**
    * Hash the template (and volume claim templates) as Kruise's mutating webhook would have stored them,
-   * i.e. with the defaults of spec §4.1 applied (default true). The stored object may lack them because we
+   * i.e. with the defaults of docs/features.md#admission (Kruise apis/apps/defaults/v1alpha1.go) applied (default true). The stored object may lack them because we
    * have no mutating webhook; applying them to an already-defaulted template changes nothing. False
    * reproduces a Kruise running with gate TemplateNoDefaults.
    */
@@ -26,7 +26,7 @@ const MAX_PREFIX = 223;
 
 /**
  * The `data` of a revision as a JSON value: `{"spec":{"template":{...,"$patch":"replace"}}}` where the
- * template went through a Go typed round-trip of PodTemplateSpec (spec §7.1).
+ * template went through a Go typed round-trip of PodTemplateSpec (docs/features.md#revisions; Kruise pkg/controller/cloneset/revision/cloneset_revision.go).
  */
 export function revisionDataObject(cloneSet: CloneSet, opts: RevisionOptions = {}): Obj {
   const source = opts.applyDefaults === false ? cloneSet.spec.template : defaultPodTemplate(cloneSet.spec.template, opts);
@@ -36,7 +36,7 @@ export function revisionDataObject(cloneSet: CloneSet, opts: RevisionOptions = {
   return { spec: { template } };
 }
 
-/** The exact bytes Kruise stores in `data` and hashes (spec §7.1), as a string (ASCII-safe except non-ASCII text). */
+/** The exact bytes Kruise stores in `data` and hashes (docs/features.md#revisions; Kruise pkg/controller/cloneset/revision/cloneset_revision.go), as a string (ASCII-safe except non-ASCII text). */
 export function revisionData(cloneSet: CloneSet, opts: RevisionOptions = {}): string {
   return goMarshal(revisionDataObject(cloneSet, opts));
 }
@@ -47,7 +47,7 @@ export function revisionDataBytes(rev: ControllerRevision): string {
 }
 
 /**
- * Spec §7.2: FNV-1 32 over the data bytes followed by the decimal collision count (nothing when undefined),
+ * docs/features.md#revisions (Kruise pkg/controller/cloneset/revision/cloneset_revision.go): FNV-1 32 over the data bytes followed by the decimal collision count (nothing when undefined),
  * the decimal of the result with each digit mapped through the alphabet "bcdfghjklmnpqrstvwxz2456789".
  */
 export function hashRevision(data: string | Uint8Array, collisionCount: number | undefined): string {
@@ -63,7 +63,7 @@ export function revisionName(cloneSetName: string, hash: string): string {
 }
 
 /**
- * Spec §7.3: the value of `kruise.io/cloneset-volumeclaimtemplate-hash` — "" without templates, else the
+ * docs/features.md#revisions (Kruise pkg/controller/cloneset/revision/cloneset_revision.go): the value of `kruise.io/cloneset-volumeclaimtemplate-hash` — "" without templates, else the
  * decimal FNV-1a 32 of go-spew's `%#v` of the JSON of `[{metadata:{name}, spec}]` (typed PVCs, stably
  * sorted by name).
  */
@@ -93,9 +93,9 @@ function stablePvc(t: PersistentVolumeClaim): { readonly metadata?: { readonly n
 }
 
 /**
- * A new ControllerRevision for the CloneSet's current template (spec §7.3): name `<name>-<hash>`, labels =
+ * A new ControllerRevision for the CloneSet's current template (docs/features.md#revisions; Kruise pkg/controller/cloneset/revision/cloneset_revision.go): name `<name>-<hash>`, labels =
  * template labels + `controller.kubernetes.io/hash`, annotations = all CloneSet annotations + the VCT hash,
- * controller owner reference to the CloneSet (apiVersion apps.kruise.io/v1beta1, spec §3.5), `data` as a JSON value.
+ * controller owner reference to the CloneSet (apiVersion apps.kruise.io/v1beta1, docs/features.md#ownership-and-adoption; Kruise pkg/controller/cloneset/core/cloneset_core.go), `data` as a JSON value.
  */
 export function newRevision(
   cloneSet: CloneSet,
@@ -125,7 +125,7 @@ export function newRevision(
 
 /**
  * The candidate renamed for another collision count (the executor's create loop after AlreadyExists with
- * different data). The `controller.kubernetes.io/hash` label keeps its first value, as in Kruise (§19.24).
+ * different data). The `controller.kubernetes.io/hash` label keeps its first value, as in Kruise (docs/features.md#revisions; Kruise pkg/controller/cloneset/revision/cloneset_revision.go).
  */
 export function renameForCollision(candidate: ControllerRevision, cloneSetName: string, collisionCount: number): ControllerRevision {
   const name = revisionName(cloneSetName, hashRevision(revisionDataBytes(candidate), collisionCount));
@@ -161,7 +161,7 @@ export function templateFromRevision(rev: ControllerRevision): PodTemplateSpec |
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Ordering and equality (spec §7.5)
+// Ordering and equality (docs/features.md#revisions; Kruise pkg/util/history/controller_history.go)
 
 function timeOf(rev: ControllerRevision): number {
   const t = rev.metadata.creationTimestamp;
@@ -220,7 +220,7 @@ export function nextRevisionNumber(revisions: readonly ControllerRevision[]): nu
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Choosing current and update revision (spec §7.4)
+// Choosing current and update revision (docs/features.md#revisions; Kruise pkg/controller/cloneset/cloneset_controller.go)
 
 export type RevisionChoice =
   /** The newest revision already holds the template: no API call. */

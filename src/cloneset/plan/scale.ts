@@ -1,4 +1,4 @@
-// planScale: the Scale() step of a reconcile (spec §10.3) — create up to scaleUpLimit pods, or delete
+// planScale: the Scale() step of a reconcile (docs/features.md#scaling; Kruise pkg/controller/cloneset/sync/cloneset_scale.go) — create up to scaleUpLimit pods, or delete
 // PreparingDelete / specified-delete pods, or scale in by the deletion order. At most one of these per pass.
 import type { CloneSet } from '../../api/cloneset.ts';
 import type { FeatureGates } from '../../api/well-known.ts';
@@ -25,7 +25,7 @@ export interface ScaleInput {
   /** Every pod owned by the CloneSet, inactive ones included (their ids and names stay taken). */
   readonly allPods: readonly Pod[];
   readonly pvcs: readonly PersistentVolumeClaim[];
-  /** Owned PVCs left out of `pvcs` by the cleanup (spec §8.5): not reusable, and their ids are not drawn again. */
+  /** Owned PVCs left out of `pvcs` by the cleanup (docs/features.md#pvcs; Kruise pkg/controller/cloneset/cloneset_controller.go): not reusable, and their ids are not drawn again. */
   readonly retiredPvcs?: readonly PersistentVolumeClaim[];
   readonly nodes: ReadonlyMap<string, Node>;
   readonly current: RevisionTemplate;
@@ -66,7 +66,7 @@ export function planScale(input: ScaleInput): ScaleResult {
   const events: PlannedEvent[] = [];
   const result = (actions: PlanAction[], explain: string): ScaleResult => ({ actions, events, diff, explain: [explain] });
 
-  // Spec §10.3 step 3 (was missing: a scale-in victim waiting in PreparingDelete was deleted even after the
+  // Kruise's managePreparingDelete (docs/features.md#scaling-with-preparingdelete; pkg/controller/cloneset/sync/cloneset_scale.go; was missing: a scale-in victim waiting in PreparingDelete was deleted even after the
   // replicas grew back, instead of returning to PreparingNormal as in Kruise).
   const cancelled = cancelPreparingDelete(input, preparingDelete, numToDelete);
   if (cancelled.length > 0) return result(cancelled, `${cancelled.length} PreparingDelete pods are wanted again`);
@@ -80,7 +80,7 @@ export function planScale(input: ScaleInput): ScaleResult {
   }
 
   if (diff.scaleUpNum > 0) {
-    // A pass that needs more pods ends here, even when the limit allows none (spec §19.14)...
+    // A pass that needs more pods ends here, even when the limit allows none (docs/features.md#scaling; Kruise pkg/controller/cloneset/sync/cloneset_scale.go)...
     const creations = podsToCreate(input, diff);
     const explain = `scale up: ${diff.scaleUpNum} missing, creating ${creations.length} (limit ${diff.scaleUpLimit})`;
     if (creations.length > 0) return result([{ kind: 'CreatePods', pods: creations }], explain);
@@ -136,9 +136,9 @@ function podsToCreate(input: ScaleInput, diff: ReplicaDiff): PodToCreate[] {
 }
 
 /**
- * deletePods (spec §10.5): a pod hooked by `lifecycle.preDelete` is moved to PreparingDelete and waits for its
+ * deletePods (docs/features.md#scaling; Kruise pkg/controller/cloneset/sync/cloneset_scale.go): a pod hooked by `lifecycle.preDelete` is moved to PreparingDelete and waits for its
  * hook instead of being deleted (this was missing: hooked pods were deleted at once); the others are deleted
- * with their PVCs. With `preDelete.markPodNotReady` the KruisePodReady condition turns False first (§13.4),
+ * with their PVCs. With `preDelete.markPodNotReady` the KruisePodReady condition turns False first (docs/features.md#markpodnotready; Kruise pkg/util/podreadiness/pod_readiness.go),
  * also for a pod already waiting in PreparingDelete (setState applies the not-ready policy every time).
  */
 function deletion(input: ScaleInput, pods: readonly Pod[], cause: DeleteCause): PlanAction[] {
@@ -160,7 +160,7 @@ function deletion(input: ScaleInput, pods: readonly Pod[], cause: DeleteCause): 
 }
 
 /**
- * managePreparingDelete (spec §10.3 step 3): while fewer pods are wanted to stay than replicas, PreparingDelete
+ * managePreparingDelete (docs/features.md#scaling; Kruise pkg/controller/cloneset/sync/cloneset_scale.go): while fewer pods are wanted to stay than replicas, PreparingDelete
  * pods that are not specified for deletion go back to PreparingNormal — unless a hook marks pods not ready.
  */
 function cancelPreparingDelete(input: ScaleInput, preparingDelete: readonly Pod[], numToDelete: number): PlanAction[] {

@@ -1,4 +1,4 @@
-// computeStatus: the CloneSet status from the claimed pods (spec §14), and when it is worth writing.
+// computeStatus: the CloneSet status from the claimed pods (docs/features.md#status-counters; Kruise pkg/controller/cloneset/cloneset_status.go), and when it is worth writing.
 import { hasRollingUpdate } from '../../api/conversion.ts';
 import type { CloneSet, CloneSetCondition, CloneSetConditionType, CloneSetStatus } from '../../api/cloneset.ts';
 import type { Pod } from '../../kube/types.ts';
@@ -47,10 +47,10 @@ export function computeStatus(input: StatusInput): StatusResult {
   const replicas = pods.length;
   const currentRevision =
     updated === replicas && replicas === specReplicas ? input.updateRevision : input.currentRevision;
-  // Spec §14.2: Kruise only sets the field when the partition parses; otherwise it stays 0 (was: replicas,
+  // docs/features.md#status-counters (Kruise pkg/controller/cloneset/cloneset_status.go): Kruise only sets the field when the partition parses; otherwise it stays 0 (was: replicas,
   // because partitionAbs reads an unparsable partition as 0).
   const partition = cloneSet.spec.updateStrategy?.partition;
-  // Without a rollingUpdate block (OnDelete) every pod is expected on the update revision (spec §14.2).
+  // Without a rollingUpdate block (OnDelete) every pod is expected on the update revision (docs/features.md#status-counters; Kruise pkg/controller/cloneset/cloneset_status.go).
   const expectedUpdatedReplicas = !hasRollingUpdate(cloneSet)
     ? specReplicas
     : partitionParses(partition) ? specReplicas - partitionAbs(partition, specReplicas) : 0;
@@ -101,7 +101,7 @@ function availableInMs(pod: Pod, minReadySeconds: number, nowMs: number): number
 }
 
 /**
- * Kubernetes' condition set rule as Kruise applies it (spec §14.4): same status and reason → unchanged;
+ * Kubernetes' condition set rule as Kruise applies it (docs/features.md#progress-deadline-and-conditions; Kruise pkg/controller/cloneset/cloneset_status.go): same status and reason → unchanged;
  * same status, new reason → replaced but lastTransitionTime kept; otherwise replaced and moved last.
  */
 export function setCondition(conditions: readonly CloneSetCondition[], next: CloneSetCondition): CloneSetCondition[] {
@@ -119,7 +119,7 @@ export function conditionOf(status: CloneSetStatus | undefined, type: CloneSetCo
 }
 
 /**
- * The write rule of spec §14.3: counters, revisions, selector, generation or the Progressing condition.
+ * The status write rule (docs/features.md#status-counters; Kruise pkg/controller/cloneset/cloneset_status.go): counters, revisions, selector, generation or the Progressing condition.
  * Beyond Kruise: a FailedScale / FailedUpdate condition that appears (or, once recovered, goes) is written too.
  * Kruise lets it ride along with the next write, so a create refused by the API server (quota, admission) in a
  * pass that changes no counter never showed its error in the status; this costs one write per transition.

@@ -33,7 +33,7 @@ const cloneSet = (updateStrategy: CloneSetUpdateStrategy = {}): CloneSet => ({
   },
 });
 
-describe('priority strategy (spec §11.3)', () => {
+describe('priority strategy (docs/features.md#update-order)', () => {
   const byPriority = (labels: readonly Record<string, string>[], strategy: UpdatePriorityStrategy | undefined): number[] =>
     indexes(sortPodsByPriority(podsWith(labels), strategy));
 
@@ -103,7 +103,7 @@ describe('priority strategy (spec §11.3)', () => {
   });
 });
 
-describe('scatter strategy (spec §11.4)', () => {
+describe('scatter strategy (docs/features.md#update-order)', () => {
   const A: UpdateScatterTerm = { key: 'labelA', value: 'AAA' };
   /** '-' = no label, 'A' = labelA=AAA; all pods are candidates in index order. */
   const scatterVector = (vector: string, terms: readonly UpdateScatterTerm[] = [A]): number[] => {
@@ -202,7 +202,7 @@ describe('scatter strategy (spec §11.4)', () => {
   });
 });
 
-describe('orderUpdateCandidates (spec §11.1 step 7)', () => {
+describe('orderUpdateCandidates (docs/features.md#update-types)', () => {
   test('the default order comes first and pods of equal priority keep it (kruise#2106)', () => {
     const pods = [pod('ready'), pod('not-ready', {}, false)];
     const cs = cloneSet({ priorityStrategy: { weightPriority: [{ weight: 1, matchSelector: { matchLabels: { no: 'match' } } }] } });

@@ -1,4 +1,4 @@
-// Update order (spec §11.2–§11.4): the default ActivePods order, then the CloneSet's priority strategy, then its
+// Update order (docs/features.md#update-order; Kruise pkg/controller/cloneset/core/cloneset_core.go): the default ActivePods order, then the CloneSet's priority strategy, then its
 // scatter strategy, and finally every `PreparingUpdate` candidate moved to the front. Pure.
 import type { CloneSet, UpdatePriorityStrategy, UpdateScatterTerm } from '../../api/cloneset.ts';
 import type { Pod } from '../../kube/types.ts';
@@ -28,7 +28,7 @@ function trailingInteger(value: string): bigint {
 }
 
 /**
- * Priority strategy (spec §11.3). A **stable** sort — pods of equal priority keep their incoming order (the
+ * Priority strategy (docs/features.md#update-order; Kruise pkg/util/updatesort/priority_sort.go). A **stable** sort — pods of equal priority keep their incoming order (the
  * default order), which is what kruise#2106 asks for. `weightPriority` (when non-empty): sum of the weights of
  * the matching terms, higher first. Otherwise `orderPriority`: (level, order) from the first term whose
  * `orderedKey` is a label of the pod; pods with none of the keys have level −1 and come FIRST; then higher
@@ -71,7 +71,7 @@ export function sortPodsByPriority(pods: readonly Pod[], strategy: UpdatePriorit
 const matchesTerm = (pod: Pod, term: UpdateScatterTerm): boolean => (labelsOf(pod)[term.key] ?? '') === term.value;
 
 /**
- * The terms to apply (spec §11.4): a single-term strategy as is; otherwise the distinct terms matched (label
+ * The terms to apply (docs/features.md#update-order; Kruise pkg/util/updatesort/scatter_sort.go): a single-term strategy as is; otherwise the distinct terms matched (label
  * present and equal) by at least one candidate, most-matched first, ties in strategy order.
  */
 function scatterTerms(candidates: readonly Pod[], scatter: readonly UpdateScatterTerm[]): UpdateScatterTerm[] {
@@ -147,7 +147,7 @@ function scatterByTerm(candidates: readonly Pod[], allPods: readonly Pod[], term
 }
 
 /**
- * Scatter strategy (spec §11.4): spreads the candidates matching each term evenly among the others, with the
+ * Scatter strategy (docs/features.md#update-order; Kruise pkg/util/updatesort/scatter_sort.go): spreads the candidates matching each term evenly among the others, with the
  * density measured over `allPods` (every claimed pod). Empty strategy or ≤ 1 candidate → unchanged.
  */
 export function scatterPods(
@@ -162,7 +162,7 @@ export function scatterPods(
 }
 
 /**
- * The full update order of the candidates (spec §11.1 step 7): default sort, priority, scatter, then a stable
+ * The full update order of the candidates (docs/features.md#update-types; Kruise pkg/controller/cloneset/sync/cloneset_update.go): default sort, priority, scatter, then a stable
  * move of the `PreparingUpdate` candidates to the front.
  */
 export function orderUpdateCandidates(

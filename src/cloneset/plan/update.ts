@@ -1,4 +1,4 @@
-// planUpdate: the Update() step (spec §11.1) — choose which pods move to the target revision, within partition
+// planUpdate: the Update() step (docs/features.md#update-types; Kruise pkg/controller/cloneset/sync/cloneset_update.go) — choose which pods move to the target revision, within partition
 // and maxUnavailable; update them in place (InPlaceIfPossible/InPlaceOnly, inplace/plan.ts) or mark them for
 // deletion-and-recreation (ReCreate, and the InPlaceIfPossible fallback).
 import type { FeatureGates } from '../../api/well-known.ts';
@@ -37,7 +37,7 @@ export function planUpdate(input: UpdateInput): UpdateResult {
   const { cloneSet, pods, nowMs } = input;
   const none = new Set<Pod>();
   // OnDelete: pods are never updated; they pick up the new template when deleted and re-created by scaling
-  // (spec §11.1 step 2, Kruise's cloneset_update.go). Readiness left by an earlier in-place update is still restored.
+  // (docs/features.md#ondelete; Kruise pkg/controller/cloneset/sync/cloneset_update.go). Readiness left by an earlier in-place update is still restored.
   if (cloneSet.spec.updateStrategy?.type === 'OnDelete') {
     return { actions: restoreReadiness(cloneSet, pods, none, input.inPlace), events: [], explain: ['updateStrategy OnDelete: pods update when deleted'] };
   }
@@ -83,7 +83,7 @@ export function planUpdate(input: UpdateInput): UpdateResult {
         continue;
       }
       if (r.kind === 'error' || policy === 'InPlaceOnly') {
-        // The first error ends the update pass (FailedUpdate condition + error requeue, spec §11.1 step 9).
+        // The first error ends the update pass (FailedUpdate condition + error requeue, docs/features.md#update-types; Kruise pkg/controller/cloneset/sync/cloneset_update.go).
         const message = r.kind === 'error' ? r.message : `find Pod ${name} update strategy is InPlaceOnly but can not update in-place: ${r.reason}`;
         events.push({ type: 'Warning', reason: 'FailedUpdatePodInPlace', message: `failed to update pod ${name} in-place(revision ${target}): ${message}` });
         actions.push({ kind: 'FailUpdate', message });
@@ -97,7 +97,7 @@ export function planUpdate(input: UpdateInput): UpdateResult {
       actions.push({ kind: 'MarkSpecifiedDelete', pod: podRefOf(pod), revision: target });
     }
     // A pod chosen again with the label already there gets no second event. Kruise records one on every pass
-    // (spec §11.7) and relies on client-go's spam filter to drop them; without that filter the marked pods that
+    // (docs/features.md#update-types; Kruise pkg/controller/cloneset/sync/cloneset_update.go) and relies on client-go's spam filter to drop them; without that filter the marked pods that
     // wait for deleteReadyLimit would cost one event write each, on every pass.
   }
   return {
@@ -121,7 +121,7 @@ function markedFirst(candidates: readonly Pod[]): Pod[] {
 }
 
 /**
- * limitUpdateIndexes (spec §11.5): every update spends budget against the target revision's unavailable
+ * limitUpdateIndexes (docs/features.md#maxunavailable; Kruise pkg/controller/cloneset/sync/cloneset_update.go): every update spends budget against the target revision's unavailable
  * pods; updating an already-unavailable pod does not spend the global budget.
  */
 function limitUpdates(

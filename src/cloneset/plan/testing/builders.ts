@@ -1,4 +1,4 @@
-// Fluent test builders for CloneSets, pods and PVCs (design guide §7.5 rule 9): every test starts from a
+// Fluent test builders for CloneSets, pods and PVCs: every test starts from a
 // sensible default and states only what matters to it, e.g. `aPod(cs).ofRevision('r1').ready().build()`.
 import type { CloneSet, CloneSetCondition, CloneSetStatus, IntOrString, LifecycleHook } from '../../../api/cloneset.ts';
 import {

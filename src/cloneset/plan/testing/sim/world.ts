@@ -154,7 +154,7 @@ export function snapshotOf(world: World): Snapshot {
   return deepFreeze(structuredClone({ cloneSet: world.cloneSet, pods, pvcs, nodes, nowMs: world.nowMs }));
 }
 
-/** Revision sync (spec §7.4): current = status.currentRevision when that revision still exists, else update. */
+/** Revision sync (docs/features.md#revisions; Kruise pkg/controller/cloneset/cloneset_controller.go): current = status.currentRevision when that revision still exists, else update. */
 export function revisionsOf(world: World): ResolvedRevisions {
   const update = world.updateRevision;
   const stored = world.cloneSet.status?.currentRevision;
@@ -475,7 +475,7 @@ export function reconcileStep(world: World): { record: StepRecord; violations: s
   const requeueAfterMs = writeStatus(world, result.claimed);
   const limit = surgeLimit(world);
   const countAfter = surgeCount(world);
-  // Only creations are held to the limit: bringing a PreparingDelete pod back (spec §10.3 step 3) is no new pod.
+  // Only creations are held to the limit: bringing a PreparingDelete pod back (docs/features.md#scaling; Kruise pkg/controller/cloneset/sync/cloneset_scale.go) is no new pod.
   if (result.actions.some((a) => a.kind === 'CreatePods') && countAfter > Math.max(countBefore, limit)) {
     violations.push(`${countAfter} pods after the pass, more than replicas + maxSurge = ${limit} (had ${countBefore})`);
   }

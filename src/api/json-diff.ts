@@ -1,12 +1,12 @@
 // An RFC 6902 diff of two decoded JSON documents, enough to reproduce the accept/reject outcome of Kruise's
-// `jsonpatch.CreatePatch` (appscode/jsonpatch v1.0.1) over two revisions' data (spec §12.2 step 2). Pure.
+// `jsonpatch.CreatePatch` (appscode/jsonpatch v1.0.1) over two revisions' data (docs/features.md#in-place-update; Kruise pkg/util/inplaceupdate/inplace_update_defaults.go). Pure.
 //
 // Rules: both null → nothing; old null/absent and new non-null → add; different JSON types → replace (also when
 // the new value is null); objects → per key add / recurse / remove; differing scalars → replace; arrays → the
 // common prefix is compared index by index, surplus old indices are removed (highest first), surplus new ones
 // added. appscode uses a Levenshtein script for arrays of scalars instead of the index walk; for the in-place
 // decision the difference never matters (any operation inside such an array under /spec is rejected and any
-// operation under /metadata is accepted), see update-spec.ts.
+// operation under /metadata is accepted), see cloneset/inplace/update-spec.ts; admission's InPlaceOnly rule uses it too.
 
 export type JsonPatchOp =
   | { readonly op: 'add' | 'replace'; readonly path: string; readonly value: unknown }

@@ -1,17 +1,18 @@
-// The IO half of image pre-download (spec §15) and the start-up discovery of what the API server offers the
+// The IO half of image pre-download (docs/features.md#image-pre-download; Kruise pkg/controller/cloneset/cloneset_predownload_image.go) and the start-up discovery of what the API server offers the
 // in-place engine (the ImagePullJob kind, the pods/resize subresource). Errors of the pre-download are only
 // logged: it is an optimisation and never fails a reconcile.
 import type { Logger } from 'pino';
-import type { CloneSet } from '../../api/cloneset.ts';
-import type { FeatureGates } from '../../api/well-known.ts';
-import { errorText, isAlreadyExists, isNotFound } from '../../kube/api-error.ts';
-import type { KubeClient } from '../../kube/client.ts';
-import type { ResourceRef } from '../../kube/resources.ts';
-import type { ControllerRevision } from '../../kube/types.ts';
-import type { EventRecorder } from '../../runtime/events.ts';
-import type { ResolvedRevisions } from '../plan/index.ts';
-import type { RevisionControl } from '../ports.ts';
-import { IMAGE_PULL_JOB_API_VERSION, LABEL_PREDOWNLOAD_CREATED, LABEL_PREDOWNLOAD_IGNORED, planImagePreDownload, type ImagePullJob } from './predownload.ts';
+import type { CloneSet } from '../api/cloneset.ts';
+import type { FeatureGates } from '../api/well-known.ts';
+import { errorText, isAlreadyExists, isNotFound } from '../kube/api-error.ts';
+import type { KubeClient } from '../kube/client.ts';
+import { controllerRefOf } from '../kube/owner-refs.ts';
+import type { ResourceRef } from '../kube/resources.ts';
+import type { ControllerRevision } from '../kube/types.ts';
+import type { EventRecorder } from '../runtime/events.ts';
+import type { ResolvedRevisions } from './plan/resolved-revisions.ts';
+import type { RevisionControl } from './ports.ts';
+import { IMAGE_PULL_JOB_API_VERSION, LABEL_PREDOWNLOAD_CREATED, LABEL_PREDOWNLOAD_IGNORED, planImagePreDownload, type ImagePullJob } from './inplace/predownload.ts';
 
 export const IMAGE_PULL_JOBS: ResourceRef = { group: 'apps.kruise.io', version: 'v1alpha1', plural: 'imagepulljobs', namespaced: true };
 
@@ -46,7 +47,7 @@ export class ImagePreDownloader {
     this.#o = o;
   }
 
-  /** Spec §15 for one reconcile (after the expectation checks, before scale/update). Never throws. */
+  /** docs/features.md#image-pre-download (Kruise pkg/controller/cloneset/cloneset_predownload_image.go) for one reconcile (after the expectation checks, before scale/update). Never throws. */
   async sync(cs: CloneSet, revisions: ResolvedRevisions): Promise<void> {
     const find = (name: string): ControllerRevision | undefined => revisions.history?.find((r) => r.metadata.name === name);
     const current = find(revisions.current.name);
@@ -91,7 +92,7 @@ export class ImagePreDownloader {
     if (rev.metadata.labels?.[LABEL_PREDOWNLOAD_CREATED] === undefined || this.#cleaned.has(key)) return;
     const ns = cs.metadata.namespace ?? '';
     for (const job of await this.#o.jobs.list(ns)) {
-      const owner = (job.metadata.ownerReferences ?? []).find((r) => r.controller === true);
+      const owner = controllerRefOf(job);
       if (owner?.uid !== cs.metadata.uid) continue;
       try {
         await this.#o.jobs.delete(ns, job.metadata.name ?? '');
@@ -114,7 +115,7 @@ export interface InPlaceCapabilities {
 }
 
 /**
- * Kruise's version rule (spec §12.9): leading `v` dropped, at most 3 dot-separated parts, each cut to its leading
+ * Kruise's version rule (docs/features.md#in-place-resources; Kruise pkg/util/inplaceupdate/inplace_update_vertical.go): leading `v` dropped, at most 3 dot-separated parts, each cut to its leading
  * digits, compared with 1.32.0; anything that does not then read as X.Y.Z counts as older.
  */
 export function isAtLeast132(gitVersion: string): boolean {
