@@ -43,8 +43,8 @@ export class Replicas {
   }
 
   async #start(slot: Slot): Promise<void> {
-    // Real metrics and probe ports, as in the Deployment: with both servers off a waiting standby has no handle
-    // keeping its event loop alive (the clock's timers are unref'd) and exits 0.
+    // Real metrics and probe ports, as in the Deployment; no webhook server (the run's own webhook process serves
+    // admission and conversion, in URL mode, and a replica's would rewrite the webhook objects to Service mode).
     const [metrics, probes] = [await freePort(), await freePort()];
     slot.starts++;
     slot.identity = undefined;
@@ -52,7 +52,7 @@ export class Replicas {
     const proc = spawn(process.execPath, [
       '--disable-warning=ExperimentalWarning', path.join(ROOT, 'src/main.ts'), '--kubeconfig', this.#kubeconfig, '-n', this.#ns,
       '--leader-elect', `--leader-election-namespace=${this.#ns}`, `--leader-election-id=${LEASE_NAME}`,
-      `--metrics-bind-address=127.0.0.1:${String(metrics)}`, `--health-probe-bind-address=127.0.0.1:${String(probes)}`, '--log-level=info', ...this.#extraArgs,
+      `--metrics-bind-address=127.0.0.1:${String(metrics)}`, `--health-probe-bind-address=127.0.0.1:${String(probes)}`, '--webhook-port=0', '--log-level=info', ...this.#extraArgs,
     ], { stdio: ['ignore', 'pipe', 'pipe'] });
     slot.proc = proc;
     let buf = '';

@@ -12,6 +12,7 @@ import { loadKubeConfig } from '../src/kube/kubeconfig.ts';
 import { CRDS, NAMESPACES, type ResourceRef } from '../src/kube/resources.ts';
 import type { KubeObject } from '../src/kube/types.ts';
 import { kubeconfigPathOf, startLocalCluster, stopLocalCluster } from '../src/localcluster/cluster.ts';
+import { startWebhookProcess, type WebhookProcess } from './webhook-process.ts';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CRD_FILE = path.join(ROOT, 'config/crd/apps.kruise.io_clonesets.yaml');
@@ -90,10 +91,15 @@ export async function withCluster(args: ClusterArgs, fn: (client: KubeClient, ku
     kubeconfig = kubeconfigPathOf(args.stateDir);
   }
   const client = await KubeClient.fromKubeConfig(loadKubeConfig(kubeconfig), { qps: 1000, burst: 2000 });
+  let webhook: WebhookProcess | undefined;
   try {
     await installCrd(client);
+    // Our own cluster gets our webhook (the CRD converts through it); a cluster named by --kubeconfig is expected
+    // to run one already (npm run demo, hack/test.sh or the Helm chart).
+    if (ownCluster) webhook = await startWebhookProcess(client, kubeconfig, path.join(args.stateDir, 'logs'));
     await fn(client, kubeconfig);
   } finally {
+    await webhook?.stop();
     client.close();
     if (ownCluster && !args.keepCluster) {
       log('stopping the local control plane…');

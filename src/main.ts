@@ -74,6 +74,10 @@ async function main(): Promise<number> {
   };
   process.once('SIGINT', () => stop('SIGINT'));
   process.once('SIGTERM', () => stop('SIGTERM'));
+  // The runtime's timers are unref'd (they must never hold a finished process open), so a standby that only waits
+  // for the Lease with the metrics and probe servers off, or a webhook retrying its first certificate sync, would
+  // otherwise exit at once with status 0. Held until the work below is done.
+  const keepAlive = setInterval(() => undefined, 60_000);
   webhook = config.webhook.port === 0
     ? undefined
     : startWebhook(config.webhook, { client: clients.webhookClient, handlers: cloneSetHandlers(config.gates), gates: config.gates, clock: systemClock, logger, signal: abort.signal });
@@ -81,6 +85,7 @@ async function main(): Promise<number> {
     // webhook mode: admission and conversion only; the HTTPS server answers /healthz and /readyz itself
     logger.info({ server: kubeConfig.getCurrentCluster()?.server, port: config.webhook.port, host: config.webhook.host ?? '(Service mode)', identity }, 'starting cloneset-controller webhook');
     await webhook.done;
+    clearInterval(keepAlive);
     for (const c of Object.values(clients)) c.close();
     return 0;
   }
@@ -89,9 +94,6 @@ async function main(): Promise<number> {
     startServer(config.metricsBindAddress, metricsHandler(registry), logger, 'metrics'),
     startServer(config.healthProbeBindAddress, probeHandler(sources), logger, 'health-probe'),
   ];
-  // The runtime's timers are unref'd (they must never hold a finished process open), so a standby that only waits
-  // for the Lease, with the metrics and probe servers off, would otherwise exit at once with status 0.
-  const keepAlive = setInterval(() => undefined, 60_000);
   const code = await runController({ clients, config, clock: systemClock, logger, identity, state, signal: abort.signal, exit: (c) => process.exit(c) });
   clearInterval(keepAlive);
   for (const s of servers) s?.close();
