@@ -22,6 +22,13 @@ export interface ControllerConfig {
   readonly leaderElect: boolean;
   readonly leaderElectionNamespace: string;
   readonly leaderElectionId: string;
+  readonly leaseDurationMs: number;
+  readonly renewDeadlineMs: number;
+  readonly retryPeriodMs: number;
+  /** Deadline of each API request attempt; 0 = none. */
+  readonly requestTimeoutMs: number;
+  /** A watch without a byte for this long is reconnected; 0 = never. */
+  readonly watchIdleTimeoutMs: number;
   readonly logLevel: string;
 }
 
@@ -55,6 +62,15 @@ Flags:
       --leader-elect                       use a coordination.k8s.io Lease so only one replica is active
       --leader-election-namespace string   namespace of the Lease (default "kube-system")
       --leader-election-id string          name of the Lease (default "cloneset-controller")
+      --leader-election-lease-duration duration
+                                           how long a standby waits after the last renewal it saw (default 15s)
+      --leader-election-renew-deadline duration
+                                           the leader stops (and exits) when it cannot renew within this (default 10s)
+      --leader-election-retry-period duration
+                                           interval between lease renewals / acquisition attempts (default 2s)
+      --kube-api-request-timeout duration  deadline of each API request attempt, "0s" for none (default 30s)
+      --watch-idle-timeout duration        reconnect a watch that carried no event and no bookmark for this long,
+                                           "0s" never (default 90s)
   -v, --log-level string                   trace|debug|info|warn|error (default "info")
   -h, --help                               show this help
 `;
@@ -98,6 +114,20 @@ function int(name: string, v: string | undefined, def: number): number {
   return n;
 }
 
+/** client-go's rule (NewLeaderElector): lease duration > renew deadline > 1.2 × retry period, all > 0. */
+function leaseTimings(lease: string | undefined, renew: string | undefined, retry: string | undefined): { leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number } {
+  const leaseDurationMs = parseDuration(lease ?? '15s');
+  const renewDeadlineMs = parseDuration(renew ?? '10s');
+  const retryPeriodMs = parseDuration(retry ?? '2s');
+  if (!(retryPeriodMs > 0 && renewDeadlineMs > retryPeriodMs * 1.2 && leaseDurationMs > renewDeadlineMs)) {
+    throw new UsageError(
+      `leader election timings must satisfy --leader-election-lease-duration (${lease ?? '15s'}) > --leader-election-renew-deadline ` +
+        `(${renew ?? '10s'}) > 1.2 × --leader-election-retry-period (${retry ?? '2s'}) > 0`,
+    );
+  }
+  return { leaseDurationMs, renewDeadlineMs, retryPeriodMs };
+}
+
 export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): ControllerConfig | 'help' {
   let parsed;
   try {
@@ -123,6 +153,11 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Co
         'leader-elect': { type: 'boolean' },
         'leader-election-namespace': { type: 'string' },
         'leader-election-id': { type: 'string' },
+        'leader-election-lease-duration': { type: 'string' },
+        'leader-election-renew-deadline': { type: 'string' },
+        'leader-election-retry-period': { type: 'string' },
+        'kube-api-request-timeout': { type: 'string' },
+        'watch-idle-timeout': { type: 'string' },
         'log-level': { type: 'string', short: 'v' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -154,6 +189,9 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Co
     leaderElect: v['leader-elect'] === true,
     leaderElectionNamespace: v['leader-election-namespace'] ?? 'kube-system',
     leaderElectionId: v['leader-election-id'] ?? 'cloneset-controller',
+    ...leaseTimings(v['leader-election-lease-duration'], v['leader-election-renew-deadline'], v['leader-election-retry-period']),
+    requestTimeoutMs: parseDuration(v['kube-api-request-timeout'] ?? '30s'),
+    watchIdleTimeoutMs: parseDuration(v['watch-idle-timeout'] ?? '90s'),
     logLevel: v['log-level'] ?? 'info',
   });
 }

@@ -1,16 +1,15 @@
-// cloneset-controller: the composition root. Parses flags, connects, runs the CloneSet controller until
-// SIGINT/SIGTERM. Exits non-zero with a message that says what to do for bad flags or a bad kubeconfig.
+// cloneset-controller: the composition root. Parses flags, connects, runs the CloneSet controller (leadership.ts)
+// until SIGINT/SIGTERM. Exits non-zero with a message that says what to do for bad flags or a bad kubeconfig,
+// and with status 1 at once when it loses its leader lease.
 import { pino } from 'pino';
 import { parseConfig, UsageError, USAGE } from './config.ts';
 import { KubeClient } from './kube/client.ts';
 import { KubeConfigError, loadKubeConfig } from './kube/kubeconfig.ts';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { startCloneSetManager, type CloneSetManager } from './cloneset/manager.ts';
-import { apiLeasePort } from './runtime/lease-port.ts';
-import { LeaderElector } from './runtime/leader-election.ts';
+import { isReady, runController, type ProcessState } from './leadership.ts';
 import { systemClock } from './runtime/clock.ts';
-import { metricsHandler, metricsRegistry, probeHandler, startServer } from './server.ts';
+import { metricsHandler, metricsRegistry, probeHandler, restClientMetrics, startServer } from './server.ts';
 
 async function main(): Promise<number> {
   let config;
@@ -38,8 +37,28 @@ async function main(): Promise<number> {
     }
     throw e;
   }
-  const client = await KubeClient.fromKubeConfig(kubeConfig, { qps: config.qps, burst: config.burst });
-  const eventsClient = await KubeClient.fromKubeConfig(kubeConfig, { qps: config.qps, burst: config.burst });
+  // One identity per process: the Lease holder and the user agent, so the audit log tells which replica wrote.
+  const identity = `${hostname()}_${randomUUID()}`;
+  const state: ProcessState = { manager: undefined, elector: undefined };
+  const sources = {
+    stats: () => state.manager?.controller.stats() ?? EMPTY_STATS,
+    // Not tied to leadership: a standby that reaches the API server is ready (leadership.ts isReady).
+    ready: () => isReady(state),
+    ...(config.leaderElect ? { leader: { name: config.leaderElectionId, isLeader: () => state.elector?.isLeader() ?? false } } : {}),
+  };
+  const registry = metricsRegistry(sources);
+  const clientOptions = {
+    userAgent: `cloneset-controller/${identity}`,
+    metrics: restClientMetrics(registry),
+    policy: { requestTimeoutMs: config.requestTimeoutMs },
+    watchIdleTimeoutMs: config.watchIdleTimeoutMs,
+  };
+  const clients = {
+    client: await KubeClient.fromKubeConfig(kubeConfig, { ...clientOptions, qps: config.qps, burst: config.burst }),
+    eventsClient: await KubeClient.fromKubeConfig(kubeConfig, { ...clientOptions, qps: config.qps, burst: config.burst }),
+    // client-go's default limits: a renewal every retry period needs far less.
+    leaseClient: await KubeClient.fromKubeConfig(kubeConfig, { ...clientOptions, qps: 5, burst: 10 }),
+  };
   const abort = new AbortController();
   const stop = (sig: string): void => {
     logger.info({ signal: sig }, 'shutting down');
@@ -47,58 +66,15 @@ async function main(): Promise<number> {
   };
   process.once('SIGINT', () => stop('SIGINT'));
   process.once('SIGTERM', () => stop('SIGTERM'));
-  logger.info({ server: kubeConfig.getCurrentCluster()?.server, namespace: config.namespace ?? '(all)' }, 'starting cloneset-controller');
-  let manager: CloneSetManager | undefined;
-  const sources = {
-    stats: () => manager?.controller.stats() ?? EMPTY_STATS,
-    ready: () => manager?.informers.every((i) => i.hasSynced()) ?? false,
-    apiRequests: () => sumCounts(client.requestCounts(), eventsClient.requestCounts()),
-  };
+  logger.info({ server: kubeConfig.getCurrentCluster()?.server, namespace: config.namespace ?? '(all)', identity }, 'starting cloneset-controller');
   const servers = [
-    startServer(config.metricsBindAddress, metricsHandler(metricsRegistry(sources)), logger, 'metrics'),
+    startServer(config.metricsBindAddress, metricsHandler(registry), logger, 'metrics'),
     startServer(config.healthProbeBindAddress, probeHandler(sources), logger, 'health-probe'),
   ];
-  let code = 0;
-  if (!config.leaderElect) {
-    manager = startCloneSetManager(client, eventsClient, config, systemClock, logger, abort.signal);
-    await manager.done;
-  } else {
-    const elector = new LeaderElector({
-      port: apiLeasePort(client),
-      namespace: config.leaderElectionNamespace,
-      name: config.leaderElectionId,
-      identity: `${hostname()}_${randomUUID()}`,
-      clock: systemClock,
-      logger,
-    });
-    let done: Promise<void> | undefined;
-    await elector.run(abort.signal, {
-      onStartedLeading: (leading) => {
-        logger.info('became leader; starting the controller');
-        manager = startCloneSetManager(client, eventsClient, config, systemClock, logger, leading);
-        done = manager.done;
-      },
-      onStoppedLeading: () => {
-        // Like controller-runtime: a replica that lost its lease exits so that it restarts clean.
-        if (!abort.signal.aborted) {
-          logger.error('lost the leader lease; exiting');
-          code = 1;
-          abort.abort();
-        }
-      },
-    });
-    await done;
-  }
+  const code = await runController({ clients, config, clock: systemClock, logger, identity, state, signal: abort.signal, exit: (c) => process.exit(c) });
   for (const s of servers) s?.close();
-  client.close();
-  eventsClient.close();
+  for (const c of Object.values(clients)) c.close();
   return code;
-}
-
-function sumCounts(...counts: readonly Readonly<Partial<Record<string, number>>>[]): Record<string, number> {
-  const sum: Record<string, number> = {};
-  for (const c of counts) for (const [verb, n] of Object.entries(c)) sum[verb] = (sum[verb] ?? 0) + (n ?? 0);
-  return sum;
 }
 
 const EMPTY_STATS = {

@@ -1,14 +1,19 @@
 // The operations endpoints: Prometheus metrics (controller-runtime names) and /healthz, /readyz probes.
 import http from 'node:http';
 import type { Logger } from 'pino';
-import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { RequestMetrics } from './kube/client.ts';
 import type { ControllerStats } from './runtime/controller.ts';
 
 export interface ServerSources {
   readonly stats: () => ControllerStats;
+  /**
+   * /readyz. Never tied to leadership (a standby that can reach the API server is ready), so a rolling update
+   * of a 2-replica Deployment can finish; main.ts decides.
+   */
   readonly ready: () => boolean;
-  /** API requests sent so far, by verb (get, list, watch, create, update, patch, delete). */
-  readonly apiRequests: () => Readonly<Partial<Record<string, number>>>;
+  /** With --leader-elect: the Lease name and whether this replica holds it. */
+  readonly leader?: { readonly name: string; readonly isLeader: () => boolean };
 }
 
 function parseBindAddress(address: string): { host: string; port: number } | undefined {
@@ -33,16 +38,52 @@ export function metricsRegistry(src: ServerSources): Registry {
   gauge('workqueue_depth', 'Current depth of workqueue', (s) => s.queueDepth);
   gauge('workqueue_adds_total', 'Total number of adds handled by workqueue', (s) => s.queueAddsTotal);
   gauge('workqueue_retries_total', 'Total number of retries handled by workqueue', (s) => s.queueRetriesTotal);
-  new Gauge({
-    name: 'rest_client_requests_total',
-    help: 'Number of HTTP requests sent to the API server, by verb',
-    labelNames: ['verb'],
-    registers: [registry],
-    collect() {
-      for (const [verb, n] of Object.entries(src.apiRequests())) if (n !== undefined) this.set({ verb }, n);
-    },
-  });
+  const leader = src.leader;
+  if (leader !== undefined) {
+    // controller-runtime's (client-go leaderelection) gauge: 1 while this replica leads, else 0.
+    new Gauge({
+      name: 'leader_election_master_status',
+      help: 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master.',
+      labelNames: ['name'],
+      registers: [registry],
+      collect() { this.set({ name: leader.name }, leader.isLeader() ? 1 : 0); },
+    });
+  }
   return registry;
+}
+
+/** client-go's REST client metrics (k8s.io/client-go/tools/metrics, registered by component-base). */
+export function restClientMetrics(registry: Registry): RequestMetrics {
+  const registers = [registry];
+  const requests = new Counter({
+    name: 'rest_client_requests_total',
+    help: 'Number of HTTP requests, partitioned by status code, method, and host.',
+    labelNames: ['code', 'method', 'host'],
+    registers,
+  });
+  const duration = new Histogram({
+    name: 'rest_client_request_duration_seconds',
+    help: 'Request latency in seconds. Broken down by verb, and host.',
+    labelNames: ['verb', 'host'],
+    buckets: [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60],
+    registers,
+  });
+  const retries = new Counter({
+    name: 'rest_client_request_retries_total',
+    help: 'Number of request retries, partitioned by status code, method, and host.',
+    labelNames: ['code', 'method', 'host'],
+    registers,
+  });
+  return {
+    request(r) {
+      requests.inc({ code: r.code, method: r.method, host: r.host });
+      // A watch lives for minutes by design: its lifetime is not a latency.
+      if (r.stream !== true) duration.observe({ verb: r.method, host: r.host }, r.seconds);
+    },
+    retry(r) {
+      retries.inc({ code: r.code, method: r.method, host: r.host });
+    },
+  };
 }
 
 export function startServer(address: string, handler: http.RequestListener, logger: Logger, what: string): http.Server | undefined {
@@ -67,7 +108,7 @@ export function metricsHandler(registry: Registry): http.RequestListener {
 export function probeHandler(src: ServerSources): http.RequestListener {
   return (req, res) => {
     if (req.url === '/healthz') return void res.writeHead(200).end('ok');
-    if (req.url === '/readyz') return void (src.ready() ? res.writeHead(200).end('ok') : res.writeHead(503).end('caches not synced'));
+    if (req.url === '/readyz') return void (src.ready() ? res.writeHead(200).end('ok') : res.writeHead(503).end('not ready: caches not synced, or the API server is unreachable'));
     res.writeHead(404).end();
   };
 }

@@ -28,7 +28,7 @@ export async function createPods(cs: CloneSet, key: string, list: readonly PodTo
     }
     deps.recorder.event(cs, 'Normal', 'SuccessfulCreate', `succeed to create pod ${name}`);
   };
-  const result = await slowStartBatch(list.length, 1, createOne);
+  const result = await slowStartBatch(list.length, 1, createOne, deps.signal);
   // Pods of batches never attempted will not show up in the cache: stop expecting them.
   for (const c of list.slice(list.length - result.skipped)) {
     deps.scaleExpectations.observe(key, 'create', c.pod.metadata.name ?? '', 'pod');

@@ -23,6 +23,8 @@ export interface ExecuteDeps {
   readonly rvExpectations: ResourceVersionExpectations;
   readonly recorder: EventRecorder;
   readonly nowMs: () => number;
+  /** Aborts when this replica stops or loses its lease: no further write starts. */
+  readonly signal?: AbortSignal | undefined;
 }
 
 export interface Outcome {
@@ -73,6 +75,7 @@ export async function executePlan(
     return { writes, failure: { type: phase === 'scale' ? 'FailedScale' : 'FailedUpdate', error } };
   };
   for (const segment of segmentActions(actions)) {
+    if (deps.signal?.aborted === true) return fail(new Error('stopped writing: this replica is stopping or lost its leader lease'));
     if (segment.kind === 'barrier') {
       try {
         writes += await executeAction(cloneSet, key, segment.action, deps);
@@ -84,7 +87,10 @@ export async function executePlan(
     const tasks = segment.groups.map((group) => async () => {
       let n = 0;
       try {
-        for (const action of group) n += await executeAction(cloneSet, key, action, deps);
+        for (const action of group) {
+          if (deps.signal?.aborted === true) throw new Error('stopped writing: this replica is stopping or lost its leader lease');
+          n += await executeAction(cloneSet, key, action, deps);
+        }
       } finally {
         writes += n;
       }

@@ -40,6 +40,9 @@ export interface CloneSetManager {
 /**
  * `eventsClient` has its own rate limiter (as controller-runtime's event broadcaster does), so recording
  * 1 000 SuccessfulCreate events never slows the 1 000 pod creations down.
+ * `signal` stops the manager: the queue takes no more keys, reconciles and the executor start no more writes
+ * (slow-start batches included), the watches end. With leader election the clients are fenced views
+ * (`KubeClient.withSignal`) that also cut in-flight requests when the lease is lost (leadership.ts).
  */
 export function startCloneSetManager(
   client: KubeClient,
@@ -90,6 +93,7 @@ export function startCloneSetManager(
     config: reconcileConfig,
     ids: randomInstanceIdSource((n) => randomInt(n)),
     logger,
+    signal,
   };
   const controller = new Controller({
     name: 'cloneset-controller',

@@ -40,9 +40,12 @@ export interface ReconcileDeps {
   readonly logger: Logger;
   /** Image pre-download for in-place updates (gate PreDownloadImageForInPlaceUpdate, ImagePullJob served). */
   readonly preDownload?: ImagePreDownloader | undefined;
+  /** Aborts when this replica stops or loses its lease: the pass writes nothing more. */
+  readonly signal?: AbortSignal | undefined;
 }
 
 export async function reconcileCloneSet(key: string, d: ReconcileDeps): Promise<ReconcileResult> {
+  if (d.signal?.aborted === true) return {};
   const cloneSet = d.stores.cloneSets.get(key);
   if (cloneSet === undefined) {
     d.scaleExpectations.forget(key);
@@ -87,6 +90,7 @@ export async function reconcileCloneSet(key: string, d: ReconcileDeps): Promise<
     rvExpectations: d.rvExpectations,
     recorder: d.recorder,
     nowMs: () => d.clock.now(),
+    signal: d.signal,
   });
   const failure = outcome.failure === undefined ? undefined : { type: outcome.failure.type, message: errorText(outcome.failure.error) };
   const { status, requeueAfterMs } = computeStatus({

@@ -131,8 +131,10 @@ export const isGone = (e: unknown): boolean => hasReason(e, 'Gone');
 export class ConnectionError extends Error {
   override readonly name = 'ConnectionError';
   readonly server: string;
+  /** The request certainly never reached the server (refused, DNS): even a POST may be retried. */
+  readonly notReceived: boolean;
 
-  constructor(server: string, request: string, cause: unknown) {
+  constructor(server: string, request: string, cause: unknown, notReceived = false) {
     const detail = cause instanceof Error ? cause.message : String(cause);
     super(
       `cannot reach the Kubernetes API server at ${server} (${request}): ${detail}; ` +
@@ -140,6 +142,19 @@ export class ConnectionError extends Error {
       { cause },
     );
     this.server = server;
+    this.notReceived = notReceived;
+  }
+}
+
+/**
+ * The request was cancelled by its signal (typically: this replica lost its leader lease, so it must not
+ * write any more). The socket was destroyed; a write in flight may or may not have been applied.
+ */
+export class RequestAbortedError extends Error {
+  override readonly name = 'AbortError';
+
+  constructor(request: string) {
+    super(`${request}: request cancelled (this replica is stopping or lost its leader lease)`);
   }
 }
 

@@ -191,7 +191,7 @@ describe('connection failures', () => {
     await once(closed, 'listening');
     const url = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
     closed.close();
-    const c = await KubeClient.fromKubeConfig(kubeConfigFor(url), { qps: 10, burst: 10 });
+    const c = await KubeClient.fromKubeConfig(kubeConfigFor(url), { qps: 10, burst: 10, policy: { maxRetries: 0 } });
     await assert.rejects(c.get(PODS, 'ns', 'p'), (e: unknown) => {
       assert.ok(e instanceof ConnectionError);
       assert.match(e.message, /cannot reach the Kubernetes API server at http:\/\/127\.0\.0\.1:\d+ .*ECONNREFUSED.*check that the API server is running and reachable/);

@@ -1,9 +1,12 @@
 // The REST client: typed verbs over raw JSON (no model serialization, so unknown fields survive), Status-aware
-// errors, a client-side QPS/burst limit and request counters.
+// errors, a client-side QPS/burst limit, the request policy of request-policy.ts (retries, Retry-After, retry
+// budget, per-attempt deadline), cancellation by signal (`withSignal`) and client-go's `rest_client_*` metrics.
 
+import { setTimeout as sleepTimer } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import pkg from '../../package.json' with { type: 'json' };
-import { ApiError, apiErrorFromResponse, isGone } from './api-error.ts';
+import { ApiError, ConnectionError, RequestAbortedError, apiErrorFromResponse, isGone } from './api-error.ts';
+import { DEFAULT_REQUEST_POLICY, RetryBudget, retryDecision, type AttemptFailure, type RequestPolicy } from './request-policy.ts';
 import { resourcePath, type ResourceRef } from './resources.ts';
 import { TokenBucket } from './token-bucket.ts';
 import { Transport, type Query } from './transport.ts';
@@ -21,8 +24,28 @@ export const LIST_PAGE_SIZE = 500;
 export interface ClientOptions {
   qps: number;
   burst: number;
+  /** `cloneset-controller/<identity>` in the controller, so the audit log tells which replica wrote. */
   userAgent?: string;
+  /** Overrides of DEFAULT_REQUEST_POLICY (retries, backoff, deadline, budget). */
+  policy?: Partial<RequestPolicy>;
+  /** A watch silent (no event, no bookmark) this long is reconnected from its last resourceVersion; 0 = off. */
+  watchIdleTimeoutMs?: number;
+  metrics?: RequestMetrics;
+  /** Jitter source in [0, 1) (tests inject a fixed one). */
+  random?: () => number;
 }
+
+/** Where the client reports each attempt and retry (server.ts backs it with client-go's `rest_client_*` metrics). */
+export interface RequestMetrics {
+  /** `code` is the HTTP status, or `<error>` when there was no answer (client-go's label value). */
+  request(r: { readonly method: string; readonly host: string; readonly code: string; readonly seconds: number; readonly stream?: boolean }): void;
+  retry(r: { readonly method: string; readonly host: string; readonly code: string }): void;
+}
+
+const NO_METRICS: RequestMetrics = { request: () => undefined, retry: () => undefined };
+
+/** Default of --watch-idle-timeout: longer than the API server's bookmark interval (1 min). */
+export const DEFAULT_WATCH_IDLE_TIMEOUT_MS = 90_000;
 
 export type PatchType = 'merge' | 'strategic' | 'json';
 const PATCH_CONTENT_TYPE: Readonly<Record<PatchType, string>> = {
@@ -79,54 +102,135 @@ export function parseWatchLine(line: string): WatchEvent {
   return { type: type as 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK', object: object as KubeObject };
 }
 
-export class KubeClient {
-  readonly #transport: Transport;
-  readonly #bucket: TokenBucket;
-  readonly #counts = new Map<Verb, number>();
-  #total = 0;
+/** What every view of one client shares: one connection pool, one rate limiter, one retry budget, counters. */
+interface Shared {
+  readonly transport: Transport;
+  readonly bucket: TokenBucket;
+  readonly policy: RequestPolicy;
+  readonly budget: RetryBudget;
+  readonly metrics: RequestMetrics;
+  readonly random: () => number;
+  readonly watchIdleTimeoutMs: number;
+  readonly counts: Map<Verb, number>;
+  total: number;
+}
 
-  constructor(transport: Transport, bucket: TokenBucket) {
-    this.#transport = transport;
-    this.#bucket = bucket;
+export class KubeClient {
+  #s: Shared;
+  readonly #signal: AbortSignal | undefined;
+  /** Aborts requests not yet sent (see withSignal); includes #signal. */
+  #unsent: AbortSignal | undefined;
+
+  constructor(transport: Transport, bucket: TokenBucket, opts: Omit<ClientOptions, 'qps' | 'burst' | 'userAgent'> = {}, signal?: AbortSignal) {
+    const policy = { ...DEFAULT_REQUEST_POLICY, ...opts.policy };
+    this.#s = {
+      transport, bucket, policy,
+      budget: new RetryBudget(policy.budgetCapacity, policy.budgetRatio),
+      metrics: opts.metrics ?? NO_METRICS,
+      random: opts.random ?? Math.random,
+      watchIdleTimeoutMs: opts.watchIdleTimeoutMs ?? DEFAULT_WATCH_IDLE_TIMEOUT_MS,
+      counts: new Map(),
+      total: 0,
+    };
+    this.#signal = signal;
+    this.#unsent = signal;
   }
 
   static async fromKubeConfig(kc: KubeConfig, opts: ClientOptions): Promise<KubeClient> {
     const transport = await Transport.create(kc, opts.userAgent ?? USER_AGENT);
-    return new KubeClient(transport, new TokenBucket(opts.qps, opts.burst));
+    return new KubeClient(transport, new TokenBucket(opts.qps, opts.burst), opts);
   }
 
-  /** Total API requests issued (including watches and list pages). */
+  /**
+   * A view of this client (same connections, limiter, budget and counters) whose every request is bound to
+   * `signal`: once it aborts, requests waiting for a token or a retry give up, in-flight ones have their socket
+   * destroyed, and new ones fail at once with RequestAbortedError. The controller's writes go through such a
+   * view bound to its leadership, so a replica that lost its lease cannot write any more (fencing).
+   * `unsent` aborts only what has not been sent yet (waiting for a token or a retry): a replica that is shutting
+   * down lets the requests already on the wire finish but sends no new ones.
+   */
+  withSignal(signal: AbortSignal, opts: { unsent?: AbortSignal } = {}): KubeClient {
+    const view = new KubeClient(this.#s.transport, this.#s.bucket, {}, any(this.#signal, signal));
+    view.#s = this.#s;
+    view.#unsent = any(any(view.#signal, this.#unsent), opts.unsent);
+    return view;
+  }
+
+  /** Total API requests issued (including watches, list pages and retries). */
   get requestCount(): number {
-    return this.#total;
+    return this.#s.total;
   }
 
   requestCounts(): Readonly<Partial<Record<Verb, number>>> {
-    return Object.fromEntries(this.#counts);
+    return Object.fromEntries(this.#s.counts);
   }
 
   /** The API server's base URL (for log lines). */
   get server(): string {
-    return this.#transport.server.origin;
+    return this.#s.transport.server.origin;
   }
 
   close(): void {
-    this.#transport.close();
+    this.#s.transport.close();
+  }
+
+  async #take(what: string): Promise<void> {
+    const signal = this.#unsent;
+    if (aborted(signal)) throw new RequestAbortedError(what);
+    try {
+      await this.#s.bucket.take(signal);
+    } catch (e) {
+      if (aborted(signal)) throw new RequestAbortedError(what);
+      throw e;
+    }
   }
 
   async #call(verb: Verb, method: string, path: string, query: Query, body?: { contentType: string; value: unknown }): Promise<unknown> {
-    await this.#bucket.take();
-    this.#count(verb);
+    const s = this.#s;
+    const what = `${method} ${path}`;
+    const host = s.transport.server.host;
     const payload = body === undefined ? undefined : { contentType: body.contentType, data: isRawJson(body.value) ? body.value.rawJson : JSON.stringify(body.value) };
-    const res = await this.#transport.request(method, path, query, payload);
-    if (res.status < 200 || res.status > 299) {
-      throw apiErrorFromResponse(res.status, res.body, { request: `${method} ${path}` });
+    s.budget.deposit();
+    for (let retry = 0; ; retry++) {
+      await this.#take(what);
+      if (aborted(this.#unsent)) throw new RequestAbortedError(what);
+      this.#count(verb);
+      const started = performance.now();
+      let failure: AttemptFailure;
+      let error: Error;
+      try {
+        const res = await s.transport.request(method, path, query, payload, { signal: this.#signal, timeoutMs: s.policy.requestTimeoutMs });
+        s.metrics.request({ method, host, code: String(res.status), seconds: (performance.now() - started) / 1000 });
+        if (res.status >= 200 && res.status <= 299) return res.body === '' ? undefined : (JSON.parse(res.body) as unknown);
+        const apiError = apiErrorFromResponse(res.status, res.body, { request: what });
+        failure = { kind: 'status', status: res.status, retryAfter: res.retryAfter, retryAfterSeconds: apiError.retryAfterSeconds };
+        error = apiError;
+      } catch (e) {
+        s.metrics.request({ method, host, code: '<error>', seconds: (performance.now() - started) / 1000 });
+        if (!(e instanceof ConnectionError)) throw e;
+        failure = { kind: 'connection', notReceived: e.notReceived };
+        error = e;
+      }
+      const decision = retryDecision(s.policy, method, failure, retry, s.random());
+      if (!decision.retry || !s.budget.withdraw()) throw error;
+      s.metrics.retry({ method, host, code: failure.kind === 'status' ? String(failure.status) : '<error>' });
+      await this.#sleep(decision.delayMs, what);
     }
-    return res.body === '' ? undefined : (JSON.parse(res.body) as unknown);
+  }
+
+  async #sleep(ms: number, what: string): Promise<void> {
+    const signal = this.#unsent;
+    try {
+      await sleepTimer(ms, undefined, signal === undefined ? {} : { signal });
+    } catch (e) {
+      if (aborted(signal)) throw new RequestAbortedError(what);
+      throw e;
+    }
   }
 
   #count(verb: Verb): void {
-    this.#total++;
-    this.#counts.set(verb, (this.#counts.get(verb) ?? 0) + 1);
+    this.#s.total++;
+    this.#s.counts.set(verb, (this.#s.counts.get(verb) ?? 0) + 1);
   }
 
   /** GET of a path outside the resource tree: `/version`, discovery documents such as `/apis/<group>/<version>`. */
@@ -205,13 +309,14 @@ export class KubeClient {
    * too-old resourceVersion), ConnectionError, or what `onEvent` threw. ERROR events are passed to onEvent.
    */
   async watch(r: ResourceRef, ns: string | undefined, opts: WatchOptions, onEvent: (e: WatchEvent) => void, signal: AbortSignal): Promise<void> {
+    const stop = any(this.#unsent, signal) ?? signal;
     try {
-      await this.#bucket.take(signal);
+      await this.#s.bucket.take(stop);
     } catch (e) {
-      if (signal.aborted) return; // aborted while waiting for a token
+      if (stop.aborted) return; // aborted while waiting for a token
       throw e;
     }
-    if (signal.aborted) return;
+    if (stop.aborted) return;
     this.#count('watch');
     const query: Query = {
       watch: 'true',
@@ -222,7 +327,17 @@ export class KubeClient {
       fieldSelector: opts.fieldSelector,
     };
     const deadline = opts.timeoutSeconds * 1000 + WATCH_DEADLINE_SLACK_MS;
-    await this.#transport.stream(resourcePath(r, ns), query, (line) => onEvent(parseWatchLine(line)), signal, deadline);
+    const host = this.#s.transport.server.host;
+    const started = performance.now();
+    let code = '200';
+    try {
+      await this.#s.transport.stream(resourcePath(r, ns), query, (line) => onEvent(parseWatchLine(line)), stop, deadline, this.#s.watchIdleTimeoutMs);
+    } catch (e) {
+      code = e instanceof ApiError ? String(e.code) : e instanceof ConnectionError ? '<error>' : code;
+      throw e;
+    } finally {
+      this.#s.metrics.request({ method: 'GET', host, code, seconds: (performance.now() - started) / 1000, stream: true });
+    }
   }
 }
 
@@ -232,6 +347,17 @@ export class KubeClient {
  */
 export interface RawJson {
   readonly rawJson: string;
+}
+
+function any(a: AbortSignal | undefined, b: AbortSignal | undefined): AbortSignal | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return AbortSignal.any([a, b]);
+}
+
+/** A function, so TypeScript does not keep a narrowing of `aborted` across an await. */
+function aborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
 }
 
 function isRawJson(v: unknown): v is RawJson {

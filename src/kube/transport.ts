@@ -4,17 +4,38 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { ConnectionError, apiErrorFromResponse } from './api-error.ts';
+import { ConnectionError, RequestAbortedError, apiErrorFromResponse } from './api-error.ts';
 
 export type Query = Readonly<Record<string, string | number | boolean | undefined>>;
 
 export interface HttpResponse {
   readonly status: number;
   readonly body: string;
+  /** The Retry-After header, when the server sent one. */
+  readonly retryAfter?: string;
 }
 
-/** A socket idle this long during a non-watch request is a dead connection. */
+export interface RequestControl {
+  /** Aborting destroys the socket; the request rejects with RequestAbortedError. */
+  readonly signal?: AbortSignal | undefined;
+  /** The whole exchange (connect, send, answer read) must finish within this; 0/undefined = no deadline. */
+  readonly timeoutMs?: number | undefined;
+}
+
+/** A socket idle this long during a non-watch request is a dead connection (when no deadline is set). */
 const REQUEST_IDLE_TIMEOUT_MS = 60_000;
+
+/** Errors raised before any byte reached the server: retrying cannot apply a write twice. */
+const NOT_RECEIVED_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+function errorCode(e: unknown): string | undefined {
+  return typeof e === 'object' && e !== null && 'code' in e && typeof e.code === 'string' ? e.code : undefined;
+}
+
+/** The watch stream carried no byte (not even a bookmark) for `idleMs`: presumed half-open. */
+export class WatchIdleError extends Error {
+  override readonly name = 'WatchIdleError';
+}
 
 export class Transport {
   readonly server: URL;
@@ -76,20 +97,49 @@ export class Transport {
     return { method, agent: this.#agent, headers, ...(auth.auth === undefined ? {} : { auth: auth.auth }) };
   }
 
-  /** One request, whole body read. Non-2xx is returned, not thrown; network failure → ConnectionError. */
-  async request(method: string, path: string, query: Query, body?: { contentType: string; data: string }): Promise<HttpResponse> {
+  /**
+   * One request, whole body read. Non-2xx is returned, not thrown; network failure or deadline →
+   * ConnectionError (`notReceived` when the server cannot have seen it); abort → RequestAbortedError.
+   */
+  async request(method: string, path: string, query: Query, body?: { contentType: string; data: string }, control: RequestControl = {}): Promise<HttpResponse> {
     const url = this.url(path, query);
-    const opts = await this.#options(method, body);
     const what = `${method} ${url.pathname}`;
+    const { signal, timeoutMs } = control;
+    if (signal?.aborted === true) throw new RequestAbortedError(what);
+    const opts = await this.#options(method, body);
     return new Promise<HttpResponse>((resolve, reject) => {
+      let settled = false;
+      const settle = (fn: () => void): void => {
+        if (settled) return;
+        settled = true;
+        if (deadline !== undefined) clearTimeout(deadline);
+        signal?.removeEventListener('abort', onAbort);
+        fn();
+      };
+      const fail = (e: unknown): void => settle(() => reject(new ConnectionError(this.server.origin, what, e, NOT_RECEIVED_CODES.has(errorCode(e) ?? ''))));
+      const onAbort = (): void => {
+        settle(() => reject(new RequestAbortedError(what)));
+        req.destroy();
+      };
       const req = this.#mod.request(url, opts, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', (e) => reject(new ConnectionError(this.server.origin, what, e)));
+        res.on('end', () => {
+          const retryAfter = res.headers['retry-after'];
+          const response = { status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') };
+          settle(() => resolve(typeof retryAfter === 'string' ? { ...response, retryAfter } : response));
+        });
+        res.on('error', fail);
       });
-      req.setTimeout(REQUEST_IDLE_TIMEOUT_MS, () => req.destroy(new Error(`no answer within ${REQUEST_IDLE_TIMEOUT_MS / 1000}s`)));
-      req.on('error', (e) => reject(new ConnectionError(this.server.origin, what, e)));
+      const deadline = timeoutMs !== undefined && timeoutMs > 0
+        ? setTimeout(() => {
+          fail(new Error(`no complete answer within ${timeoutMs / 1000}s (--kube-api-request-timeout)`));
+          req.destroy();
+        }, timeoutMs)
+        : undefined;
+      if (deadline === undefined) req.setTimeout(REQUEST_IDLE_TIMEOUT_MS, () => req.destroy(new Error(`no answer within ${REQUEST_IDLE_TIMEOUT_MS / 1000}s`)));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      req.on('error', fail);
       req.end(body?.data);
     });
   }
@@ -97,9 +147,10 @@ export class Transport {
   /**
    * A streaming GET (watch): calls `onLine` for each newline-terminated line. Resolves when the server ends
    * the stream, when `signal` aborts, or at `deadlineMs` (guards against a silently dead connection).
-   * Rejects with ApiError for a non-2xx answer, ConnectionError for network failures, or what `onLine` threw.
+   * Rejects with ApiError for a non-2xx answer, ConnectionError for network failures, WatchIdleError when no
+   * byte arrived for `idleMs` (0 = never), or what `onLine` threw.
    */
-  async stream(path: string, query: Query, onLine: (line: string) => void, signal: AbortSignal, deadlineMs: number): Promise<void> {
+  async stream(path: string, query: Query, onLine: (line: string) => void, signal: AbortSignal, deadlineMs: number, idleMs = 0): Promise<void> {
     if (signal.aborted) return;
     const url = this.url(path, query);
     const opts = await this.#options('GET', undefined);
@@ -110,6 +161,7 @@ export class Transport {
         if (settled) return;
         settled = true;
         clearTimeout(deadline);
+        if (idle !== undefined) clearTimeout(idle);
         signal.removeEventListener('abort', onAbort);
         if (!keepSocket) req.destroy();
         if (err === undefined) resolve();
@@ -117,6 +169,15 @@ export class Transport {
       };
       const onAbort = (): void => finish();
       const deadline = setTimeout(() => finish(), deadlineMs);
+      // Any byte (an event or a bookmark) proves the connection alive; silence past idleMs means a half-open
+      // connection (a node or a load balancer went away) that would otherwise leave the cache stale for minutes.
+      let idle: ReturnType<typeof setTimeout> | undefined;
+      const armIdle = (): void => {
+        if (idleMs <= 0) return;
+        if (idle !== undefined) clearTimeout(idle);
+        idle = setTimeout(() => finish(new WatchIdleError(`${what}: no data and no bookmark for ${idleMs / 1000}s (--watch-idle-timeout); reconnecting`)), idleMs);
+      };
+      armIdle();
       signal.addEventListener('abort', onAbort, { once: true });
       const req = this.#mod.request(url, opts, (res) => {
         const status = res.statusCode ?? 0;
@@ -129,6 +190,7 @@ export class Transport {
         res.setEncoding('utf8');
         let buffered = '';
         res.on('data', (chunk: string) => {
+          armIdle();
           buffered += chunk;
           let nl = buffered.indexOf('\n');
           while (nl >= 0 && !settled) {

@@ -14,6 +14,16 @@ export interface Clock {
   setTimeout(fn: () => void, ms: number): TimerHandle;
 }
 
+/**
+ * A clock with a monotonic part: `monotonicNow()` never jumps when the wall clock is stepped (NTP, a VM
+ * resumed, an operator). Durations that guard safety (leases) are measured on it; `now()` is only for
+ * timestamps written to objects. Timers run on monotonic time.
+ */
+export interface MonotonicClock extends Clock {
+  /** Milliseconds from an arbitrary origin, never going backwards. */
+  monotonicNow(): number;
+}
+
 function sanitizeDelay(ms: number): number {
   return Number.isFinite(ms) && ms > 0 ? ms : 0;
 }
@@ -21,14 +31,16 @@ function sanitizeDelay(ms: number): number {
 /** Node's maximum timer delay (2^31-1 ms); longer delays are chained. */
 const MAX_TIMER_MS = 2_147_483_647;
 
-export const systemClock: Clock = {
+export const systemClock: MonotonicClock = {
   now: () => Date.now(),
+  monotonicNow: () => performance.now(),
   setTimeout(fn: () => void, ms: number): TimerHandle {
-    const deadline = Date.now() + sanitizeDelay(ms);
+    // Monotonic: a wall clock step must neither fire a timer early nor hold it back.
+    const deadline = performance.now() + sanitizeDelay(ms);
     let cancelled = false;
     let handle: ReturnType<typeof setTimeout> | undefined;
     const arm = (): void => {
-      const remaining = deadline - Date.now();
+      const remaining = deadline - performance.now();
       if (remaining > MAX_TIMER_MS) {
         handle = setTimeout(arm, MAX_TIMER_MS);
       } else {
@@ -77,10 +89,12 @@ interface FakeTimer {
 /**
  * Deterministic clock for tests. Timers fire only from `advance`/`set`, in (due time, creation order) order;
  * `now()` during a callback equals that timer's due time. Timers created by a callback that fall due within the
- * same advance also fire.
+ * same advance also fire. `stepWall` moves only the wall part (`now()`), as an NTP step would: monotonic time
+ * and timers are unaffected.
  */
-export class FakeClock implements Clock {
+export class FakeClock implements MonotonicClock {
   #now: number;
+  #wallOffset = 0;
   #seq = 0;
   #timers: FakeTimer[] = [];
 
@@ -89,7 +103,16 @@ export class FakeClock implements Clock {
   }
 
   now(): number {
+    return this.#now + this.#wallOffset;
+  }
+
+  monotonicNow(): number {
     return this.#now;
+  }
+
+  /** Step the wall clock by `ms` (may be negative) without moving monotonic time or firing timers. */
+  stepWall(ms: number): void {
+    this.#wallOffset += ms;
   }
 
   setTimeout(fn: () => void, ms: number): TimerHandle {

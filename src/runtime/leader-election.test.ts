@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { FakeClock } from './clock.ts';
-import { LeaderElector, type Lease, type LeaseGetResult, type LeasePort, type LeaseWriteResult } from './leader-election.ts';
+import { LeaderElector } from './leader-election.ts';
+import { Link, MemoryLeases } from './testing/memory-leases.ts';
 
 const silent = pino({ level: 'silent' });
 const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -11,51 +12,6 @@ async function advance(clock: FakeClock, ms: number, step = 100): Promise<void> 
   for (let t = 0; t < ms; t += step) {
     clock.advance(Math.min(step, ms - t));
     await flush();
-  }
-}
-
-/** The API server's view: one Lease, resourceVersion bumped per write, stale updates rejected (409). */
-class MemoryLeases implements LeasePort {
-  lease: Lease | undefined;
-  #rv = 0;
-  async get(_ns: string, _name: string): Promise<LeaseGetResult> {
-    return this.lease === undefined ? { kind: 'notFound' } : { kind: 'found', lease: structuredClone(this.lease) };
-  }
-  async create(_ns: string, lease: Lease): Promise<LeaseWriteResult> {
-    if (this.lease !== undefined) return { kind: 'conflict' };
-    return this.#store(lease);
-  }
-  async update(_ns: string, _name: string, lease: Lease): Promise<LeaseWriteResult> {
-    if (this.lease === undefined) return { kind: 'error', error: new Error('not found') };
-    if (lease.metadata.resourceVersion !== this.lease.metadata.resourceVersion) return { kind: 'conflict' };
-    return this.#store(lease);
-  }
-  #store(lease: Lease): LeaseWriteResult {
-    this.lease = { ...lease, metadata: { ...lease.metadata, resourceVersion: String(++this.#rv) } };
-    return { kind: 'ok', lease: structuredClone(this.lease) };
-  }
-}
-
-/** One candidate's network path to the server: can be cut (errors) or made to hang. */
-class Link implements LeasePort {
-  down = false;
-  hang = false;
-  readonly #inner: LeasePort;
-  constructor(inner: LeasePort) {
-    this.#inner = inner;
-  }
-  #gate<T>(call: () => Promise<T>, failure: T): Promise<T> {
-    if (this.hang) return new Promise<T>(() => {});
-    return this.down ? Promise.resolve(failure) : call();
-  }
-  get(ns: string, name: string): Promise<LeaseGetResult> {
-    return this.#gate(() => this.#inner.get(ns, name), { kind: 'error', error: new Error('unreachable') });
-  }
-  create(ns: string, lease: Lease): Promise<LeaseWriteResult> {
-    return this.#gate(() => this.#inner.create(ns, lease), { kind: 'error', error: new Error('unreachable') });
-  }
-  update(ns: string, name: string, lease: Lease): Promise<LeaseWriteResult> {
-    return this.#gate(() => this.#inner.update(ns, name, lease), { kind: 'error', error: new Error('unreachable') });
   }
 }
 
@@ -203,4 +159,96 @@ test('aborting a candidate that never led resolves run without calling onStopped
   assert.deepEqual(b.log, []);
   a.abort.abort();
   await a.done;
+});
+
+test('a wall clock step forward on a standby does not let it take a lease it has not seen unchanged for the lease duration', async () => {
+  const server = new MemoryLeases();
+  const clock = new FakeClock(0);
+  // Held by a replica that is alive but whose renewals this standby has not seen change yet.
+  server.lease = {
+    apiVersion: 'coordination.k8s.io/v1', kind: 'Lease',
+    metadata: { name: 'cloneset-controller', namespace: 'kruise-system', resourceVersion: '1' },
+    spec: { holderIdentity: 'other', leaseDurationSeconds: 15, renewTime: '2025-01-01T00:00:00.000000Z', leaseTransitions: 0 },
+  };
+  const b = candidate(server, clock, 'b');
+  await advance(clock, 4000);
+  clock.stepWall(3_600_000); // NTP steps the wall clock an hour ahead
+  await advance(clock, 10_000);
+  assert.deepEqual(b.log, [], 'still inside the 15 s of monotonic time since b first saw the record');
+  assert.equal(server.lease.spec.holderIdentity, 'other');
+  await advance(clock, 4000);
+  assert.equal(b.log.length, 1, 'takes over once 15 s of monotonic time have passed');
+  b.abort.abort();
+  await b.done;
+});
+
+test('a wall clock step backward on the leader does not stretch its renew deadline', async () => {
+  const server = new MemoryLeases();
+  const clock = new FakeClock(0);
+  const a = candidate(server, clock, 'a');
+  await flush();
+  await advance(clock, 2000); // renewed at 2 s; the next round starts at 4 s with its deadline at 14 s
+  a.link.down = true;
+  clock.stepWall(-3_600_000);
+  await advance(clock, 12_100);
+  assert.equal(a.leading?.aborted, true);
+  assert.deepEqual(a.log, ['started@0', `stopped@${14_000 - 3_600_000}`]);
+  await a.done;
+});
+
+test('on abort the leader drains first, renewing meanwhile, then stops leading and releases the lease', async () => {
+  const server = new MemoryLeases();
+  const clock = new FakeClock(0);
+  const abort = new AbortController();
+  const elector = new LeaderElector({ port: server, namespace: 'ns', name: 'l', identity: 'a', clock, logger: silent, random: () => 0 });
+  let leading: AbortSignal | undefined;
+  let finishDrain: (() => void) | undefined;
+  const events: string[] = [];
+  const done = elector.run(abort.signal, {
+    onStartedLeading: (s) => { leading = s; },
+    drain: () => new Promise<void>((resolve) => {
+      events.push(`drain@${clock.now()}`);
+      finishDrain = resolve;
+    }),
+    onStoppedLeading: (reason) => void events.push(`${reason}@${clock.now()}`),
+  });
+  await flush();
+  abort.abort();
+  await advance(clock, 30_000); // a drain longer than the renew deadline: renewals must go on
+  assert.equal(leading?.aborted, false, 'still leading (and fenced open) while draining');
+  assert.equal(server.lease?.spec.holderIdentity, 'a');
+  assert.equal(server.lease?.spec.renewTime, '1970-01-01T00:00:30.000000Z');
+  assert.equal(elector.isLeader(), true);
+  finishDrain?.();
+  await advance(clock, 100);
+  await done;
+  assert.equal(leading?.aborted, true);
+  assert.equal(server.lease?.spec.holderIdentity, '');
+  assert.deepEqual(events, ['drain@0', 'released@30100']);
+});
+
+test('a standby reports the API server reachable while its lease calls get answers, and not when they fail', async () => {
+  const { clock, a, b } = await leaderAndChallenger();
+  const elector = new LeaderElector({ port: b.link, namespace: 'kruise-system', name: 'cloneset-controller', identity: 'c', clock, logger: silent, random: () => 0 });
+  const abort = new AbortController();
+  const done = elector.run(abort.signal, { onStartedLeading: () => undefined, onStoppedLeading: () => undefined });
+  await flush();
+  assert.equal(elector.apiReachable(), true);
+  b.link.down = true;
+  await advance(clock, 16_000);
+  assert.equal(elector.apiReachable(), false);
+  b.link.down = false;
+  await advance(clock, 3000);
+  assert.equal(elector.apiReachable(), true);
+  for (const c of [a, b]) c.abort.abort();
+  abort.abort();
+  await Promise.all([a.done, b.done, done]);
+});
+
+test('timings that could let a standby take over from a live leader are refused with the flags to fix', () => {
+  const server = new MemoryLeases();
+  assert.throws(
+    () => new LeaderElector({ port: server, namespace: 'ns', name: 'l', identity: 'a', clock: new FakeClock(0), logger: silent, leaseDurationMs: 10_000, renewDeadlineMs: 10_000 }),
+    /lease duration \(10000ms\) > renew deadline \(10000ms\).*--leader-election-lease-duration/,
+  );
 });

@@ -5,15 +5,22 @@
  *   when THIS process has seen the same record unchanged for `leaseDurationSeconds` (local observation
  *   clock, so clock skew between candidates does not matter). The PUT carries the resourceVersion read,
  *   so a concurrent writer makes it fail with a conflict: at most one candidate wins a race.
+ * - Every duration (observation age, renew deadline, retry period, call timeouts) is measured on MONOTONIC
+ *   time; the wall clock only writes the Lease's acquireTime/renewTime. client-go measures the observation
+ *   age with the wall clock, so a step forward on a standby can make it take a lease that is still held.
+ * - Each Lease call carries a signal that aborts it at its timeout, so a hung connection cannot outlive the
+ *   renew deadline (the port should use its own client and rate limiter: see leadership.ts).
  * - Acquire: retry every `retryPeriodMs` (+ jitter up to 1.2×) until acquired or aborted.
  * - Renew: every `retryPeriodMs`; if no renewal succeeds within `renewDeadlineMs` leadership is lost —
- *   the leading signal aborts and `onStoppedLeading` runs (the caller should then exit: controllers may
- *   still be writing while another replica leads).
- * - On abort while leading the Lease is released (holder "", duration 1 s) so a successor need not wait.
+ *   the leading signal aborts (fencing the controller's client) and `onStoppedLeading('lost')` runs (the
+ *   caller then exits at once, like controller-runtime).
+ * - On abort of `run` while leading: `drain()` runs while renewals CONTINUE (in-flight work finishes as the
+ *   leader), then the leading signal aborts and the Lease is released (holder "", duration 1 s) so a
+ *   successor takes over at its next retry instead of waiting for expiry.
  * Defaults follow controller-runtime: lease 15 s, renew deadline 10 s, retry 2 s.
  */
 import type { Logger } from 'pino';
-import { sleep, type Clock } from './clock.ts';
+import { sleep, type MonotonicClock } from './clock.ts';
 
 export interface LeaseSpec {
   readonly holderIdentity?: string;
@@ -41,10 +48,11 @@ export type LeaseWriteResult =
   | { readonly kind: 'conflict' }
   | { readonly kind: 'error'; readonly error: unknown };
 
+/** `signal` aborts the call (its timeout); the port then answers `error`. */
 export interface LeasePort {
-  get(namespace: string, name: string): Promise<LeaseGetResult>;
-  create(namespace: string, lease: Lease): Promise<LeaseWriteResult>;
-  update(namespace: string, name: string, lease: Lease): Promise<LeaseWriteResult>;
+  get(namespace: string, name: string, signal?: AbortSignal): Promise<LeaseGetResult>;
+  create(namespace: string, lease: Lease, signal?: AbortSignal): Promise<LeaseWriteResult>;
+  update(namespace: string, name: string, lease: Lease, signal?: AbortSignal): Promise<LeaseWriteResult>;
 }
 
 export interface LeaderElectorOptions {
@@ -53,7 +61,7 @@ export interface LeaderElectorOptions {
   readonly name: string;
   /** Unique per process: `${os.hostname()}_${randomUUID()}`. */
   readonly identity: string;
-  readonly clock: Clock;
+  readonly clock: MonotonicClock;
   readonly logger: Logger;
   readonly leaseDurationMs?: number;
   readonly renewDeadlineMs?: number;
@@ -64,10 +72,15 @@ export interface LeaderElectorOptions {
 }
 
 export interface LeaderCallbacks {
-  /** Called once leadership is acquired; `leading` aborts when it is lost or `run` is aborted. */
+  /** Called once leadership is acquired; `leading` aborts when it is lost, or after `drain` on abort of `run`. */
   onStartedLeading(leading: AbortSignal): void;
-  /** Called once after leadership ends (lost or released); not called if it was never acquired. */
-  onStoppedLeading(): void;
+  /**
+   * `run` was aborted while leading: stop taking work and let in-flight work finish (bounded by the caller).
+   * Renewals continue meanwhile; if one fails past the renew deadline leadership is lost all the same.
+   */
+  drain?(): Promise<void>;
+  /** Called once after leadership ends; not called if it was never acquired. */
+  onStoppedLeading(reason: 'lost' | 'released'): void;
   onNewLeader?(identity: string): void;
 }
 
@@ -86,12 +99,15 @@ function sameSpec(a: LeaseSpec, b: LeaseSpec): boolean {
 export class LeaderElector {
   readonly #o: Required<Omit<LeaderElectorOptions, 'port' | 'clock' | 'logger'>>;
   readonly #port: LeasePort;
-  readonly #clock: Clock;
+  readonly #clock: MonotonicClock;
   readonly #logger: Logger;
   #observed: LeaseSpec | undefined;
+  /** Monotonic time at which `#observed` was first seen unchanged. */
   #observedAt = 0;
   #lastLease: Lease | undefined;
   #leading = false;
+  /** Monotonic time of the last answer from the API server (any answer, even a conflict). */
+  #lastContact: number | undefined;
 
   constructor(opts: LeaderElectorOptions) {
     this.#port = opts.port;
@@ -103,10 +119,23 @@ export class LeaderElector {
       retryPeriodMs: opts.retryPeriodMs ?? 2_000, releaseOnCancel: opts.releaseOnCancel ?? true,
       random: opts.random ?? Math.random,
     };
+    if (!(this.#o.leaseDurationMs > this.#o.renewDeadlineMs && this.#o.renewDeadlineMs > this.#o.retryPeriodMs * JITTER_FACTOR)) {
+      // client-go's NewLeaderElector checks the same: otherwise a standby could take over while we still lead.
+      throw new Error(
+        `leader election: need lease duration (${this.#o.leaseDurationMs}ms) > renew deadline (${this.#o.renewDeadlineMs}ms) > ` +
+          `${JITTER_FACTOR} × retry period (${this.#o.retryPeriodMs}ms); adjust --leader-election-lease-duration, ` +
+          '--leader-election-renew-deadline or --leader-election-retry-period',
+      );
+    }
   }
 
   isLeader(): boolean {
     return this.#leading;
+  }
+
+  /** The API server answered a Lease call within the last lease duration (readiness of a standby). */
+  apiReachable(): boolean {
+    return this.#lastContact !== undefined && this.#clock.monotonicNow() - this.#lastContact <= this.#o.leaseDurationMs;
   }
 
   /** Campaign until aborted; resolves when not (or no longer) leading and `signal` is aborted or leadership lost. */
@@ -117,23 +146,36 @@ export class LeaderElector {
     this.#leading = true;
     this.#logger.info('acquired leadership');
     callbacks.onStartedLeading(leading.signal);
+    const renewing = new AbortController();
+    const onStop = (): void => {
+      const drained = callbacks.drain?.() ?? Promise.resolve();
+      drained.then(() => renewing.abort(), () => renewing.abort());
+    };
+    if (signal.aborted) onStop();
+    else signal.addEventListener('abort', onStop, { once: true });
+    let outcome: 'lost' | 'stopped' = 'lost';
     try {
-      await this.#renewLoop(signal);
+      outcome = await this.#renewLoop(renewing.signal);
     } finally {
+      signal.removeEventListener('abort', onStop);
       this.#leading = false;
       leading.abort();
-      if (signal.aborted && this.#o.releaseOnCancel) await this.#release();
-      this.#logger.info(signal.aborted ? 'released leadership' : 'lost leadership');
-      callbacks.onStoppedLeading();
+      if (outcome === 'stopped' && this.#o.releaseOnCancel) await this.#release();
+      if (outcome === 'lost') this.#logger.error({ renewDeadlineMs: this.#o.renewDeadlineMs }, 'lost leadership: the lease was not renewed within the renew deadline');
+      else this.#logger.info('released leadership');
+      callbacks.onStoppedLeading(outcome === 'lost' ? 'lost' : 'released');
     }
   }
 
   async #acquire(signal: AbortSignal, callbacks: LeaderCallbacks): Promise<boolean> {
     let lastHolder: string | undefined;
     while (!signal.aborted) {
-      if (await this.#tryAcquireOrRenew()) return true;
+      if (await this.#tryAcquireOrRenew(this.#o.renewDeadlineMs, signal)) return true;
       const holder = this.#observed?.holderIdentity;
-      if (holder !== undefined && holder !== lastHolder && holder !== '') callbacks.onNewLeader?.(holder);
+      if (holder !== undefined && holder !== lastHolder && holder !== '') {
+        this.#logger.info({ leader: holder }, 'another replica leads; standing by');
+        callbacks.onNewLeader?.(holder);
+      }
       lastHolder = holder;
       const period = this.#o.retryPeriodMs;
       await sleep(this.#clock, period + this.#o.random() * JITTER_FACTOR * period, signal);
@@ -141,48 +183,80 @@ export class LeaderElector {
     return false;
   }
 
-  async #renewLoop(signal: AbortSignal): Promise<void> {
-    while (!signal.aborted) {
-      const deadline = this.#clock.now() + this.#o.renewDeadlineMs;
+  async #renewLoop(stop: AbortSignal): Promise<'lost' | 'stopped'> {
+    const mono = (): number => this.#clock.monotonicNow();
+    while (!stop.aborted) {
+      const deadline = mono() + this.#o.renewDeadlineMs;
       let renewed = false;
-      while (!signal.aborted && !renewed) {
-        const left = deadline - this.#clock.now();
-        if (left <= 0) return;
-        renewed = (await this.#withTimeout(this.#tryAcquireOrRenew(), left)) ?? false;
+      while (!renewed) {
+        if (stop.aborted) return 'stopped';
+        const left = deadline - mono();
+        if (left <= 0) return 'lost';
+        renewed = await this.#tryAcquireOrRenew(left, stop);
         if (!renewed) {
-          if (this.#clock.now() >= deadline) return;
-          await sleep(this.#clock, Math.min(this.#o.retryPeriodMs, deadline - this.#clock.now()), signal);
+          if (mono() >= deadline) return 'lost';
+          await sleep(this.#clock, Math.min(this.#o.retryPeriodMs, deadline - mono()), stop);
         }
       }
-      await sleep(this.#clock, this.#o.retryPeriodMs, signal);
+      await sleep(this.#clock, this.#o.retryPeriodMs, stop);
+    }
+    return 'stopped';
+  }
+
+  /** One attempt, given up (and its HTTP request aborted) after `timeoutMs` of monotonic time. */
+  async #tryAcquireOrRenew(timeoutMs: number, cancel: AbortSignal): Promise<boolean> {
+    const call = new AbortController();
+    const timer = this.#clock.setTimeout(() => call.abort(), timeoutMs);
+    const onCancel = (): void => call.abort();
+    cancel.addEventListener('abort', onCancel, { once: true });
+    try {
+      return await this.#race(this.#attempt(call.signal), call.signal);
+    } finally {
+      timer.cancel();
+      cancel.removeEventListener('abort', onCancel);
     }
   }
 
-  async #tryAcquireOrRenew(): Promise<boolean> {
+  /** Resolves false as soon as `signal` aborts, even if the port ignores the signal. */
+  #race(p: Promise<boolean>, signal: AbortSignal): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      const onAbort = (): void => resolve(false);
+      if (signal.aborted) return resolve(false);
+      signal.addEventListener('abort', onAbort, { once: true });
+      p.then(
+        (v) => { signal.removeEventListener('abort', onAbort); resolve(signal.aborted ? false : v); },
+        () => { signal.removeEventListener('abort', onAbort); resolve(false); },
+      );
+    });
+  }
+
+  async #attempt(signal: AbortSignal): Promise<boolean> {
     try {
       const { namespace, name, identity } = this.#o;
-      const now = this.#clock.now();
-      const got = await this.#port.get(namespace, name);
+      const got = await this.#port.get(namespace, name, signal);
       if (got.kind === 'error') {
         this.#logger.debug({ err: got.error }, 'error getting lease');
         return false;
       }
+      this.#lastContact = this.#clock.monotonicNow();
+      const mono = this.#clock.monotonicNow();
+      const wall = this.#clock.now();
       if (got.kind === 'notFound') {
-        const spec = this.#spec(now, now, 0);
-        return this.#record(await this.#port.create(namespace, this.#lease(spec, undefined)), now);
+        const spec = this.#spec(wall, wall, 0);
+        return this.#record(await this.#port.create(namespace, this.#lease(spec, undefined), signal), signal);
       }
       const old = got.lease.spec;
       if (this.#observed === undefined || !sameSpec(this.#observed, old)) {
         this.#observed = old;
-        this.#observedAt = now;
+        this.#observedAt = mono;
       }
       const holder = old.holderIdentity ?? '';
       const durationMs = (old.leaseDurationSeconds ?? 0) > 0 ? (old.leaseDurationSeconds ?? 0) * 1000 : this.#o.leaseDurationMs;
-      if (holder !== '' && holder !== identity && this.#observedAt + durationMs > now) return false;
+      if (holder !== '' && holder !== identity && this.#observedAt + durationMs > mono) return false;
       const spec = holder === identity
-        ? this.#spec(now, undefined, old.leaseTransitions ?? 0, old.acquireTime)
-        : this.#spec(now, now, (old.leaseTransitions ?? 0) + 1);
-      return this.#record(await this.#port.update(namespace, name, this.#lease(spec, got.lease.metadata.resourceVersion)), now);
+        ? this.#spec(wall, undefined, old.leaseTransitions ?? 0, old.acquireTime)
+        : this.#spec(wall, wall, (old.leaseTransitions ?? 0) + 1);
+      return this.#record(await this.#port.update(namespace, name, this.#lease(spec, got.lease.metadata.resourceVersion), signal), signal);
     } catch (e: unknown) {
       this.#logger.debug({ err: e }, 'lease port threw');
       return false;
@@ -210,15 +284,17 @@ export class LeaderElector {
     };
   }
 
-  #record(result: LeaseWriteResult, now: number): boolean {
+  #record(result: LeaseWriteResult, signal: AbortSignal): boolean {
+    if (result.kind !== 'error') this.#lastContact = this.#clock.monotonicNow();
     if (result.kind !== 'ok') {
       if (result.kind === 'error') this.#logger.debug({ err: result.error }, 'error writing lease');
       return false;
     }
     this.#lastLease = result.lease;
     this.#observed = result.lease.spec;
-    this.#observedAt = now;
-    return true;
+    this.#observedAt = this.#clock.monotonicNow();
+    // Written, but past the attempt's timeout: the renew deadline may already have passed; do not count it.
+    return !signal.aborted;
   }
 
   /** client-go `release()`: clear the holder so a successor can take over without waiting for expiry. */
@@ -227,22 +303,20 @@ export class LeaderElector {
     if (last === undefined || last.spec.holderIdentity !== this.#o.identity) return;
     const now = microTime(this.#clock.now());
     const spec: LeaseSpec = { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now, leaseTransitions: last.spec.leaseTransitions ?? 0 };
+    const call = new AbortController();
+    const timer = this.#clock.setTimeout(() => call.abort(), this.#o.renewDeadlineMs);
     try {
-      const r = await this.#withTimeout(this.#port.update(this.#o.namespace, this.#o.name, this.#lease(spec, last.metadata.resourceVersion)), this.#o.renewDeadlineMs);
+      const attempt = this.#port.update(this.#o.namespace, this.#o.name, this.#lease(spec, last.metadata.resourceVersion), call.signal);
+      const r = await new Promise<LeaseWriteResult | undefined>((resolve, reject) => {
+        call.signal.addEventListener('abort', () => resolve(undefined), { once: true });
+        attempt.then(resolve, reject);
+      });
       if (r?.kind === 'ok') this.#lastLease = r.lease;
-      else this.#logger.debug({ result: r?.kind ?? 'timeout' }, 'failed to release lease');
+      else this.#logger.warn({ result: r?.kind ?? 'timeout' }, 'failed to release the lease; the standby takes over when it expires');
     } catch (e: unknown) {
-      this.#logger.debug({ err: e }, 'failed to release lease');
+      this.#logger.warn({ err: e }, 'failed to release the lease; the standby takes over when it expires');
+    } finally {
+      timer.cancel();
     }
-  }
-
-  #withTimeout<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
-    return new Promise<T | undefined>((resolve, reject) => {
-      const timer = this.#clock.setTimeout(() => resolve(undefined), ms);
-      p.then(
-        (v) => { timer.cancel(); resolve(v); },
-        (e: unknown) => { timer.cancel(); reject(e instanceof Error ? e : new Error(String(e))); },
-      );
-    });
   }
 }

@@ -5,6 +5,7 @@
  * the last batch clipped to what remains); the calls of one batch run concurrently. After a batch in which
  * any call failed no further batch starts, so a systematic failure (quota, webhook denial) costs few calls.
  * `skipped` counts the calls never attempted: the caller lowers its expectations for exactly those.
+ * No batch starts once `signal` has aborted (this replica is stopping or lost its lease).
  */
 
 export interface SlowStartResult {
@@ -20,6 +21,7 @@ export async function slowStartBatch(
   count: number,
   initialBatchSize: number,
   fn: (i: number) => Promise<void>,
+  signal?: AbortSignal,
 ): Promise<SlowStartResult> {
   const total = Math.max(0, Math.floor(count));
   let next = 0;
@@ -27,6 +29,9 @@ export async function slowStartBatch(
   let failed = 0;
   let firstError: { readonly error: unknown } | undefined;
   for (let size = Math.min(total, Math.max(1, Math.floor(initialBatchSize))); size > 0; ) {
+    if (signal?.aborted === true) {
+      return { succeeded, failed, skipped: total - next, error: firstError?.error ?? new Error('stopped before all batches ran: this replica is stopping or lost its leader lease') };
+    }
     const batch = Array.from({ length: size }, (_, j) => next + j);
     next += size;
     await Promise.all(
