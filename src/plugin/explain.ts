@@ -38,6 +38,8 @@ export function describeAction(a: PlanAction): string {
       return a.pods.map((p) => `create pod ${p.pod.metadata.name ?? p.pod.metadata.generateName ?? ''} at revision ${p.revision}${p.pvcs.length > 0 ? ` with PVCs ${p.pvcs.map((c) => c.metadata.name ?? '').join(', ')}` : ''}`).join('\n');
     case 'DeletePods':
       return a.pods.map((p) => `delete pod ${p.pod.name} (${p.cause === 'ScaleIn' ? 'scale in' : 'specified for deletion'})${p.pvcNames.length > 0 ? ` and its PVCs ${p.pvcNames.join(', ')}` : ''}`).join('\n');
+    case 'AdoptPod':
+      return `adopt pod ${a.pod.name}: add the CloneSet's controller owner reference`;
     case 'ReleasePod':
       return `release pod ${a.pod.name} (it no longer matches the selector): remove the owner reference`;
     case 'PatchPodLifecycle':
