@@ -12,6 +12,7 @@ import { EventRecorder } from '../runtime/events.ts';
 import { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.ts';
 import { Informer } from '../runtime/informer.ts';
 import { defaultControllerRateLimiter } from '../runtime/rate-limiter.ts';
+import { transformNode, transformPod } from './cache-transforms.ts';
 import { cloneSetHandlers, podHandlers, pvcHandlers } from './event-handlers.ts';
 import { randomInstanceIdSource } from './plan/instance-ids.ts';
 import { apiPorts } from './ports.ts';
@@ -55,10 +56,11 @@ export function startCloneSetManager(
   const ns = config.namespace;
   const common = { client, clock, logger, ...(ns !== undefined ? { namespace: ns } : {}) };
   const cloneSets = new Informer<CloneSet>({ ...common, resource: CLONESETS, indexers: { [INDEX_NAMESPACE]: byNamespace } });
-  const pods = new Informer<Pod>({ ...common, resource: PODS, indexers: { [INDEX_OWNER_UID]: byOwnerUid } });
+  // Only what the controller reads is cached (cache-transforms.ts): most pods and every node are not ours.
+  const pods = new Informer<Pod>({ ...common, resource: PODS, indexers: { [INDEX_OWNER_UID]: byOwnerUid }, transform: transformPod });
   const pvcs = new Informer<PersistentVolumeClaim>({ ...common, resource: PVCS, indexers: { [INDEX_OWNER_UID]: byOwnerUid } });
   const revisions = new Informer<ControllerRevision>({ ...common, resource: CONTROLLER_REVISIONS, indexers: { [INDEX_NAMESPACE]: byNamespace } });
-  const nodes = new Informer<Node>({ client, clock, logger, resource: NODES });
+  const nodes = new Informer<Node>({ client, clock, logger, resource: NODES, transform: transformNode });
 
   const scaleExpectations = new ScaleExpectations(clock, config.expectationTimeoutMs);
   const rvExpectations = new ResourceVersionExpectations(clock, config.expectationTimeoutMs);

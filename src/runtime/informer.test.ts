@@ -89,6 +89,23 @@ describe('Informer against a scripted API server', () => {
     assert.deepEqual(informer.store.byIndex('owner', 'o2').map((o) => o.metadata?.name), ['c']);
   });
 
+  it('stores and delivers what its transform returns', async () => {
+    const informer = new Informer<KubeObject>({
+      client, resource: CONFIGMAPS, namespace: 'ns', clock: systemClock, logger: pino({ level: 'silent' }),
+      transform: (o) => ({ metadata: { ...o.metadata, ownerReferences: [], labels: { reduced: 'yes' } } }),
+    });
+    const added: KubeObject[] = [];
+    informer.addHandlers({ onAdd: (o) => added.push(o) });
+    const ac = new AbortController();
+    informer.start(ac.signal);
+    await informer.waitForSync(AbortSignal.timeout(5000));
+    ac.abort();
+    assert.ok(informer.store.list().length > 0);
+    for (const o of [...informer.store.list(), ...added]) {
+      assert.deepEqual([o.metadata?.labels, o.metadata?.ownerReferences], [{ reduced: 'yes' }, []]);
+    }
+  });
+
   it('waitForSync rejects when its signal aborts first', async () => {
     const informer = new Informer<KubeObject>({ client, resource: CONFIGMAPS, clock: systemClock, logger: pino({ level: 'silent' }) });
     await assert.rejects(informer.waitForSync(AbortSignal.timeout(10)));
