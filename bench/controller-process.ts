@@ -55,11 +55,17 @@ export async function startController(kubeconfig: string, ns: string, extraArgs:
   return { pid: proc.pid, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, logFile, stop };
 }
 
-/** rest_client_requests_total by verb (a metric without labels counts as verb "all"), plus reconciles as "#reconciles". */
+/**
+ * rest_client_requests_total by HTTP method, summed over codes and hosts (GET = gets, lists and watches; a metric
+ * without labels counts as "all"), plus reconciles as "#reconciles".
+ */
 export async function requestCounters(metricsUrl: string): Promise<Map<string, number>> {
   const body = await (await fetch(metricsUrl)).text();
   const counts = new Map<string, number>();
-  for (const m of body.matchAll(/^rest_client_requests_total(?:\{[^}]*verb="(\w+)"[^}]*\})? (\d+)/gm)) counts.set(m[1] ?? 'all', Number(m[2]));
+  for (const m of body.matchAll(/^rest_client_requests_total(?:\{([^}]*)\})? (\d+)/gm)) {
+    const method = /(?:method|verb)="(\w+)"/.exec(m[1] ?? '')?.[1] ?? 'all';
+    counts.set(method, (counts.get(method) ?? 0) + Number(m[2]));
+  }
   const reconciles = /^controller_runtime_reconcile_total(?:\{[^}]*\})? (\d+)/m.exec(body);
   if (reconciles !== null) counts.set('#reconciles', Number(reconciles[1]));
   return counts;
@@ -78,7 +84,7 @@ export interface RequestSummary {
   readonly text: string;
 }
 
-/** The request counters (not "#…" ones) as a total and a by-verb text. */
+/** The request counters (not "#…" ones) as a total and a by-method text. */
 export function requestSummary(c: Map<string, number>): RequestSummary {
   const verbs = [...c.entries()].filter(([k]) => !k.startsWith('#'));
   const total = verbs.reduce((a, [, n]) => a + n, 0);
