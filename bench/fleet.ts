@@ -17,13 +17,13 @@ import { parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { pino } from 'pino';
-import { transformPod } from '../src/cloneset/cache-transforms.ts';
+import { podTransform } from '../src/cloneset/cache-transforms.ts';
 import { CLONESETS, PODS } from '../src/kube/resources.ts';
 import type { Pod } from '../src/kube/types.ts';
 import { systemClock } from '../src/runtime/clock.ts';
 import { Informer } from '../src/runtime/informer.ts';
 import { benchCloneSet, CloneSetView, fleet, isReady, statusSum } from './cloneset-view.ts';
-import { diffCounts, requestCounters, requestSummary, startController, type ControllerProcess } from './controller-process.ts';
+import { diffCounts, eventWrites, requestCounters, requestSummary, startController, type ControllerProcess } from './controller-process.ts';
 import { CLUSTER_OPTIONS, clusterArgs, createNamespace, DEFAULT_CONTROLLER_FLAGS, deleteNamespace, log, namespaceName, ROOT, runBenchmark, secs, until, type ClusterArgs } from './harness.ts';
 import { withCluster } from './harness.ts';
 import { measureLimit, ratio } from './limit.ts';
@@ -82,19 +82,37 @@ function heapUsedAfterGc(): number {
   return process.memoryUsage().heapUsed;
 }
 
-/** Heap bytes per pod of an informer cache over the pods of `ns`, with or without the controller's transform. */
-async function heapPerCachedPod(client: KubeClient, ns: string, transform: boolean): Promise<{ pods: number; bytesPerPod: number }> {
+/** Heap growth while `copies` informers over the pods of `ns` (matching `labelSelector`) are synced and watching. */
+async function informersHeap(client: KubeClient, ns: string, transform: boolean, copies: number, labelSelector?: string): Promise<{ pods: number; bytes: number }> {
   const before = heapUsedAfterGc();
   const stop = new AbortController();
-  const informer = new Informer<Pod>({
-    client, resource: PODS, namespace: ns, clock: systemClock, logger: pino({ level: 'silent' }), ...(transform ? { transform: transformPod } : {}),
-  });
-  informer.start(stop.signal);
-  await informer.waitForSync();
+  const informers: Informer<Pod>[] = [];
+  for (let i = 0; i < copies; i++) {
+    const informer = new Informer<Pod>({
+      client, resource: PODS, namespace: ns, clock: systemClock, logger: pino({ level: 'silent' }),
+      ...(transform ? { transform: podTransform() } : {}), ...(labelSelector !== undefined ? { labelSelector } : {}),
+    });
+    informer.start(stop.signal);
+    await informer.waitForSync();
+    informers.push(informer);
+  }
   const after = heapUsedAfterGc();
-  const pods = informer.store.list().length;
+  const pods = informers.reduce((n, inf) => n + inf.store.list().length, 0);
   stop.abort();
-  return { pods, bytesPerPod: pods > 0 ? (after - before) / pods : 0 };
+  await new Promise((r) => setTimeout(r, 500)); // the aborted watches let go of the stores before the next measurement
+  return { pods, bytes: after - before };
+}
+
+/**
+ * Heap bytes per pod of an informer cache over the pods of `ns`, with or without the controller's transform: the
+ * growth with the pods minus the growth of the same informers over no pod (connection, watch, buffers). Several
+ * copies of the cache (≥ 10 000 pods in all, at most 10) keep the GC's noise small against the figure.
+ */
+async function heapPerCachedPod(client: KubeClient, ns: string, pods: number, transform: boolean): Promise<{ pods: number; bytesPerPod: number }> {
+  const copies = Math.min(10, Math.max(1, Math.ceil(10_000 / pods)));
+  const fixed = await informersHeap(client, ns, transform, copies, 'cloneset-bench=none');
+  const full = await informersHeap(client, ns, transform, copies);
+  return { pods: full.pods / copies, bytesPerPod: full.pods > 0 ? (full.bytes - fixed.bytes) / full.pods : 0 };
 }
 
 async function main(): Promise<void> {
@@ -120,6 +138,7 @@ async function main(): Promise<void> {
       const tReady = await until(`${n} Ready pods`, () => ([...view.pods.values()].filter(isReady).length >= n ? Date.now() - t0 : undefined), timeout);
       const tAvailable = await until(`status.availableReplicas == ${n}`, () => (statusSum(view, 'availableReplicas') === n ? Date.now() - t0 : undefined), timeout);
       const up = diffCounts(await requestCounters(controller.metricsUrl), base);
+      const events = await eventWrites(client, ns);
       log(`fleet up: ${n} pods Ready in ${secs(tReady)}; settling before the idle window…`);
       await new Promise((r) => setTimeout(r, 5_000));
 
@@ -131,9 +150,10 @@ async function main(): Promise<void> {
       const idleRequests = diffCounts(await requestCounters(controller.metricsUrl), idleBefore);
       const idleRss = rssMiB(controller.pid);
 
-      // 3. heap per cached pod (this process, the same pods)
-      const reduced = await heapPerCachedPod(client, ns, true);
-      const whole = await heapPerCachedPod(client, ns, false);
+      // 3. heap per cached pod (this process, the same pods; a first run warms up code and caches)
+      await heapPerCachedPod(client, ns, n, true);
+      const reduced = await heapPerCachedPod(client, ns, n, true);
+      const whole = await heapPerCachedPod(client, ns, n, false);
 
       // 4. restart
       await controller.stop();
@@ -169,7 +189,8 @@ async function main(): Promise<void> {
         row(`${n} pods Ready`, `${secs(tReady)}  (${ratio(tReady, limit.readyMs)} the limit)`),
         row(`status.availableReplicas == ${n}`, `${secs(tAvailable)}  (${ratio(tAvailable, limit.readyMs)} the limit)`),
         row('controller API requests', requestSummary(up).text),
-        row('requests per pod', (requestSummary(up).total / n).toFixed(2)),
+        row('  of which Events (POST + PATCH)', `${events.posts + events.patches} (${events.posts} + ${events.patches})`),
+        row('requests per pod, without Events', ((requestSummary(up).total - events.posts - events.patches) / n).toFixed(2)),
         `idle (${args.idleSeconds} s, nothing changing)`,
         row('controller CPU', `${idleCpu.toFixed(1)} mCPU`),
         row('controller API requests', requestSummary(idleRequests).text),

@@ -5,7 +5,7 @@
 // that changes so that it matters (a pod that gets a CloneSet owner reference) arrives again, whole, and is
 // reduced by the rule that then applies.
 import { GROUP, KIND } from '../api/cloneset.ts';
-import type { ContainerStatus, Node, ObjectMeta, Pod, PodCondition, PodSpec, PodStatus } from '../kube/types.ts';
+import type { Container, ContainerStatus, Node, ObjectMeta, Pod, PodCondition, PodSpec, PodStatus } from '../kube/types.ts';
 
 /** The metadata every cached object keeps: identity, labels, ownership, deletion (never managedFields). */
 function coreMeta(m: ObjectMeta): ObjectMeta {
@@ -31,23 +31,74 @@ function refersToCloneSet(pod: Pod): boolean {
 }
 
 /**
+ * Identical parts of many pods (the containers of a revision, the owner reference, the readiness gates) stored
+ * once: a cache of frozen values by their JSON. Cleared when full — sharing is only a saving, never a meaning.
+ */
+export class Interner {
+  readonly #values = new Map<string, unknown>();
+  readonly #max: number;
+
+  constructor(max = 4096) {
+    this.#max = max;
+  }
+
+  share<V>(value: V): V {
+    const key = JSON.stringify(value);
+    const known = this.#values.get(key);
+    if (known !== undefined) return known as V;
+    if (this.#values.size >= this.#max) this.#values.clear();
+    this.#values.set(key, deepFreezeValue(value));
+    return value;
+  }
+}
+
+function deepFreezeValue<V>(value: V): V {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreezeValue(v);
+  }
+  return value;
+}
+
+/** The pod transform of the controller's pod informer (one Interner per informer). */
+export function podTransform(interner: Interner = new Interner()): (pod: Pod) => Pod {
+  return (pod) => transformPod(pod, interner);
+}
+
+/**
  * Pods. A pod that names no CloneSet is only ever looked at by the event handlers (is it an orphan whose labels
  * match a selector? is it being deleted?), so it keeps its core metadata and an empty spec. A CloneSet's pod
- * keeps all of its metadata, the spec fields the planner and the in-place engine read (containers whole — the
- * in-place engine compares and patches them —, init containers, node name, readiness gates) and the status it
- * reads (phase, conditions, container statuses without state/lastState, the resize status).
+ * keeps all of its metadata, the spec fields the planner and the in-place engine read (containers — the in-place
+ * engine compares and patches them — less their per-pod volume mounts, init containers, node name, readiness
+ * gates) and the status it reads (phase, conditions, container statuses without state/lastState, the resize status).
+ * With an Interner, parts equal across pods are stored once.
  */
-export function transformPod(pod: Pod): Pod {
+export function transformPod(pod: Pod, interner?: Interner): Pod {
+  const share = <V>(v: V): V => (interner === undefined ? v : interner.share(v));
   if (!refersToCloneSet(pod)) return { metadata: coreMeta(pod.metadata), spec: { containers: [] } };
-  const { managedFields: _managed, ...metadata } = pod.metadata;
+  const { managedFields: _managed, ownerReferences, ...metadata } = pod.metadata;
   const s = pod.spec;
   const spec: PodSpec = {
-    containers: s.containers,
-    ...(s.initContainers !== undefined ? { initContainers: s.initContainers } : {}),
+    containers: share(s.containers.map(reducedContainer)),
+    ...(s.initContainers !== undefined ? { initContainers: share(s.initContainers.map(reducedContainer)) } : {}),
     ...(s.nodeName !== undefined ? { nodeName: s.nodeName } : {}),
-    ...(s.readinessGates !== undefined ? { readinessGates: s.readinessGates } : {}),
+    ...(s.readinessGates !== undefined ? { readinessGates: share(s.readinessGates) } : {}),
   };
-  return { metadata, spec, ...(pod.status !== undefined ? { status: reducedStatus(pod.status) } : {}) };
+  return {
+    metadata: { ...metadata, ...(ownerReferences !== undefined ? { ownerReferences: share(ownerReferences) } : {}) },
+    spec,
+    ...(pod.status !== undefined ? { status: reducedStatus(pod.status) } : {}),
+  };
+}
+
+/**
+ * A container without what differs from pod to pod and is never read (the service account token's volume
+ * mount, injected per pod) or never read at all (termination message settings), so that the containers of one
+ * revision are equal and stored once. Image, env, resources, resize policy, probes… stay.
+ */
+function reducedContainer(c: Container): Container {
+  const { volumeMounts: _mounts, terminationMessagePath: _path, terminationMessagePolicy: _policy, ...rest } = c;
+  return rest;
 }
 
 function reducedStatus(st: PodStatus): PodStatus {

@@ -12,7 +12,7 @@ import { EventRecorder } from '../runtime/events.ts';
 import { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.ts';
 import { Informer } from '../runtime/informer.ts';
 import { defaultControllerRateLimiter } from '../runtime/rate-limiter.ts';
-import { transformNode, transformPod } from './cache-transforms.ts';
+import { podTransform, transformNode } from './cache-transforms.ts';
 import { cloneSetHandlers, podHandlers, pvcHandlers } from './event-handlers.ts';
 import { randomInstanceIdSource } from './plan/instance-ids.ts';
 import { apiPorts } from './ports.ts';
@@ -57,7 +57,7 @@ export function startCloneSetManager(
   const common = { client, clock, logger, ...(ns !== undefined ? { namespace: ns } : {}) };
   const cloneSets = new Informer<CloneSet>({ ...common, resource: CLONESETS, indexers: { [INDEX_NAMESPACE]: byNamespace } });
   // Only what the controller reads is cached (cache-transforms.ts): most pods and every node are not ours.
-  const pods = new Informer<Pod>({ ...common, resource: PODS, indexers: { [INDEX_OWNER_UID]: byOwnerUid }, transform: transformPod });
+  const pods = new Informer<Pod>({ ...common, resource: PODS, indexers: { [INDEX_OWNER_UID]: byOwnerUid }, transform: podTransform() });
   const pvcs = new Informer<PersistentVolumeClaim>({ ...common, resource: PVCS, indexers: { [INDEX_OWNER_UID]: byOwnerUid } });
   const revisions = new Informer<ControllerRevision>({ ...common, resource: CONTROLLER_REVISIONS, indexers: { [INDEX_NAMESPACE]: byNamespace } });
   const nodes = new Informer<Node>({ client, clock, logger, resource: NODES, transform: transformNode });
