@@ -6,6 +6,8 @@ import { once } from 'node:events';
 import { createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import type { KubeClient } from '../src/kube/client.ts';
+import { EVENTS } from '../src/kube/resources.ts';
 import { ROOT, until } from './harness.ts';
 
 export interface ControllerProcess {
@@ -98,4 +100,14 @@ export function peakRssMiB(pid: number): string {
   if (!existsSync(status)) return 'n/a (no /proc)';
   const m = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(status, 'utf8'));
   return m === null ? 'n/a' : `${(Number(m[1]) / 1024).toFixed(0)} MiB`;
+}
+
+/**
+ * The controller's event writes in `ns` so far, from the Events themselves: one POST per Event object, one PATCH
+ * per repetition (`count` − 1). The benchmarks subtract them to show the requests spent on pods and CloneSets.
+ */
+export async function eventWrites(client: KubeClient, ns: string): Promise<{ readonly posts: number; readonly patches: number }> {
+  const { items } = await client.listAll<{ count?: number; source?: { component?: string } }>(EVENTS, ns);
+  const ours = items.filter((e) => e.source?.component === 'cloneset-controller');
+  return { posts: ours.length, patches: ours.reduce((n, e) => n + Math.max(0, (e.count ?? 1) - 1), 0) };
 }

@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { CLONESETS } from '../src/kube/resources.ts';
 import { benchCloneSet, CloneSetView, fleet, isReady, statusSum } from './cloneset-view.ts';
 import { measureLimit, ratio } from './limit.ts';
-import { diffCounts, peakRssMiB, requestCounters, requestSummary, startController, type ControllerProcess } from './controller-process.ts';
+import { diffCounts, eventWrites, peakRssMiB, requestCounters, requestSummary, startController, type ControllerProcess } from './controller-process.ts';
 import { CLUSTER_OPTIONS, clusterArgs, createNamespace, DEFAULT_CONTROLLER_FLAGS, deleteNamespace, log, namespaceName, ROOT, runBenchmark, secs, until, withCluster, type ClusterArgs } from './harness.ts';
 
 const USAGE = 'usage: node bench/scale.ts [--pods N (1000)] [--clonesets M (1)] [--kubeconfig PATH] [--state-dir DIR] [--keep-cluster] [-- controller flags…]\n';
@@ -52,6 +52,8 @@ async function main(): Promise<void> {
       await until('status.availableReplicas', () => (statusSum(view, 'availableReplicas') === n ? true : undefined), timeout);
       const up = await requestCounters(metricsUrl);
       const rssUp = peakRssMiB(controller.pid);
+      const events = await eventWrites(client, ns);
+      const upTotal = requestSummary(diffCounts(up, idle)).total;
 
       const t1 = Date.now();
       for (const name of sets.keys()) await client.patch(CLONESETS, ns, name, { spec: { replicas: 0 } }, 'merge');
@@ -77,7 +79,8 @@ async function main(): Promise<void> {
         row(`${n} pods Ready`, `${secs(tReady)}  (${ratio(tReady, limit.readyMs)} the limit)`),
         row(`status.readyReplicas == ${n}`, `${secs(tStatus)}  (${ratio(tStatus, limit.readyMs)} the limit)`),
         row('controller API requests', requests(diffCounts(up, idle))),
-        row('requests per pod', (requestSummary(diffCounts(up, idle)).total / n).toFixed(2)),
+        row('  of which Events (POST + PATCH)', `${events.posts + events.patches} (${events.posts} + ${events.patches})`),
+        row('requests per pod, without Events', ((upTotal - events.posts - events.patches) / n).toFixed(2)),
         row('controller peak RSS so far', rssUp),
         `scale ${n} → 0`,
         row('all pods gone', secs(tGone)),

@@ -5,6 +5,8 @@
 //   start no more writes (slow-start batches included), requests not yet sent are dropped, the watches end;
 // - `fence` (the lease lost, or the drain bound passed): every in-flight request of the controller's clients has
 //   its socket destroyed and every later one fails at once — a replica that is not the leader cannot write.
+// Before each request goes on the wire the lease is also checked by the monotonic clock (LeaderElector.leaseValid):
+// after a long pause (GC, SIGSTOP) queued writes would otherwise go out before the renew loop notices.
 // On SIGTERM the in-flight reconciles drain (bounded by DRAIN_TIMEOUT_MS) while the lease is still renewed, then
 // the lease is released so the standby leads at its next retry. On lease loss the process exits at once with
 // status 1, like controller-runtime: its successor may already be writing.
@@ -55,9 +57,12 @@ export function isReady(state: ProcessState): boolean {
   return state.elector?.apiReachable() ?? false;
 }
 
-/** One term of work: the manager on fenced views of the clients. */
-function startTerm(o: RunOptions, fence: AbortSignal, stopping: AbortSignal): CloneSetManager {
-  const bind = (c: KubeClient): KubeClient => c.withSignal(fence, { unsent: stopping });
+/**
+ * One term of work: the manager on fenced views of the clients. `leaseValid` (leader election only) is asked
+ * before each request is sent, so writes queued across a long pause never go out on an expired lease.
+ */
+function startTerm(o: RunOptions, fence: AbortSignal, stopping: AbortSignal, leaseValid?: () => boolean): CloneSetManager {
+  const bind = (c: KubeClient): KubeClient => c.withSignal(fence, { unsent: stopping, ...(leaseValid === undefined ? {} : { guard: leaseValid }) });
   const manager = startCloneSetManager(bind(o.clients.client), bind(o.clients.eventsClient), o.config, o.clock, o.logger, stopping);
   o.state.manager = manager;
   return manager;
@@ -112,7 +117,7 @@ export async function runController(o: RunOptions): Promise<number> {
     onStartedLeading: (leading) => {
       o.logger.info({ identity: o.identity }, 'became leader; starting the controller');
       leading.addEventListener('abort', () => stopping.abort(), { once: true });
-      manager = startTerm(o, leading, stopping.signal);
+      manager = startTerm(o, leading, stopping.signal, () => elector.leaseValid());
     },
     drain: async () => {
       o.logger.info('stopping: no new work; draining in-flight reconciles before releasing the lease');

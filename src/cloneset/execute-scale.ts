@@ -1,7 +1,7 @@
 // The scaling writes of executePlan: pod and PVC creates and deletes, each under a scale expectation registered
 // BEFORE the write and lowered when it fails, and the PVC hand-over and cleanup of spec §8.5.
 import type { CloneSet } from '../api/cloneset.ts';
-import { errorText, isAlreadyExists, isConflict, isInvalid, isNotFound } from '../kube/api-error.ts';
+import { RequestAbortedError, errorText, isAlreadyExists, isConflict, isInvalid, isNotFound } from '../kube/api-error.ts';
 import { slowStartBatch } from '../runtime/slow-start.ts';
 import type { PlanAction, PodToCreate, PodToDelete } from './plan/actions.ts';
 import type { ExecuteDeps } from './execute.ts';
@@ -23,7 +23,8 @@ export async function createPods(cs: CloneSet, key: string, list: readonly PodTo
       await deps.ports.pods.createPod(ns, c.pod);
     } catch (e) {
       deps.scaleExpectations.observe(key, 'create', name, 'pod');
-      deps.recorder.event(cs, 'Warning', 'FailedCreate', `failed to create pod: ${errorText(e)}, pod: ${JSON.stringify(c.pod)}`);
+      // Cancelled because this replica is stopping or lost its lease: not a failure of the CloneSet.
+      if (!(e instanceof RequestAbortedError)) deps.recorder.event(cs, 'Warning', 'FailedCreate', `failed to create pod: ${errorText(e)}, pod: ${JSON.stringify(c.pod)}`);
       throw e;
     }
     deps.recorder.event(cs, 'Normal', 'SuccessfulCreate', `succeed to create pod ${name}`);

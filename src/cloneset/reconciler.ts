@@ -44,8 +44,13 @@ export interface ReconcileDeps {
   readonly signal?: AbortSignal | undefined;
 }
 
+/** A function, so a check before an await is not taken for granted after it. */
+function stopped(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
+}
+
 export async function reconcileCloneSet(key: string, d: ReconcileDeps): Promise<ReconcileResult> {
-  if (d.signal?.aborted === true) return {};
+  if (stopped(d.signal)) return {};
   const cloneSet = d.stores.cloneSets.get(key);
   if (cloneSet === undefined) {
     d.scaleExpectations.forget(key);
@@ -92,6 +97,8 @@ export async function reconcileCloneSet(key: string, d: ReconcileDeps): Promise<
     nowMs: () => d.clock.now(),
     signal: d.signal,
   });
+  // Stopping (SIGTERM) or fenced (lease lost): no status or history writes; the next leader recomputes them.
+  if (stopped(d.signal)) return {};
   const failure = outcome.failure === undefined ? undefined : { type: outcome.failure.type, message: errorText(outcome.failure.error) };
   const { status, requeueAfterMs } = computeStatus({
     cloneSet,

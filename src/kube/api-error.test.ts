@@ -4,6 +4,7 @@ import {
   ApiError, ConnectionError, apiErrorFromResponse, apiErrorFromStatus, isAlreadyExists, isConflict, isGone, isInvalid,
   isNotFound,
 } from './api-error.ts';
+import { retryAfterMsOf } from '../runtime/controller.ts';
 
 const status = (code: number, reason: string, message = 'msg', details: object = {}): string =>
   JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code, reason, message, details });
@@ -56,4 +57,10 @@ describe('ConnectionError', () => {
     assert.match(e.message, /check that the API server is running and reachable/);
     assert.ok(!isNotFound(e));
   });
+});
+
+it('a 429 Status with retryAfterSeconds tells the work queue how long to wait', () => {
+  const e = apiErrorFromStatus({ kind: 'Status', code: 429, reason: 'TooManyRequests', message: 'slow down', details: { retryAfterSeconds: 3 } }, 429);
+  assert.equal(retryAfterMsOf(e), 3000);
+  assert.equal(retryAfterMsOf(apiErrorFromStatus({ kind: 'Status', code: 409, reason: 'Conflict' }, 409)), undefined);
 });

@@ -87,6 +87,11 @@ export class ApiError extends Error {
     const retry = status?.details?.retryAfterSeconds;
     if (retry !== undefined) this.retryAfterSeconds = retry;
   }
+
+  /** What the work queue honours (controller.ts `retryAfterMsOf`) when a reconcile fails with this error. */
+  get retryAfterMs(): number | undefined {
+    return this.retryAfterSeconds === undefined ? undefined : this.retryAfterSeconds * 1000;
+  }
 }
 
 function isStatus(v: unknown): v is Status {

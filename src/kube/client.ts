@@ -121,6 +121,8 @@ export class KubeClient {
   readonly #signal: AbortSignal | undefined;
   /** Aborts requests not yet sent (see withSignal); includes #signal. */
   #unsent: AbortSignal | undefined;
+  /** Asked before each request is sent (see withSignal). */
+  #guard: (() => boolean) | undefined;
 
   constructor(transport: Transport, limits: RateLimits, opts: Omit<ClientOptions, 'qps' | 'burst' | 'userAgent'> = {}, signal?: AbortSignal) {
     const policy = { ...DEFAULT_REQUEST_POLICY, ...opts.policy };
@@ -149,11 +151,17 @@ export class KubeClient {
    * view bound to its leadership, so a replica that lost its lease cannot write any more (fencing).
    * `unsent` aborts only what has not been sent yet (waiting for a token or a retry): a replica that is shutting
    * down lets the requests already on the wire finish but sends no new ones.
+   * `guard` is asked right before each request goes on the wire; false refuses it. Leadership passes "my lease is
+   * still valid by my own monotonic clock": after a long pause (GC, SIGSTOP, a frozen VM) timers fire all at once
+   * and queued writes would go out before the renew loop notices the lease is gone; the guard stops them.
    */
-  withSignal(signal: AbortSignal, opts: { unsent?: AbortSignal } = {}): KubeClient {
+  withSignal(signal: AbortSignal, opts: { unsent?: AbortSignal; guard?: () => boolean } = {}): KubeClient {
     const view = new KubeClient(this.#s.transport, this.#s.limits, {}, any(this.#signal, signal));
     view.#s = this.#s;
     view.#unsent = any(any(view.#signal, this.#unsent), opts.unsent);
+    const outer = this.#guard;
+    const inner = opts.guard;
+    view.#guard = outer === undefined ? inner : inner === undefined ? outer : () => outer() && inner();
     return view;
   }
 
@@ -199,7 +207,7 @@ export class KubeClient {
     s.budget.deposit();
     for (let retry = 0; ; retry++) {
       await this.#take(what, limiter);
-      if (aborted(this.#unsent)) throw new RequestAbortedError(what);
+      if (aborted(this.#unsent) || this.#guard?.() === false) throw new RequestAbortedError(what);
       this.#count(verb);
       const started = performance.now();
       let failure: AttemptFailure;
@@ -208,7 +216,7 @@ export class KubeClient {
         const res = await s.transport.request(method, path, query, payload, { signal: this.#signal, timeoutMs: s.policy.requestTimeoutMs });
         s.metrics.request({ method, host, code: String(res.status), seconds: (performance.now() - started) / 1000 });
         if (res.status >= 200 && res.status <= 299) return res.body === '' ? undefined : (JSON.parse(res.body) as unknown);
-        const apiError = apiErrorFromResponse(res.status, res.body, { request: what });
+        const apiError = withRetryAfter(apiErrorFromResponse(res.status, res.body, { request: what }), res.retryAfter);
         failure = { kind: 'status', status: res.status, retryAfter: res.retryAfter, retryAfterSeconds: apiError.retryAfterSeconds };
         error = apiError;
       } catch (e) {
@@ -354,6 +362,17 @@ export class KubeClient {
  */
 export interface RawJson {
   readonly rawJson: string;
+}
+
+/**
+ * A Retry-After header that the Status body does not repeat is carried on the error, so that when the client
+ * gives up the work queue still waits as long as the server asked (controller.ts `retryAfterMsOf`).
+ */
+function withRetryAfter(e: ApiError, header: string | undefined): ApiError {
+  const seconds = header?.trim();
+  if (e.retryAfterSeconds !== undefined || seconds === undefined || !/^\d+$/.test(seconds)) return e;
+  const status = e.status ?? { kind: 'Status', code: e.code, message: e.message };
+  return new ApiError(e.code, { ...status, details: { ...status.details, retryAfterSeconds: Number(seconds) } }, e.message);
 }
 
 function any(a: AbortSignal | undefined, b: AbortSignal | undefined): AbortSignal | undefined {

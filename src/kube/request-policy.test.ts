@@ -138,6 +138,12 @@ describe('KubeClient request policy', () => {
     assert.deepEqual(metrics.retries, ['GET 429']);
   });
 
+  it('when it gives up on a 429, the error carries the Retry-After for the work queue', async () => {
+    const client = await clientWith({ policy: { maxRetries: 0 } });
+    handler = (_req, res) => status(res, 429, 'TooManyRequests', { 'Retry-After': '7' });
+    await assert.rejects(client.get(PODS, 'ns', 'p'), (e: unknown) => e instanceof ApiError && e.retryAfterMs === 7000 && /GET \/api\/v1\/namespaces\/ns\/pods\/p/.test(e.message));
+  });
+
   it('gives up after maxRetries and surfaces the last answer', async () => {
     const client = await clientWith({ policy: { maxRetries: 2 } });
     handler = (_req, res) => status(res, 503, 'ServiceUnavailable');
@@ -213,6 +219,16 @@ describe('KubeClient request policy', () => {
     assert.equal(seen.length, 1, 'nothing was sent after the abort');
     handler = (_req, res) => ok(res);
     await client.get(PODS, 'ns', 'p'); // the unbound client is unaffected
+  });
+
+  it('a view whose guard says no sends nothing', async () => {
+    const client = await clientWith();
+    let valid = true;
+    const view = client.withSignal(new AbortController().signal, { guard: () => valid });
+    await view.get(PODS, 'ns', 'p');
+    valid = false;
+    await assert.rejects(view.patch(PODS, 'ns', 'p', {}, 'merge'), RequestAbortedError);
+    assert.deepEqual(seen.map((s) => s.method), ['GET']);
   });
 
   it('an `unsent` abort drops requests waiting for a token but lets the one on the wire finish', async () => {

@@ -86,14 +86,14 @@ test('a leader that cannot renew within the renew deadline loses leadership', as
   const clock = new FakeClock(0);
   const a = candidate(server, clock, 'a');
   await flush();
-  await advance(clock, 2000); // renewed at 2 s
+  await advance(clock, 2000); // renewed at 2 s: the deadline is 12 s
   a.link.down = true;
-  await advance(clock, 2000); // the renewal attempt at 4 s fails; the deadline is 14 s
-  await advance(clock, 9900);
+  await advance(clock, 2000); // the renewal attempt at 4 s fails, and those at 6, 8 and 10 s
+  await advance(clock, 7900);
   assert.equal(a.leading?.aborted, false);
   await advance(clock, 200);
   assert.equal(a.leading?.aborted, true);
-  assert.deepEqual(a.log, ['started@0', 'stopped@14000']);
+  assert.deepEqual(a.log, ['started@0', 'stopped@12000']);
   await a.done;
 });
 
@@ -104,7 +104,7 @@ test('a hanging API call still ends leadership at the renew deadline', async () 
   await flush();
   a.link.hang = true;
   await advance(clock, 12_100);
-  assert.deepEqual(a.log, ['started@0', 'stopped@12000']);
+  assert.deepEqual(a.log, ['started@0', 'stopped@10000']);
   await a.done;
 });
 
@@ -119,7 +119,7 @@ test('another candidate waits while the leader renews, and takes over only after
   assert.equal(b.log.length, 1);
   assert.equal(server.lease?.spec.holderIdentity, 'b');
   assert.equal(server.lease?.spec.leaseTransitions, 1);
-  assert.ok(a.log.includes('stopped@72000'), `a lost at its renew deadline (attempt at 62 s + 10 s), before b took over: ${a.log.join()}`);
+  assert.ok(a.log.includes('stopped@70000'), `a lost at its renew deadline (last renewal at 60 s + 10 s), before b took over: ${a.log.join()}`);
   b.abort.abort();
   await Promise.all([a.done, b.done]);
 });
@@ -187,12 +187,12 @@ test('a wall clock step backward on the leader does not stretch its renew deadli
   const clock = new FakeClock(0);
   const a = candidate(server, clock, 'a');
   await flush();
-  await advance(clock, 2000); // renewed at 2 s; the next round starts at 4 s with its deadline at 14 s
+  await advance(clock, 2000); // renewed at 2 s: the deadline is 12 s
   a.link.down = true;
   clock.stepWall(-3_600_000);
   await advance(clock, 12_100);
   assert.equal(a.leading?.aborted, true);
-  assert.deepEqual(a.log, ['started@0', `stopped@${14_000 - 3_600_000}`]);
+  assert.deepEqual(a.log, ['started@0', `stopped@${12_000 - 3_600_000}`]);
   await a.done;
 });
 
@@ -251,4 +251,34 @@ test('timings that could let a standby take over from a live leader are refused 
     () => new LeaderElector({ port: server, namespace: 'ns', name: 'l', identity: 'a', clock: new FakeClock(0), logger: silent, leaseDurationMs: 10_000, renewDeadlineMs: 10_000 }),
     /lease duration \(10000ms\) > renew deadline \(10000ms\).*--leader-election-lease-duration/,
   );
+});
+
+test('a leader that finds another holder after a pause stops leading at once, not at a fresh deadline', async () => {
+  const { server, clock, a } = await leaderAndChallenger();
+  await advance(clock, 3000);
+  // While a was paused, its lease expired and another replica took it.
+  const held = server.lease;
+  assert.ok(held !== undefined);
+  server.lease = { ...held, spec: { ...held.spec, holderIdentity: 'c' } };
+  await advance(clock, 2100);
+  assert.equal(a.leading?.aborted, true);
+  assert.deepEqual(a.log, ['started@0', 'stopped@4000']);
+  await a.done;
+});
+
+test('after a pause longer than the renew deadline the lease is invalid at once, before the renew loop has run', async () => {
+  const server = new MemoryLeases();
+  const clock = new FakeClock(0);
+  const abort = new AbortController();
+  const elector = new LeaderElector({ port: server, namespace: 'ns', name: 'l', identity: 'a', clock, logger: silent, random: () => 0 });
+  const done = elector.run(abort.signal, { onStartedLeading: () => undefined, onStoppedLeading: () => undefined });
+  await flush();
+  await advance(clock, 9000);
+  assert.equal(elector.leaseValid(), true, 'renewed every 2 s');
+  clock.advance(10_000); // a 10 s pause: every timer fires, but no continuation has run yet
+  assert.equal(elector.isLeader(), true, 'the renew loop has not noticed yet');
+  assert.equal(elector.leaseValid(), false, 'but the write guard already refuses');
+  abort.abort();
+  await advance(clock, 1000);
+  await done;
 });

@@ -11,7 +11,8 @@
  * - Each Lease call carries a signal that aborts it at its timeout, so a hung connection cannot outlive the
  *   renew deadline (the port should use its own client and rate limiter: see leadership.ts).
  * - Acquire: retry every `retryPeriodMs` (+ jitter up to 1.2×) until acquired or aborted.
- * - Renew: every `retryPeriodMs`; if no renewal succeeds within `renewDeadlineMs` leadership is lost —
+ * - Renew: every `retryPeriodMs`; if no renewal succeeds within `renewDeadlineMs` of the start of the last
+ *   successful one, or the Lease names another holder, leadership is lost —
  *   the leading signal aborts (fencing the controller's client) and `onStoppedLeading('lost')` runs (the
  *   caller then exits at once, like controller-runtime).
  * - On abort of `run` while leading: `drain()` runs while renewals CONTINUE (in-flight work finishes as the
@@ -108,6 +109,8 @@ export class LeaderElector {
   #leading = false;
   /** Monotonic time of the last answer from the API server (any answer, even a conflict). */
   #lastContact: number | undefined;
+  /** Monotonic time at which the last successful acquire/renew attempt STARTED (what the server saw is newer). */
+  #renewedAt = Number.NEGATIVE_INFINITY;
 
   constructor(opts: LeaderElectorOptions) {
     this.#port = opts.port;
@@ -131,6 +134,16 @@ export class LeaderElector {
 
   isLeader(): boolean {
     return this.#leading;
+  }
+
+  /**
+   * Leading, and the last successful renewal started less than the renew deadline ago by the monotonic clock.
+   * A standby cannot take over before it has seen our last record unchanged for the lease duration, which
+   * started after that renewal did, so while this holds no other replica leads. Checked before every write
+   * (leadership.ts): after a long pause it turns false at once, before the renew loop has had a chance to run.
+   */
+  leaseValid(): boolean {
+    return this.#leading && this.#clock.monotonicNow() - this.#renewedAt < this.#o.renewDeadlineMs;
   }
 
   /** The API server answered a Lease call within the last lease duration (readiness of a standby). */
@@ -161,7 +174,7 @@ export class LeaderElector {
       this.#leading = false;
       leading.abort();
       if (outcome === 'stopped' && this.#o.releaseOnCancel) await this.#release();
-      if (outcome === 'lost') this.#logger.error({ renewDeadlineMs: this.#o.renewDeadlineMs }, 'lost leadership: the lease was not renewed within the renew deadline');
+      if (outcome === 'lost') this.#logger.error({ renewDeadlineMs: this.#o.renewDeadlineMs }, 'lost leadership: the lease was not renewed within the renew deadline, or another replica holds it');
       else this.#logger.info('released leadership');
       callbacks.onStoppedLeading(outcome === 'lost' ? 'lost' : 'released');
     }
@@ -183,10 +196,15 @@ export class LeaderElector {
     return false;
   }
 
+  /**
+   * The deadline counts from the start of the last SUCCESSFUL renewal (client-go counts from the start of each
+   * round): after a pause that spanned the sleep between two rounds, a fresh round would otherwise get a fresh
+   * 10 s while a successor already leads. Seeing another holder ends leadership at once.
+   */
   async #renewLoop(stop: AbortSignal): Promise<'lost' | 'stopped'> {
     const mono = (): number => this.#clock.monotonicNow();
     while (!stop.aborted) {
-      const deadline = mono() + this.#o.renewDeadlineMs;
+      const deadline = this.#renewedAt + this.#o.renewDeadlineMs;
       let renewed = false;
       while (!renewed) {
         if (stop.aborted) return 'stopped';
@@ -194,7 +212,7 @@ export class LeaderElector {
         if (left <= 0) return 'lost';
         renewed = await this.#tryAcquireOrRenew(left, stop);
         if (!renewed) {
-          if (mono() >= deadline) return 'lost';
+          if (mono() >= deadline || this.#heldByOther()) return 'lost';
           await sleep(this.#clock, Math.min(this.#o.retryPeriodMs, deadline - mono()), stop);
         }
       }
@@ -217,6 +235,12 @@ export class LeaderElector {
     }
   }
 
+  /** The last record read names another holder: someone took the lease over (we must have been paused). */
+  #heldByOther(): boolean {
+    const holder = this.#observed?.holderIdentity ?? '';
+    return holder !== '' && holder !== this.#o.identity;
+  }
+
   /** Resolves false as soon as `signal` aborts, even if the port ignores the signal. */
   #race(p: Promise<boolean>, signal: AbortSignal): Promise<boolean> {
     return new Promise<boolean>((resolve) => {
@@ -231,6 +255,7 @@ export class LeaderElector {
   }
 
   async #attempt(signal: AbortSignal): Promise<boolean> {
+    const startedAt = this.#clock.monotonicNow();
     try {
       const { namespace, name, identity } = this.#o;
       const got = await this.#port.get(namespace, name, signal);
@@ -243,7 +268,7 @@ export class LeaderElector {
       const wall = this.#clock.now();
       if (got.kind === 'notFound') {
         const spec = this.#spec(wall, wall, 0);
-        return this.#record(await this.#port.create(namespace, this.#lease(spec, undefined), signal), signal);
+        return this.#record(await this.#port.create(namespace, this.#lease(spec, undefined), signal), signal, startedAt);
       }
       const old = got.lease.spec;
       if (this.#observed === undefined || !sameSpec(this.#observed, old)) {
@@ -256,7 +281,7 @@ export class LeaderElector {
       const spec = holder === identity
         ? this.#spec(wall, undefined, old.leaseTransitions ?? 0, old.acquireTime)
         : this.#spec(wall, wall, (old.leaseTransitions ?? 0) + 1);
-      return this.#record(await this.#port.update(namespace, name, this.#lease(spec, got.lease.metadata.resourceVersion), signal), signal);
+      return this.#record(await this.#port.update(namespace, name, this.#lease(spec, got.lease.metadata.resourceVersion), signal), signal, startedAt);
     } catch (e: unknown) {
       this.#logger.debug({ err: e }, 'lease port threw');
       return false;
@@ -284,7 +309,7 @@ export class LeaderElector {
     };
   }
 
-  #record(result: LeaseWriteResult, signal: AbortSignal): boolean {
+  #record(result: LeaseWriteResult, signal: AbortSignal, startedAt: number): boolean {
     if (result.kind !== 'error') this.#lastContact = this.#clock.monotonicNow();
     if (result.kind !== 'ok') {
       if (result.kind === 'error') this.#logger.debug({ err: result.error }, 'error writing lease');
@@ -294,7 +319,9 @@ export class LeaderElector {
     this.#observed = result.lease.spec;
     this.#observedAt = this.#clock.monotonicNow();
     // Written, but past the attempt's timeout: the renew deadline may already have passed; do not count it.
-    return !signal.aborted;
+    if (signal.aborted) return false;
+    this.#renewedAt = startedAt;
+    return true;
   }
 
   /** client-go `release()`: clear the holder so a successor can take over without waiting for expiry. */

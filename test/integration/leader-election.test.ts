@@ -151,4 +151,27 @@ describe('leader election with two replicas', () => {
     assert.ok(takeoverMs > 10_000 && takeoverMs < 25_000, `takeover took ${takeoverMs} ms`);
     await converged(client, ns, 'big', 250);
   });
+
+  it('a leader paused past its lease (SIGSTOP) is replaced, writes nothing once resumed, and exits with status 1', async () => {
+    const [c] = extra;
+    assert.ok(c !== undefined);
+    const d = await startReplica(ns);
+    extra.push(d);
+    await eventually('/readyz of the new standby', async () => ((await readyz(d.probePort)) === 200 ? true : undefined), { timeoutMs: 30_000 });
+    await client.patch(CLONESETS, ns, 'big', { spec: { replicas: 280 } }, 'merge');
+    await eventually('the scale-up started', async () => ((await activePods(client, ns, 'big')).length > 255 ? true : undefined));
+    c.proc.proc.kill('SIGSTOP'); // a long GC pause, a frozen VM
+    await eventually('d leads', async () => ((await holder(client, ns)).holderIdentity === d.identity ? true : undefined), { timeoutMs: 40_000, intervalMs: 100 });
+    const resumedAt = Date.now();
+    c.proc.proc.kill('SIGCONT');
+    await eventually('the paused replica exits', async () => (c.proc.proc.exitCode !== null ? true : undefined), { timeoutMs: 15_000, intervalMs: 100 });
+    assert.equal(c.proc.proc.exitCode, 1);
+    const exitMs = Date.now() - resumedAt;
+    assert.ok(exitMs < 5000, `exited ${exitMs} ms after resuming (it sees another holder at its first renewal)`);
+    const log = readFileSync(c.proc.logFile, 'utf8').split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { time: number; msg?: string; reason?: string });
+    assert.ok(log.some((e) => e.msg === 'lost the leader lease; exiting'));
+    const written = log.filter((e) => e.time >= resumedAt && (e.reason === 'SuccessfulCreate' || e.reason === 'SuccessfulDelete'));
+    assert.deepEqual(written, [], 'no pod written after the pause');
+    await converged(client, ns, 'big', 280);
+  });
 });

@@ -1,0 +1,33 @@
+// The operations endpoints: client-go's rest_client_* metrics and the leadership gauge as Prometheus renders them.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { metricsRegistry, restClientMetrics } from './server.ts';
+
+const stats = {
+  reconcilesTotal: 0, reconcileErrorsTotal: 0, reconcileTimeMsTotal: 0, activeWorkers: 0, queueDepth: 0, queueAddsTotal: 0, queueRetriesTotal: 0,
+  reconcilesByOutcome: { success: 0, requeue_after: 0, error: 0, terminal_error: 0 },
+};
+
+test('requests, retries and latencies are exported under client-go\'s names and labels; watches are counted but not timed', async () => {
+  const registry = metricsRegistry({ stats: () => stats, ready: () => true });
+  const m = restClientMetrics(registry);
+  m.request({ method: 'POST', host: '127.0.0.1:6443', code: '429', seconds: 0.01 });
+  m.retry({ method: 'POST', host: '127.0.0.1:6443', code: '429' });
+  m.request({ method: 'POST', host: '127.0.0.1:6443', code: '201', seconds: 0.02 });
+  m.request({ method: 'GET', host: '127.0.0.1:6443', code: '200', seconds: 300, stream: true });
+  const text = await registry.metrics();
+  assert.match(text, /^rest_client_requests_total\{code="429",method="POST",host="127\.0\.0\.1:6443"\} 1$/m);
+  assert.match(text, /^rest_client_requests_total\{code="201",method="POST",host="127\.0\.0\.1:6443"\} 1$/m);
+  assert.match(text, /^rest_client_requests_total\{code="200",method="GET",host="127\.0\.0\.1:6443"\} 1$/m);
+  assert.match(text, /^rest_client_request_retries_total\{code="429",method="POST",host="127\.0\.0\.1:6443"\} 1$/m);
+  assert.match(text, /^rest_client_request_duration_seconds_count\{verb="POST",host="127\.0\.0\.1:6443"\} 2$/m);
+  assert.doesNotMatch(text, /rest_client_request_duration_seconds_count\{verb="GET"/);
+});
+
+test('leader_election_master_status is 1 while this replica leads and 0 on a standby', async () => {
+  let leading = false;
+  const registry = metricsRegistry({ stats: () => stats, ready: () => true, leader: { name: 'cloneset-controller', isLeader: () => leading } });
+  assert.match(await registry.metrics(), /^leader_election_master_status\{name="cloneset-controller"\} 0$/m);
+  leading = true;
+  assert.match(await registry.metrics(), /^leader_election_master_status\{name="cloneset-controller"\} 1$/m);
+});
