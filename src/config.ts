@@ -46,7 +46,8 @@ Flags:
       --cloneset-workers int               concurrent reconciles (default 3)
       --kube-api-qps float                 client-side QPS limit towards the API server, per resource kind as in
                                            controller-runtime: pods, pod status, CloneSets… each have their own
-                                           bucket; informer lists/watches and events have separate ones (default 30)
+                                           bucket; informer lists/watches and events have separate ones; 0 = no
+                                           client-side limit (default 30)
       --kube-api-burst int                 client-side burst, per resource kind (default 50)
       --feature-gates string               comma-separated Name=true|false, Kruise gate names (e.g. CloneSetShortHash=true)
       --cloneset-scaling-exclude-preparing-delete
