@@ -21,8 +21,11 @@ export interface Limit {
 /** In-flight requests of the direct client: enough to keep the API server busy on a 2-core machine. */
 export const LIMIT_CONCURRENCY = 64;
 
-/** Runs the limit in a namespace of its own and deletes it afterwards (waiting, so the next phase has the server alone). */
-export async function measureLimit(kubeconfig: string, n: number, timeoutMs: number): Promise<Limit> {
+/**
+ * Runs the limit in a namespace of its own and deletes it afterwards; `waitForCleanup` waits until it is gone (for
+ * a phase that follows; the benchmarks run the limit last and do not wait).
+ */
+export async function measureLimit(kubeconfig: string, n: number, timeoutMs: number, waitForCleanup = false): Promise<Limit> {
   const client = await KubeClient.fromKubeConfig(loadKubeConfig(kubeconfig), { qps: 0, burst: 0 });
   const ns = namespaceName('limit');
   const stop = new AbortController();
@@ -50,7 +53,7 @@ export async function measureLimit(kubeconfig: string, n: number, timeoutMs: num
     return { existMs, readyMs, requests: client.requestCount };
   } finally {
     stop.abort();
-    await deleteNamespace(client, ns, true);
+    await deleteNamespace(client, ns, waitForCleanup);
     client.close();
   }
 }
