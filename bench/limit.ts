@@ -6,6 +6,7 @@
 import { KubeClient } from '../src/kube/client.ts';
 import { loadKubeConfig } from '../src/kube/kubeconfig.ts';
 import { PODS } from '../src/kube/resources.ts';
+import type { Pod } from '../src/kube/types.ts';
 import { runBounded } from '../src/runtime/bounded-parallel.ts';
 import { APP, CloneSetView, isReady } from './cloneset-view.ts';
 import { createNamespace, deleteNamespace, namespaceName, until } from './harness.ts';
@@ -61,4 +62,33 @@ export async function measureLimit(kubeconfig: string, n: number, timeoutMs: num
 /** "2.31×" — how many times the limit a measured time is. */
 export function ratio(ms: number, limitMs: number): string {
   return limitMs > 0 ? `${(ms / limitMs).toFixed(2)}×` : 'n/a';
+}
+
+/**
+ * The limit of an in-place rollout: with the controller stopped, a direct client (no client limit, 64 in flight, no
+ * maxUnavailable budget) makes the three writes the controller makes per pod — InPlaceUpdateReady=False, the new
+ * image, InPlaceUpdateReady=True — and the time is until every pod runs `image` and is Ready (as `pods` shows them).
+ */
+export async function measureInPlaceLimit(kubeconfig: string, ns: string, pods: () => readonly Pod[], image: string, timeoutMs: number): Promise<Limit> {
+  const client = await KubeClient.fromKubeConfig(loadKubeConfig(kubeconfig), { qps: 0, burst: 0 });
+  try {
+    const names = pods().map((p) => p.metadata.name ?? '');
+    const condition = (status: string): object => ({ status: { conditions: [{ type: 'InPlaceUpdateReady', status, lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') }] } });
+    const t0 = Date.now();
+    const one = async (name: string): Promise<void> => {
+      await client.patch(PODS, ns, name, condition('False'), 'strategic', { subresource: 'status' });
+      await client.patch(PODS, ns, name, { spec: { containers: [{ name: 'nginx', image }] } }, 'strategic');
+      await client.patch(PODS, ns, name, condition('True'), 'strategic', { subresource: 'status' });
+    };
+    const { error } = await runBounded(names.map((name) => () => one(name)), LIMIT_CONCURRENCY);
+    if (error !== undefined) throw error;
+    const existMs = Date.now() - t0;
+    const readyMs = await until(`${names.length} pods Ready on ${image}`, () => {
+      const all = pods();
+      return all.length === names.length && all.every((p) => isReady(p) && p.status?.containerStatuses?.[0]?.image === image) ? Date.now() - t0 : undefined;
+    }, timeoutMs, 50);
+    return { existMs, readyMs, requests: client.requestCount };
+  } finally {
+    client.close();
+  }
 }
