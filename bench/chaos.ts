@@ -358,7 +358,7 @@ async function run(args: Args, kubeconfig: string): Promise<number> {
 async function main(): Promise<void> {
   const args = parse(process.argv.slice(2));
   let violations = 0;
-  await withCluster({ pods: args.pods, kubeconfig: args.kubeconfig, stateDir: args.stateDir, keepCluster: args.keepCluster, controllerArgs: args.controllerArgs },
+  await withCluster({ pods: args.pods, cloneSets: 1, kubeconfig: args.kubeconfig, stateDir: args.stateDir, keepCluster: args.keepCluster, controllerArgs: args.controllerArgs },
     async (_client, kubeconfig) => {
       violations = await run(args, kubeconfig);
     }, { auditLog: true });

@@ -12,19 +12,37 @@ export const APP = 'bench';
 export const isActive = (p: Pod): boolean => p.metadata.deletionTimestamp === undefined && p.status?.phase !== 'Failed' && p.status?.phase !== 'Succeeded';
 export const isReady = (p: Pod): boolean => isActive(p) && (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 
-/** The CloneSet `bench` with `replicas` nginx:alpine pods. */
-export function benchCloneSet(ns: string, replicas: number, updateStrategy?: CloneSetSpec['updateStrategy']): object {
+/**
+ * The CloneSet `name` (default `bench`) with `replicas` nginx:alpine pods labelled app=bench; its selector also
+ * matches its own `cloneset` label, so that several benchmarked CloneSets never select each other's pods.
+ */
+export function benchCloneSet(ns: string, replicas: number, updateStrategy?: CloneSetSpec['updateStrategy'], name = APP): object {
+  const labels = { app: APP, cloneset: name };
   return {
     apiVersion: 'apps.kruise.io/v1alpha1',
     kind: 'CloneSet',
-    metadata: { name: APP, namespace: ns },
+    metadata: { name, namespace: ns },
     spec: {
       replicas,
-      selector: { matchLabels: { app: APP } },
-      template: { metadata: { labels: { app: APP } }, spec: { containers: [{ name: 'nginx', image: 'nginx:alpine' }] } },
+      selector: { matchLabels: labels },
+      template: { metadata: { labels }, spec: { containers: [{ name: 'nginx', image: 'nginx:alpine' }] } },
       ...(updateStrategy !== undefined ? { updateStrategy } : {}),
     },
   };
+}
+
+/** `pods` spread over `count` CloneSets (`bench` alone, or `bench-0` … `bench-<count-1>`): name → replicas. */
+export function fleet(pods: number, count: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (let i = 0; i < count; i++) out.set(count === 1 ? APP : `${APP}-${i}`, Math.floor(pods / count) + (i < pods % count ? 1 : 0));
+  return out;
+}
+
+/** Sum of a status counter over the CloneSets of the view (undefined counts as 0). */
+export function statusSum(view: CloneSetView, field: 'replicas' | 'readyReplicas' | 'availableReplicas' | 'updatedReadyReplicas'): number {
+  let n = 0;
+  for (const cs of view.cloneSets.values()) n += cs.status?.[field] ?? 0;
+  return n;
 }
 
 /** List then watch `r`, resuming after each stream end, until `signal` aborts. */
@@ -52,10 +70,15 @@ async function follow(client: KubeClient, r: ResourceRef, ns: string, labelSelec
   }
 }
 
-/** The pods of `bench` by name and the CloneSet, kept current by watches until `signal` aborts. */
+/** The pods labelled app=bench by name and the CloneSets by name, kept current by watches until `signal` aborts. */
 export class CloneSetView {
   readonly pods = new Map<string, Pod>();
-  cloneSet: CloneSet | undefined;
+  readonly cloneSets = new Map<string, CloneSet>();
+
+  /** The CloneSet `bench` (the single-CloneSet benchmarks). */
+  get cloneSet(): CloneSet | undefined {
+    return this.cloneSets.get(APP);
+  }
 
   /** `onPodEvent` runs after each pod event has been applied to `pods`. */
   constructor(client: KubeClient, ns: string, signal: AbortSignal, onPodEvent?: (type: WatchEvent['type']) => void) {
@@ -66,7 +89,9 @@ export class CloneSetView {
       onPodEvent?.(e.type);
     }, signal);
     void follow(client, CLONESETS, ns, undefined, (e) => {
-      if (e.type !== 'DELETED') this.cloneSet = e.object as CloneSet;
+      const cs = e.object as CloneSet;
+      if (e.type === 'DELETED') this.cloneSets.delete(cs.metadata.name ?? '');
+      else this.cloneSets.set(cs.metadata.name ?? '', cs);
     }, signal);
   }
 }

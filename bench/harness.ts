@@ -37,6 +37,7 @@ export async function until<T>(what: string, probe: () => T | undefined | Promis
 /** The flags every benchmark takes (spread into its `parseArgs` options). */
 export const CLUSTER_OPTIONS = {
   pods: { type: 'string' },
+  clonesets: { type: 'string' },
   kubeconfig: { type: 'string' },
   'state-dir': { type: 'string' },
   'keep-cluster': { type: 'boolean' },
@@ -45,6 +46,8 @@ export const CLUSTER_OPTIONS = {
 
 export interface ClusterArgs {
   readonly pods: number;
+  /** --clonesets: the pods are spread over this many CloneSets (default 1). */
+  readonly cloneSets: number;
   readonly kubeconfig: string | undefined;
   readonly stateDir: string;
   readonly keepCluster: boolean;
@@ -54,6 +57,7 @@ export interface ClusterArgs {
 
 interface ClusterValues {
   readonly pods?: string | undefined;
+  readonly clonesets?: string | undefined;
   readonly kubeconfig?: string | undefined;
   readonly 'state-dir'?: string | undefined;
   readonly 'keep-cluster'?: boolean | undefined;
@@ -68,8 +72,11 @@ export function clusterArgs(values: ClusterValues, positionals: readonly string[
   }
   const pods = Number(values.pods ?? '1000');
   if (!Number.isInteger(pods) || pods <= 0) throw new Error(`--pods: not a positive count: ${values.pods ?? ''}`);
+  const cloneSets = Number(values.clonesets ?? '1');
+  if (!Number.isInteger(cloneSets) || cloneSets <= 0 || cloneSets > pods) throw new Error(`--clonesets: not a count between 1 and --pods (${pods}): ${values.clonesets ?? ''}`);
   return {
     pods,
+    cloneSets,
     kubeconfig: values.kubeconfig,
     stateDir: path.resolve(values['state-dir'] ?? path.join(ROOT, '.cluster', stateDirName)),
     keepCluster: values['keep-cluster'] === true,

@@ -16,13 +16,14 @@ import type { IntOrString } from '../src/api/cloneset.ts';
 import type { KubeClient } from '../src/kube/client.ts';
 import { CLONESETS } from '../src/kube/resources.ts';
 import { benchCloneSet, CloneSetView, isActive, isReady, rollOutNewImage, waitForAvailable } from './cloneset-view.ts';
-import { diffCounts, requestCounters, requestSummary, startController, type ControllerProcess, type RequestSummary } from './controller-process.ts';
+import { measureInPlaceLimit, ratio, type Limit } from './limit.ts';
+import { diffCounts, eventWrites, requestCounters, requestSummary, startController, type ControllerProcess, type RequestSummary } from './controller-process.ts';
 import {
   CLUSTER_OPTIONS, clusterArgs, createNamespace, DEFAULT_CONTROLLER_FLAGS, deleteNamespace, log, namespaceName, ROOT, runBenchmark, secs, until, withCluster,
   type ClusterArgs,
 } from './harness.ts';
 
-const WRITE_VERBS: ReadonlySet<string> = new Set(['create', 'update', 'patch', 'delete']);
+const WRITE_VERBS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 interface Args extends ClusterArgs {
   readonly maxUnavailable: IntOrString;
@@ -48,10 +49,13 @@ function parse(argv: readonly string[]): Args {
 }
 
 interface Result {
+  readonly limit: Limit;
   readonly rolloutMs: number;
   readonly allUpdatedReadyMs: number;
   readonly requests: RequestSummary;
   readonly writes: number;
+  /** PATCHes of pods (the rollout's writes less CloneSet status and Events) */
+  readonly podWrites: number;
   readonly reconciles: number;
   readonly created: number;
   readonly deleted: number;
@@ -99,6 +103,7 @@ async function run(client: KubeClient, kubeconfig: string, args: Args): Promise<
     log(`${n} pods available after ${secs(scaleUpMs)}; rolling out a new image in place…`);
 
     const before = await requestCounters(controller.metricsUrl);
+    const eventsBefore = await eventWrites(client, ns);
     measuring = true;
     const { allUpdatedReadyMs, rolloutMs } = await rollOutNewImage(client, ns, view, n, timeout);
     // Trailing writes (lifecycle Normal of the last pods, the final status) belong to the rollout.
@@ -112,7 +117,14 @@ async function run(client: KubeClient, kubeconfig: string, args: Args): Promise<
     }
     const restarts = [...restartCounts.entries()].sort((a, b) => a[0] - b[0]).map(([r, c]) => `${c}×${r}`).join(', ');
     const writes = [...used.entries()].filter(([k]) => WRITE_VERBS.has(k)).reduce((a, [, v]) => a + v, 0);
-    return { rolloutMs, allUpdatedReadyMs, requests: requestSummary(used), writes, reconciles: used.get('#reconciles') ?? 0, created, deleted, maxNotReady, restarts, scaleUpMs, logFile };
+    await controller.stop();
+    controller = undefined;
+    log('the limit: the same three writes per pod by a direct client, back to nginx:alpine…');
+    const limit = await measureInPlaceLimit(kubeconfig, ns, () => [...view.pods.values()].filter(isActive), 'nginx:alpine', timeout);
+    // Pods are only ever PATCHed here (no pod is created or deleted): PATCHes less the Events' own.
+    const eventsAfter = await eventWrites(client, ns);
+    const podWrites = (used.get('PATCH') ?? 0) - (eventsAfter.patches - eventsBefore.patches);
+    return { limit, rolloutMs, allUpdatedReadyMs, requests: requestSummary(used), writes, podWrites, reconciles: used.get('#reconciles') ?? 0, created, deleted, maxNotReady, restarts, scaleUpMs, logFile };
   } finally {
     stop.abort();
     await controller?.stop();
@@ -127,11 +139,12 @@ async function main(): Promise<void> {
     const flags = args.controllerArgs.length > 0 ? args.controllerArgs.join(' ') : DEFAULT_CONTROLLER_FLAGS;
     const lines = [
       `CloneSet in-place update benchmark: ${args.pods} pods, InPlaceIfPossible, maxUnavailable ${String(args.maxUnavailable)}, gracePeriodSeconds ${args.grace}; controller ${flags}`,
-      `rollout (image patch → status: every pod updated and Ready): ${secs(r.rolloutMs)} (all pods Ready on the new revision after ${secs(r.allUpdatedReadyMs)})`,
+      `rollout (image patch → status: every pod updated and Ready): ${secs(r.rolloutMs)} (all pods Ready on the new revision after ${secs(r.allUpdatedReadyMs)}, ${ratio(r.allUpdatedReadyMs, r.limit.readyMs)} the limit)`,
       `controller API requests during the rollout: ${r.requests.text}; ${r.reconciles} reconciles`,
-      `API writes: ${r.writes} = ${(r.writes / args.pods).toFixed(2)} per updated pod`,
+      `API writes: ${r.writes} = ${(r.writes / args.pods).toFixed(2)} per updated pod; pod writes: ${r.podWrites} = ${(r.podWrites / args.pods).toFixed(2)} per updated pod`,
       `pods created ${r.created}, deleted ${r.deleted}; container restarts per pod: ${r.restarts}; max not Ready at once ${r.maxNotReady}`,
       `(initial scale 0 → ${args.pods}: ${secs(r.scaleUpMs)}; controller log ${path.relative(ROOT, r.logFile)})`,
+      `the limit: a direct client, controller stopped, the same 3 writes per pod (not ready, image, ready), 64 in flight, no client limit, no maxUnavailable: all ${args.pods} pods Ready on the new image after ${secs(r.limit.readyMs)} (writes sent after ${secs(r.limit.existMs)}; ${r.limit.requests} requests)`,
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
   });

@@ -1,7 +1,8 @@
-// Scale benchmark: how long the controller takes to bring a CloneSet from 0 to N pods (existing, Ready, counted in
-// status) and back to 0, how many API requests it sends doing so, and its peak memory.
+// Scale benchmark: how long the controller takes to bring CloneSets from 0 to N pods in all (existing, Ready,
+// counted in status) and back to 0, how many API requests it sends doing so, and its peak memory; then the limit
+// (limit.ts): the same number of pods created and made Ready by a direct client, and each time's ratio to it.
 //
-//   node bench/scale.ts [--pods 1000] [--kubeconfig PATH] [--state-dir DIR] [--keep-cluster] [-- <controller flags>]
+//   node bench/scale.ts [--pods 1000] [--clonesets 1] [--kubeconfig PATH] [--state-dir DIR] [--keep-cluster] [-- <controller flags>]
 //
 // Without --kubeconfig it starts its own local control plane (state dir .cluster/bench, stopped at the end unless
 // --keep-cluster). It installs the CRD, runs the real controller binary as a child process scoped to a fresh
@@ -11,11 +12,12 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { CLONESETS } from '../src/kube/resources.ts';
-import { APP, benchCloneSet, CloneSetView, isReady } from './cloneset-view.ts';
-import { diffCounts, peakRssMiB, requestCounters, requestSummary, startController, type ControllerProcess } from './controller-process.ts';
+import { benchCloneSet, CloneSetView, fleet, isReady, statusSum } from './cloneset-view.ts';
+import { measureLimit, ratio } from './limit.ts';
+import { diffCounts, eventWrites, peakRssMiB, requestCounters, requestSummary, startController, type ControllerProcess } from './controller-process.ts';
 import { CLUSTER_OPTIONS, clusterArgs, createNamespace, DEFAULT_CONTROLLER_FLAGS, deleteNamespace, log, namespaceName, ROOT, runBenchmark, secs, until, withCluster, type ClusterArgs } from './harness.ts';
 
-const USAGE = 'usage: node bench/scale.ts [--pods N (1000)] [--kubeconfig PATH] [--state-dir DIR] [--keep-cluster] [-- controller flags…]\n';
+const USAGE = 'usage: node bench/scale.ts [--pods N (1000)] [--clonesets M (1)] [--kubeconfig PATH] [--state-dir DIR] [--keep-cluster] [-- controller flags…]\n';
 
 function parse(argv: readonly string[]): ClusterArgs {
   const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, options: CLUSTER_OPTIONS });
@@ -37,36 +39,48 @@ async function main(): Promise<void> {
       const idle = await requestCounters(metricsUrl);
 
       const n = args.pods;
+      const sets = fleet(n, args.cloneSets);
       const flags = args.controllerArgs.length > 0 ? args.controllerArgs.join(' ') : `(${DEFAULT_CONTROLLER_FLAGS})`;
       log(`namespace ${ns}; controller pid ${controller.pid}, flags ${flags}; log ${path.relative(ROOT, controller.logFile)}`);
       const t0 = Date.now();
-      await client.create(CLONESETS, ns, benchCloneSet(ns, n));
+      for (const [name, replicas] of sets) await client.create(CLONESETS, ns, benchCloneSet(ns, replicas, undefined, name));
       const timeout = 60_000 + n * 1_000;
       const tExist = await until(`${n} pods`, () => (view.pods.size >= n ? Date.now() - t0 : undefined), timeout);
       const tReady = await until(`${n} Ready pods`, () => ([...view.pods.values()].filter(isReady).length >= n ? Date.now() - t0 : undefined), timeout);
-      const tStatus = await until(`status.readyReplicas == ${n}`, () => (view.cloneSet?.status?.readyReplicas === n ? Date.now() - t0 : undefined), timeout);
+      const tStatus = await until(`status.readyReplicas == ${n}`, () => (statusSum(view, 'readyReplicas') === n ? Date.now() - t0 : undefined), timeout);
       // Let the trailing writes (lifecycle Normal, status) settle before reading the counters.
-      await until('status.availableReplicas', () => (view.cloneSet?.status?.availableReplicas === n ? true : undefined), timeout);
+      await until('status.availableReplicas', () => (statusSum(view, 'availableReplicas') === n ? true : undefined), timeout);
       const up = await requestCounters(metricsUrl);
       const rssUp = peakRssMiB(controller.pid);
+      const events = await eventWrites(client, ns);
+      const upTotal = requestSummary(diffCounts(up, idle)).total;
 
       const t1 = Date.now();
-      await client.patch(CLONESETS, ns, APP, { spec: { replicas: 0 } }, 'merge');
+      for (const name of sets.keys()) await client.patch(CLONESETS, ns, name, { spec: { replicas: 0 } }, 'merge');
       const tGone = await until('0 pods', () => (view.pods.size === 0 ? Date.now() - t1 : undefined), timeout);
-      const tStatus0 = await until('status.replicas == 0', () => (view.cloneSet?.status?.replicas === 0 ? Date.now() - t1 : undefined), timeout);
+      const tStatus0 = await until('status.replicas == 0', () => ([...view.cloneSets.values()].every((cs) => cs.status?.replicas === 0) ? Date.now() - t1 : undefined), timeout);
       const down = await requestCounters(metricsUrl);
       const rssEnd = peakRssMiB(controller.pid);
+      stop.abort();
+      await controller.stop();
+      controller = undefined;
+      await deleteNamespace(client, ns, true);
+
+      log(`the limit: ${n} pods created and made Ready by a direct client…`);
+      const limit = await measureLimit(kubeconfig, n, timeout);
 
       const requests = (c: Map<string, number>): string => requestSummary(c).text;
       const row = (label: string, value: string): string => `  ${label.padEnd(34)}${value}`;
       const lines = [
-        `CloneSet scale benchmark: ${n} pods, controller ${flags}`,
+        `CloneSet scale benchmark: ${n} pods in ${sets.size} CloneSet(s), controller ${flags}`,
         `(request counts are the controller's rest_client_requests_total by verb, its event writes included)`,
         `scale 0 → ${n}`,
-        row(`${n} pods exist`, secs(tExist)),
-        row(`${n} pods Ready`, secs(tReady)),
-        row(`status.readyReplicas == ${n}`, secs(tStatus)),
+        row(`${n} pods exist`, `${secs(tExist)}  (${ratio(tExist, limit.existMs)} the limit)`),
+        row(`${n} pods Ready`, `${secs(tReady)}  (${ratio(tReady, limit.readyMs)} the limit)`),
+        row(`status.readyReplicas == ${n}`, `${secs(tStatus)}  (${ratio(tStatus, limit.readyMs)} the limit)`),
         row('controller API requests', requests(diffCounts(up, idle))),
+        row('  of which Events (POST + PATCH)', `${events.posts + events.patches} (${events.posts} + ${events.patches})`),
+        row('requests per pod, without Events', ((upTotal - events.posts - events.patches) / n).toFixed(2)),
         row('controller peak RSS so far', rssUp),
         `scale ${n} → 0`,
         row('all pods gone', secs(tGone)),
@@ -76,12 +90,16 @@ async function main(): Promise<void> {
         row('startup requests (list + watch)', requests(idle)),
         row('total API requests', requests(down)),
         row('controller peak RSS (VmHWM)', rssEnd),
+        `the limit: a direct client, no controller, ${n} pods created + 1 status patch each, 64 in flight, no client limit`,
+        row(`${n} pods exist`, secs(limit.existMs)),
+        row(`${n} pods Ready`, secs(limit.readyMs)),
+        row('API requests', String(limit.requests)),
       ];
       process.stdout.write(`${lines.join('\n')}\n`);
     } finally {
       stop.abort();
       await controller?.stop();
-      await deleteNamespace(client, ns, false);
+      if (controller !== undefined) await deleteNamespace(client, ns, false);
     }
   });
 }

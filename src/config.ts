@@ -60,8 +60,11 @@ Flags:
       --kubeconfig string                  path to a kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)
   -n, --namespace string                   only manage CloneSets in this namespace (default: all namespaces)
       --cloneset-workers int               concurrent reconciles (default 3)
-      --kube-api-qps float                 client-side QPS limit towards the API server (default 30)
-      --kube-api-burst int                 client-side burst (default 50)
+      --kube-api-qps float                 client-side QPS limit towards the API server, per resource kind as in
+                                           controller-runtime: pods, pod status, CloneSets… each have their own
+                                           bucket; informer lists/watches and events have separate ones; 0 = no
+                                           client-side limit (default 30)
+      --kube-api-burst int                 client-side burst, per resource kind (default 50)
       --feature-gates string               comma-separated Name=true|false, Kruise gate names (e.g. CloneSetShortHash=true)
       --cloneset-scaling-exclude-preparing-delete
                                            exclude PreparingDelete pods from the replica count, for all CloneSets

@@ -1,6 +1,7 @@
 // Maps informer events to CloneSet keys and observes scale expectations (docs/features.md#reconcile-pass, #expectations; Kruise pkg/controller/cloneset/cloneset_event_handler.go).
 // Pods and PVCs go to the CloneSet named by their controller reference; orphans to every CloneSet whose
 // selector matches (they are never adopted, but a label change may concern the CloneSet).
+import { isDeepStrictEqual } from 'node:util';
 import type { CloneSet } from '../api/cloneset.ts';
 import { GROUP, KIND } from '../api/cloneset.ts';
 import type { KubeObject, OwnerReference, PersistentVolumeClaim, Pod } from '../kube/types.ts';
@@ -33,6 +34,21 @@ export function cloneSetHandlers(enqueue: Enqueue): InformerHandlers<CloneSet> {
     onUpdate: (_old, cs) => enqueue(keyOf(cs)),
     onDelete: (cs) => enqueue(keyOf(cs)),
   };
+}
+
+/**
+ * A pod update that changes nothing the controller reads: the two versions are equal but for their
+ * resourceVersion. The cache keeps only what the controller reads (cache-transforms.ts), so a kubelet status
+ * update that only moves, say, the pod IP or a container's `state` compares equal here and wakes no CloneSet.
+ * Unlike Kruise's CloneSetEventHandlerOptimization (a list of fields that matter, which missed a preNormal
+ * finalizer removal, kruise#2057, and Running → Failed, kruise#2473), every kept field counts: labels,
+ * annotations, finalizers, owner references, deletion, spec, phase, conditions, container statuses, resize.
+ */
+export function changesNothingRead(old: Pod, pod: Pod): boolean {
+  if (old === pod) return true;
+  const { resourceVersion: _a, ...oldMeta } = old.metadata;
+  const { resourceVersion: _b, ...newMeta } = pod.metadata;
+  return isDeepStrictEqual({ ...old, metadata: oldMeta }, { ...pod, metadata: newMeta });
 }
 
 export function podHandlers(
@@ -69,6 +85,7 @@ export function podHandlers(
       enqueue(key);
     },
     onUpdate: (old, pod) => {
+      if (changesNothingRead(old, pod)) return;
       if (pod.metadata.deletionTimestamp !== undefined) {
         deleted(pod);
         return;

@@ -50,6 +50,30 @@ describe('executor: lifecycle writes', () => {
     assert.equal(h.rvExpectations.isSatisfied('uid-p', '100').satisfied, false, 'the cache must catch up with the write');
   });
 
+  test('InPlaceUpdateReady with a lifecycle transition is one pods/status patch: condition, label and timestamp', async () => {
+    const h = harness();
+    assert.deepEqual(await h.run([{ kind: 'SetInPlaceUpdateReady', pod, lifecycle: { state: 'Normal' } }]), { writes: 1 });
+    assert.deepEqual(h.calls, [{
+      verb: 'status',
+      name: 'sample-abcde',
+      type: 'strategic',
+      patch: {
+        metadata: { labels: { 'lifecycle.apps.kruise.io/state': 'Normal' }, annotations: { 'lifecycle.apps.kruise.io/timestamp': '2025-01-02T03:04:05Z' } },
+        status: { conditions: [{ type: 'InPlaceUpdateReady', status: 'True', lastTransitionTime: '2025-01-02T03:04:05Z' }] },
+      },
+    }]);
+    assert.equal(h.rvExpectations.isSatisfied('uid-p', '100').satisfied, false, 'the cache must catch up with the lifecycle write');
+  });
+
+  test('a guarded InPlaceUpdateReady with a lifecycle transition carries the cached resourceVersion', async () => {
+    const h = harness();
+    await h.run([{ kind: 'SetInPlaceUpdateReady', pod, guardResourceVersion: true, lifecycle: { state: 'Updated' } }]);
+    assert.deepEqual(h.calls[0]?.patch, {
+      metadata: { labels: { 'lifecycle.apps.kruise.io/state': 'Updated' }, annotations: { 'lifecycle.apps.kruise.io/timestamp': '2025-01-02T03:04:05Z' }, resourceVersion: '42' },
+      status: { conditions: [{ type: 'InPlaceUpdateReady', status: 'True', lastTransitionTime: '2025-01-02T03:04:05Z' }] },
+    });
+  });
+
   test('Updated → PreparingUpdate puts the hook handlers back (finalizers merged by the strategic patch)', async () => {
     const h = harness();
     await h.run([{ kind: 'PatchPodLifecycle', pod, state: 'PreparingUpdate', addLabels: { 'example.com/drain': 'true' }, addFinalizers: ['example.io/blocker'] }]);

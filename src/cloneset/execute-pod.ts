@@ -78,12 +78,22 @@ export async function patchPodTemplateHash(cs: CloneSet, action: ActionOf<'Patch
 export async function setInPlaceUpdateReady(cs: CloneSet, action: ActionOf<'SetInPlaceUpdateReady'>, deps: ExecuteDeps): Promise<number> {
   const ns = cs.metadata.namespace ?? '';
   const { pods } = deps.ports;
-  const condition = { type: CONDITION_INPLACE_UPDATE_READY, status: 'True', lastTransitionTime: rfc3339(deps.nowMs()) };
+  const now = rfc3339(deps.nowMs());
+  const condition = { type: CONDITION_INPLACE_UPDATE_READY, status: 'True', lastTransitionTime: now };
+  // A lifecycle transition rides along (plan/refresh.ts): pods/status takes labels and annotations too.
+  const lifecycle = action.lifecycle;
+  const metadata = lifecycle === undefined ? {} : {
+    labels: { [LABEL_LIFECYCLE_STATE]: lifecycle.state, ...(lifecycle.addLabels ?? {}) },
+    annotations: { [ANNOTATION_LIFECYCLE_TIMESTAMP]: now },
+  };
   // Strategic merge keys conditions by type: the kubelet's own conditions are untouched.
   if (action.guardResourceVersion === true) {
-    return writeInPlace(action.pod, deps, (rv) => pods.patchPodStatus(ns, action.pod.name, { metadata: { resourceVersion: rv }, status: { conditions: [condition] } }, 'strategic'));
+    return writeInPlace(action.pod, deps, (rv) => pods.patchPodStatus(ns, action.pod.name, { metadata: { ...metadata, resourceVersion: rv }, status: { conditions: [condition] } }, 'strategic'));
   }
-  await ignoreNotFound(pods.patchPodStatus(ns, action.pod.name, { status: { conditions: [condition] } }, 'strategic'));
+  const pod = await ignoreNotFound(pods.patchPodStatus(ns, action.pod.name, { ...(lifecycle === undefined ? {} : { metadata }), status: { conditions: [condition] } }, 'strategic'));
+  if (pod === undefined) return 0;
+  // A lifecycle write must be seen in the cache before the next decision (spec §13.3 expects its resourceVersion).
+  if (lifecycle !== undefined) expectRv(action.pod.uid, pod.metadata.resourceVersion, deps);
   return 1;
 }
 

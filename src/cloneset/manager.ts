@@ -15,6 +15,7 @@ import { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expec
 import { Informer } from '../runtime/informer.ts';
 import { indexByNamespace, indexByOwnerUid } from '../runtime/store.ts';
 import { defaultControllerRateLimiter, type RateLimiterOptions } from '../runtime/rate-limiter.ts';
+import { podTransform, transformNode } from './cache-transforms.ts';
 import { cloneSetHandlers, podHandlers, pvcHandlers } from './event-handlers.ts';
 import { randomInstanceIdSource } from './plan/instance-ids.ts';
 import type { SurgeRule } from './plan/replica-diff.ts';
@@ -75,10 +76,11 @@ export function startCloneSetManager(
     indexers: { [INDEX_NAMESPACE]: indexByNamespace },
     transform: (stored) => cloneSetFromV1beta1(stored as unknown as CloneSetV1beta1),
   });
-  const pods = new Informer<Pod>({ ...common, resource: PODS, indexers: { [INDEX_OWNER_UID]: indexByOwnerUid } });
+  // Only what the controller reads is cached (cache-transforms.ts): most pods and every node are not ours.
+  const pods = new Informer<Pod>({ ...common, resource: PODS, indexers: { [INDEX_OWNER_UID]: indexByOwnerUid }, transform: podTransform() });
   const pvcs = new Informer<PersistentVolumeClaim>({ ...common, resource: PVCS, indexers: { [INDEX_OWNER_UID]: indexByOwnerUid } });
   const revisions = new Informer<ControllerRevision>({ ...common, resource: CONTROLLER_REVISIONS, indexers: { [INDEX_NAMESPACE]: indexByNamespace } });
-  const nodes = new Informer<Node>({ client, clock, logger, resource: NODES });
+  const nodes = new Informer<Node>({ client, clock, logger, resource: NODES, transform: transformNode });
 
   const scaleExpectations = new ScaleExpectations(clock, config.expectationTimeoutMs);
   const rvExpectations = new ResourceVersionExpectations(clock, config.expectationTimeoutMs);

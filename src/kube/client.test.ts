@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ApiError, ConnectionError, isGone } from './api-error.ts';
-import { CONFIGMAPS, KubeClient, NODES, PODS, USER_AGENT, loadKubeConfig, type WatchEvent } from './client.ts';
+import { CLONESETS, CONFIGMAPS, KubeClient, NODES, PODS, USER_AGENT, loadKubeConfig, type WatchEvent } from './client.ts';
 
 interface Seen {
   method: string;
@@ -152,6 +152,25 @@ describe('KubeClient requests', () => {
     await client.get(CONFIGMAPS, 'ns', 'c');
     assert.equal(client.requestCount - before, 2);
     assert.equal((client.requestCounts().create ?? 0) - createsBefore, 1);
+  });
+});
+
+describe('KubeClient rate limits', () => {
+  it('draws from one bucket per resource kind: subresources share their kind\'s, lists and watches use the cache\'s', async () => {
+    const fresh = await KubeClient.fromKubeConfig(kubeConfigFor(base), { qps: 1000, burst: 1000 });
+    try {
+      await fresh.create(PODS, 'ns', { metadata: { name: 'p' } });
+      await fresh.patch(PODS, 'ns', 'p', { status: { conditions: [] } }, 'strategic', { subresource: 'status' });
+      await fresh.patch(CLONESETS, 'ns', 'c', { status: { replicas: 1 } }, 'merge', { subresource: 'status' });
+      await fresh.list(PODS, 'ns');
+      await fresh.getPath('/version');
+      assert.deepEqual(fresh.limiterKeys(), ['core/v1/pods', 'apps.kruise.io/v1alpha1/clonesets', 'core/v1/pods (cache)', 'non-resource']);
+      // A view (withSignal) shares the limiters of its client.
+      await fresh.withSignal(new AbortController().signal).get(NODES, undefined, 'n1');
+      assert.ok(fresh.limiterKeys().includes('core/v1/nodes'));
+    } finally {
+      fresh.close();
+    }
   });
 });
 

@@ -1,5 +1,5 @@
 // The REST client: typed verbs over raw JSON (no model serialization, so unknown fields survive), Status-aware
-// errors, a client-side QPS/burst limit, the request policy of request-policy.ts (retries, Retry-After, retry
+// errors, client-side QPS/burst limits per resource kind (rate-limits.ts), the request policy of request-policy.ts (retries, Retry-After, retry
 // budget, per-attempt deadline), cancellation by signal (`withSignal`) and client-go's `rest_client_*` metrics.
 
 import { setTimeout as sleepTimer } from 'node:timers/promises';
@@ -8,7 +8,7 @@ import pkg from '../../package.json' with { type: 'json' };
 import { ApiError, ConnectionError, RequestAbortedError, apiErrorFromResponse, isGone } from './api-error.ts';
 import { DEFAULT_REQUEST_POLICY, RetryBudget, retryDecision, type AttemptFailure, type RequestPolicy } from './request-policy.ts';
 import { resourcePath, type ResourceRef } from './resources.ts';
-import { TokenBucket } from './token-bucket.ts';
+import { NON_RESOURCE_KEY, RateLimits, limiterKey } from './rate-limits.ts';
 import { Transport, type Query } from './transport.ts';
 import type { KubeList, KubeObject } from './types.ts';
 
@@ -22,6 +22,7 @@ export const USER_AGENT = `cloneset-controller/${pkg.version}`;
 export const LIST_PAGE_SIZE = 500;
 
 export interface ClientOptions {
+  /** Per resource kind, as controller-runtime's client (rate-limits.ts); <= 0 = unlimited. */
   qps: number;
   burst: number;
   /** `cloneset-controller/<identity>` in the controller, so the audit log tells which replica wrote. */
@@ -102,10 +103,10 @@ export function parseWatchLine(line: string): WatchEvent {
   return { type: type as 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK', object: object as KubeObject };
 }
 
-/** What every view of one client shares: one connection pool, one rate limiter, one retry budget, counters. */
+/** What every view of one client shares: one connection pool, the rate limiters, one retry budget, counters. */
 interface Shared {
   readonly transport: Transport;
-  readonly bucket: TokenBucket;
+  readonly limits: RateLimits;
   readonly policy: RequestPolicy;
   readonly budget: RetryBudget;
   readonly metrics: RequestMetrics;
@@ -123,10 +124,10 @@ export class KubeClient {
   /** Asked before each request is sent (see withSignal). */
   #guard: (() => boolean) | undefined;
 
-  constructor(transport: Transport, bucket: TokenBucket, opts: Omit<ClientOptions, 'qps' | 'burst' | 'userAgent'> = {}, signal?: AbortSignal) {
+  constructor(transport: Transport, limits: RateLimits, opts: Omit<ClientOptions, 'qps' | 'burst' | 'userAgent'> = {}, signal?: AbortSignal) {
     const policy = { ...DEFAULT_REQUEST_POLICY, ...opts.policy };
     this.#s = {
-      transport, bucket, policy,
+      transport, limits, policy,
       budget: new RetryBudget(policy.budgetCapacity, policy.budgetRatio),
       metrics: opts.metrics ?? NO_METRICS,
       random: opts.random ?? Math.random,
@@ -140,7 +141,7 @@ export class KubeClient {
 
   static async fromKubeConfig(kc: KubeConfig, opts: ClientOptions): Promise<KubeClient> {
     const transport = await Transport.create(kc, opts.userAgent ?? USER_AGENT);
-    return new KubeClient(transport, new TokenBucket(opts.qps, opts.burst), opts);
+    return new KubeClient(transport, new RateLimits(opts.qps, opts.burst), opts);
   }
 
   /**
@@ -155,7 +156,7 @@ export class KubeClient {
    * and queued writes would go out before the renew loop notices the lease is gone; the guard stops them.
    */
   withSignal(signal: AbortSignal, opts: { unsent?: AbortSignal; guard?: () => boolean } = {}): KubeClient {
-    const view = new KubeClient(this.#s.transport, this.#s.bucket, {}, any(this.#signal, signal));
+    const view = new KubeClient(this.#s.transport, this.#s.limits, {}, any(this.#signal, signal));
     view.#s = this.#s;
     view.#unsent = any(any(view.#signal, this.#unsent), opts.unsent);
     const outer = this.#guard;
@@ -178,29 +179,34 @@ export class KubeClient {
     return this.#s.transport.server.origin;
   }
 
+  /** The limiter keys used so far (one token bucket each). */
+  limiterKeys(): readonly string[] {
+    return this.#s.limits.keys();
+  }
+
   close(): void {
     this.#s.transport.close();
   }
 
-  async #take(what: string): Promise<void> {
+  async #take(what: string, limiter: string): Promise<void> {
     const signal = this.#unsent;
     if (aborted(signal)) throw new RequestAbortedError(what);
     try {
-      await this.#s.bucket.take(signal);
+      await this.#s.limits.for(limiter).take(signal);
     } catch (e) {
       if (aborted(signal)) throw new RequestAbortedError(what);
       throw e;
     }
   }
 
-  async #call(verb: Verb, method: string, path: string, query: Query, body?: { contentType: string; value: unknown }): Promise<unknown> {
+  async #call(verb: Verb, limiter: string, method: string, path: string, query: Query, body?: { contentType: string; value: unknown }): Promise<unknown> {
     const s = this.#s;
     const what = `${method} ${path}`;
     const host = s.transport.server.host;
     const payload = body === undefined ? undefined : { contentType: body.contentType, data: isRawJson(body.value) ? body.value.rawJson : JSON.stringify(body.value) };
     s.budget.deposit();
     for (let retry = 0; ; retry++) {
-      await this.#take(what);
+      await this.#take(what, limiter);
       if (aborted(this.#unsent) || this.#guard?.() === false) throw new RequestAbortedError(what);
       this.#count(verb);
       const started = performance.now();
@@ -243,16 +249,17 @@ export class KubeClient {
 
   /** GET of a path outside the resource tree: `/version`, discovery documents such as `/apis/<group>/<version>`. */
   async getPath<T>(path: string): Promise<T> {
-    return (await this.#call('get', 'GET', path, {})) as T;
+    return (await this.#call('get', NON_RESOURCE_KEY, 'GET', path, {})) as T;
   }
 
   async get<T>(r: ResourceRef, ns: string | undefined, name: string): Promise<T> {
-    return (await this.#call('get', 'GET', resourcePath(r, ns, name), {})) as T;
+    return (await this.#call('get', limiterKey(r, 'client'), 'GET', resourcePath(r, ns, name), {})) as T;
   }
 
+  /** Lists draw from the kind's cache limiter: in controller-runtime, lists and watches are the informers'. */
   async list<T>(r: ResourceRef, ns: string | undefined, opts: ListOptions = {}): Promise<KubeList<T>> {
     const query: Query = { ...opts };
-    return (await this.#call('list', 'GET', resourcePath(r, ns), query)) as KubeList<T>;
+    return (await this.#call('list', limiterKey(r, 'cache'), 'GET', resourcePath(r, ns), query)) as KubeList<T>;
   }
 
   /**
@@ -284,18 +291,18 @@ export class KubeClient {
     const path = name === undefined ? resourcePath(r, ns) : resourcePath(r, ns, name, opts.subresource);
     // dryRun=All: admission (webhooks included) and validation run, nothing is stored
     const query = opts.dryRun === true ? { dryRun: 'All' } : {};
-    return (await this.#call('create', 'POST', path, query, { contentType: 'application/json', value: body })) as T;
+    return (await this.#call('create', limiterKey(r, 'client'), 'POST', path, query, { contentType: 'application/json', value: body })) as T;
   }
 
   async patch<T>(r: ResourceRef, ns: string | undefined, name: string, patch: unknown, type: PatchType, opts: { subresource?: string } = {}): Promise<T> {
     const path = resourcePath(r, ns, name, opts.subresource);
-    return (await this.#call('patch', 'PATCH', path, {}, { contentType: PATCH_CONTENT_TYPE[type], value: patch })) as T;
+    return (await this.#call('patch', limiterKey(r, 'client'), 'PATCH', path, {}, { contentType: PATCH_CONTENT_TYPE[type], value: patch })) as T;
   }
 
   /** PUT of the whole object (optimistic concurrency on metadata.resourceVersion). */
   async update<T>(r: ResourceRef, ns: string | undefined, name: string, body: unknown, opts: { subresource?: string } = {}): Promise<T> {
     const path = resourcePath(r, ns, name, opts.subresource);
-    return (await this.#call('update', 'PUT', path, {}, { contentType: 'application/json', value: body })) as T;
+    return (await this.#call('update', limiterKey(r, 'client'), 'PUT', path, {}, { contentType: 'application/json', value: body })) as T;
   }
 
   async delete(r: ResourceRef, ns: string | undefined, name: string, opts: DeleteOptions = {}): Promise<void> {
@@ -310,7 +317,7 @@ export class KubeClient {
       ...(opts.propagationPolicy === undefined ? {} : { propagationPolicy: opts.propagationPolicy }),
       ...(opts.gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds: opts.gracePeriodSeconds }),
     };
-    await this.#call('delete', 'DELETE', resourcePath(r, ns, name), {}, { contentType: 'application/json', value: body });
+    await this.#call('delete', limiterKey(r, 'client'), 'DELETE', resourcePath(r, ns, name), {}, { contentType: 'application/json', value: body });
   }
 
   /**
@@ -321,7 +328,7 @@ export class KubeClient {
   async watch(r: ResourceRef, ns: string | undefined, opts: WatchOptions, onEvent: (e: WatchEvent) => void, signal: AbortSignal): Promise<void> {
     const stop = any(this.#unsent, signal) ?? signal;
     try {
-      await this.#s.bucket.take(stop);
+      await this.#s.limits.for(limiterKey(r, 'cache')).take(stop);
     } catch (e) {
       if (stop.aborted) return; // aborted while waiting for a token
       throw e;

@@ -4,7 +4,8 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { kubeConfigClass } from './client-node-config.ts';
 
 const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
 
@@ -16,7 +17,7 @@ function loadFile(file: string, source: string): KubeConfig {
   if (!existsSync(file)) {
     throw new KubeConfigError(`no kubeconfig found at ${file} (${source}); pass --kubeconfig or set KUBECONFIG`);
   }
-  const kc = new KubeConfig();
+  const kc = new (kubeConfigClass())();
   try {
     kc.loadFromFile(file);
   } catch (e) {
@@ -63,7 +64,7 @@ export function loadKubeConfig(path?: string, env: NodeJS.ProcessEnv = process.e
   const home = join(homedir(), '.kube', 'config');
   if (existsSync(home)) return fromFile(home, 'default location');
   if (env['KUBERNETES_SERVICE_HOST'] !== undefined && existsSync(SERVICE_ACCOUNT_TOKEN)) {
-    const kc = new KubeConfig();
+    const kc = new (kubeConfigClass())();
     kc.loadFromCluster();
     return validated(kc, 'in-cluster service account');
   }

@@ -49,7 +49,7 @@ export function describeAction(a: PlanAction): string {
     case 'PatchPodTemplateHash':
       return `set pod-template-hash of pod ${a.pod.name} to ${a.hash}`;
     case 'SetInPlaceUpdateReady':
-      return `mark pod ${a.pod.name} ready again (InPlaceUpdateReady=True): its in-place update is complete`;
+      return `mark pod ${a.pod.name} ready (InPlaceUpdateReady=True)${a.lifecycle !== undefined ? ` and set its lifecycle state to ${a.lifecycle.state}` : ''}`;
     case 'MarkPodNotReadyForInPlaceUpdate':
       return `mark pod ${a.pod.name} not ready (InPlaceUpdateReady=False) before updating it in place to ${a.revision}`;
     case 'UpdatePodInPlace': {

@@ -25,14 +25,15 @@ export interface InformerOptions<T> {
   indexers?: Indexers<T>;
   clock: Clock;
   logger: Logger;
+  /**
+   * What the cache keeps of each object (client-go's SetTransform), or a stored-version object mapped to the internal
+   * model: applied to every listed and watched object before it is stored and handed to the handlers. Must be pure
+   * and keep name, namespace, uid and resourceVersion.
+   */
+  transform?: (obj: T) => T;
   /** Testing/recovery: skip the first list and watch from this resourceVersion (a 410 then relists). */
   resumeFrom?: string;
   random?: () => number;
-  /**
-   * Maps each listed or watched object before it is stored (e.g. a stored-version object to the internal model).
-   * Pure and total: it must not throw.
-   */
-  transform?: (obj: T) => T;
 }
 
 export interface InformerStats {
@@ -132,16 +133,12 @@ export class Informer<T extends KubeObject> {
     };
   }
 
-  #ingest(raw: readonly WatcherEvent<T>[]): void {
-    const t = this.#opts.transform;
-    const events =
-      t === undefined
-        ? raw
-        : raw.map((ev): WatcherEvent<T> => (ev.type === 'replace' ? { ...ev, items: ev.items.map(t) } : { ...ev, object: t(ev.object) }));
+  #ingest(events: readonly WatcherEvent<T>[]): void {
+    const t = this.#opts.transform ?? ((o: T): T => o);
     for (const ev of events) {
       let deltas: StoreDelta<T>[];
       try {
-        deltas = ev.type === 'replace' ? this.#store.replace(ev.items) : ev.type === 'apply' ? this.#store.apply(ev.object) : this.#store.remove(ev.object);
+        deltas = ev.type === 'replace' ? this.#store.replace(ev.items.map(t)) : ev.type === 'apply' ? this.#store.apply(t(ev.object)) : this.#store.remove(t(ev.object));
       } catch (err) {
         this.#log.error({ err }, 'dropped an object the cache cannot hold');
         continue;

@@ -1,5 +1,7 @@
 // The Lease goes through a client of its own: a saturated pod client (its rate limiter queued for seconds) must
-// not delay renewals. The second test is the control: through the shared limiter the same leader loses its lease.
+// not delay renewals. Client limits are per resource kind (kube/rate-limits.ts), so even the pod client's own
+// limiter for pods leaves Lease requests alone; the control saturates the leases kind of the same client, and
+// there the same leader loses its lease.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import http from 'node:http';
@@ -7,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
-import { KubeClient, PODS } from '../kube/client.ts';
+import { KubeClient, LEASES, PODS, type ResourceRef } from '../kube/client.ts';
 import { systemClock } from './clock.ts';
 import { LeaderElector } from './leader-election.ts';
 import { apiLeasePort } from './lease-port.ts';
@@ -53,8 +55,11 @@ async function newClient(qps: number, burst: number): Promise<KubeClient> {
   return c;
 }
 
-/** Acquires the lease, then leads while 100 pod creates queue on `pods` (5 QPS); reports whether leadership held. */
-async function leadWhileSaturated(pods: KubeClient, leaseClient: KubeClient): Promise<{ lost: boolean; renewals: number }> {
+/**
+ * Acquires the lease, then leads while 100 creates of `kind` (pods by default; leases go to another namespace,
+ * which the fake server answers like pods) queue on `pods` (5 QPS); reports whether leadership held.
+ */
+async function leadWhileSaturated(pods: KubeClient, leaseClient: KubeClient, kind: ResourceRef = PODS): Promise<{ lost: boolean; renewals: number }> {
   stored = undefined;
   const abort = new AbortController();
   const saturate = new AbortController();
@@ -67,7 +72,7 @@ async function leadWhileSaturated(pods: KubeClient, leaseClient: KubeClient): Pr
   const done = elector.run(abort.signal, {
     onStartedLeading: () => {
       // The controller starts a large scale-up as soon as it leads.
-      creates = Array.from({ length: 100 }, () => pods.withSignal(saturate.signal).create(PODS, 'ns', { metadata: { name: 'p' } }).catch(() => undefined));
+      creates = Array.from({ length: 100 }, () => pods.withSignal(saturate.signal).create(kind, 'other', { metadata: { name: 'p' } }).catch(() => undefined));
     },
     onStoppedLeading: (r) => { lost = r === 'lost'; },
   });
@@ -88,8 +93,14 @@ test('renewals use their own client and limiter, so a saturated pod client does 
   assert.ok(renewals >= 8, `renewed ${renewals} times in 2.5 s at a 200 ms period`);
 });
 
-test('control: the same leader renewing through the saturated pod limiter loses its lease', async () => {
+test('limits are per kind: renewing through the pod client, whose pod limiter is saturated, keeps the lease too', async () => {
   const pods = await newClient(5, 1);
   const { lost } = await leadWhileSaturated(pods, pods);
+  assert.equal(lost, false);
+});
+
+test('control: the same leader renewing through a client whose leases limiter is saturated loses its lease', async () => {
+  const pods = await newClient(5, 1);
+  const { lost } = await leadWhileSaturated(pods, pods, LEASES);
   assert.equal(lost, true);
 });

@@ -202,20 +202,36 @@ export async function runWatcher<T extends KubeObject>(opts: WatcherDriverOption
     if (action.delayMs > 0) await opts.sleep(action.delayMs, signal);
     if (signal.aborted) return;
     if (action.kind === 'list') {
-      let s: Step<T>;
-      try {
-        const { items, resourceVersion } = await opts.source.list();
-        s = step(state, { type: 'listed', items, resourceVersion, now: opts.now() });
-      } catch (error) {
-        if (signal.aborted) return; // shutting down: not a failure worth a log line
-        s = step(state, { type: 'listFailed', error, now: opts.now() });
-      }
-      apply(s);
-      action = s.action;
+      const next = await listOnce(opts, signal, apply, () => state);
+      if (next === undefined) return; // shutting down: not a failure worth a log line
+      action = next;
       continue;
     }
     action = await watchOnce(opts, action.resourceVersion, signal, (s) => apply(s), () => state);
   }
+}
+
+/**
+ * One list, applied. A function of its own so that the listed objects as received (before the informer's
+ * transform) are referenced by no frame once they are stored: a suspended async function keeps its locals, and
+ * the loop above stays suspended for as long as the watch runs.
+ */
+async function listOnce<T extends KubeObject>(
+  opts: WatcherDriverOptions<T>,
+  signal: AbortSignal,
+  apply: (s: Step<T>) => void,
+  current: () => WatcherState,
+): Promise<WatcherAction | undefined> {
+  let s: Step<T>;
+  try {
+    const { items, resourceVersion } = await opts.source.list();
+    s = step(current(), { type: 'listed', items, resourceVersion, now: opts.now() });
+  } catch (error) {
+    if (signal.aborted) return undefined;
+    s = step(current(), { type: 'listFailed', error, now: opts.now() });
+  }
+  apply(s);
+  return s.action;
 }
 
 async function watchOnce<T extends KubeObject>(

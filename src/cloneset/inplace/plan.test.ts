@@ -83,6 +83,10 @@ class World {
           break;
         case 'SetInPlaceUpdateReady':
           this.#replace(a.pod.name, (p) => applyPodStatusPatch(p, { status: { conditions: [{ type: 'InPlaceUpdateReady', status: 'True', reason: null, lastTransitionTime: now }] } }));
+          if (a.lifecycle !== undefined) {
+            const state = a.lifecycle.state;
+            this.#replace(a.pod.name, (p) => applyPodPatch(p, { metadata: { labels: { 'lifecycle.apps.kruise.io/state': state } } }));
+          }
           break;
         case 'PatchPodLifecycle':
           this.#replace(a.pod.name, (p) => applyPodPatch(p, { metadata: { labels: { 'lifecycle.apps.kruise.io/state': a.state } } }));
@@ -197,7 +201,7 @@ describe('in-place update, step by step', () => {
     assert.equal(w.pods[0]?.spec.containers[0]?.image, 'nginx:r1');
   });
 
-  test('completion: the new imageID → InPlaceUpdateReady True (guarded) and lifecycle Normal in the same pass', () => {
+  test('completion: the new imageID → InPlaceUpdateReady True (guarded) and lifecycle Normal in one write', () => {
     const cs = inPlaceCloneSet(1);
     const w = new World(cs, readyPods(cs, 1), revisions(cs, 'r1', 'r2'));
     w.apply(w.plan().actions);
@@ -206,9 +210,9 @@ describe('in-place update, step by step', () => {
     assert.deepEqual(w.plan().actions, [], 'the kubelet has not restarted the container yet');
     w.kubelet();
     const done = w.plan();
-    assert.deepEqual(done.actions.map((a) => a.kind), ['SetInPlaceUpdateReady', 'PatchPodLifecycle']);
+    assert.deepEqual(done.actions.map((a) => a.kind), ['SetInPlaceUpdateReady']);
     assert.equal(ofKind(done.actions, 'SetInPlaceUpdateReady')[0]?.guardResourceVersion, true);
-    assert.equal(ofKind(done.actions, 'PatchPodLifecycle')[0]?.state, 'Normal');
+    assert.equal(ofKind(done.actions, 'SetInPlaceUpdateReady')[0]?.lifecycle?.state, 'Normal');
     w.apply(done.actions);
     w.kubelet();
     const pod = w.pods[0] as Pod;
@@ -224,7 +228,7 @@ describe('in-place update, step by step', () => {
     w.apply(w.plan().actions);
     w.kubelet();
     const p = w.plan();
-    assert.equal(ofKind(p.actions, 'PatchPodLifecycle')[0]?.state, 'Updated');
+    assert.equal(ofKind(p.actions, 'SetInPlaceUpdateReady')[0]?.lifecycle?.state, 'Updated');
     w.apply(p.actions);
     assert.equal(ofKind(w.plan().actions, 'PatchPodLifecycle')[0]?.state, 'Normal');
   });

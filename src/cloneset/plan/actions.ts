@@ -43,6 +43,12 @@ export interface PodToDelete {
   readonly cause: DeleteCause;
 }
 
+/** A lifecycle state change carried by another pod write: the state label, the timestamp, hook labels. */
+export interface LifecycleWrite {
+  readonly state: LifecycleState;
+  readonly addLabels?: Readonly<Record<string, string>>;
+}
+
 export type PlanAction =
   | { readonly kind: 'ReleasePod'; readonly pod: PodRef; readonly ownerRefIndex: number; readonly ownerUid: string }
   /** Adoption (docs/features.md#ownership-and-adoption; Kruise pkg/controller/cloneset/cloneset_controller.go): `ownerRef` replaces the reference at `replaceIndex`, or is appended without one. */
@@ -60,8 +66,10 @@ export type PlanAction =
   /**
    * InPlaceUpdateReady=True (docs/features.md#in-place-update; Kruise pkg/util/inplaceupdate/inplace_update.go). `guardResourceVersion`: sent with the cached pod's
    * resourceVersion, so it only applies to the pod version it was decided on (409 otherwise, ignored).
+   * `lifecycle`: the lifecycle transition of the same refresh (spec §13.3 label + timestamp), written in the same
+   * pods/status request instead of a second one (refresh.ts, docs/performance.md).
    */
-  | { readonly kind: 'SetInPlaceUpdateReady'; readonly pod: PodRef; readonly guardResourceVersion?: boolean }
+  | { readonly kind: 'SetInPlaceUpdateReady'; readonly pod: PodRef; readonly guardResourceVersion?: boolean; readonly lifecycle?: LifecycleWrite }
   /** In-place update, step 1 (docs/features.md#in-place-update; Kruise pkg/util/inplaceupdate/inplace_update.go): pods/status patch InPlaceUpdateReady=False (+ Ready=False). */
   | { readonly kind: 'MarkPodNotReadyForInPlaceUpdate'; readonly pod: PodRef; readonly revision: string; readonly patch: Readonly<Record<string, unknown>> }
   /**

@@ -77,24 +77,30 @@ describe('scale out (docs/features.md#scaling)', () => {
     ]);
   });
 
-  test('after creation, refresh sets InPlaceUpdateReady at once but PreparingNormal → Normal only once scheduled', () => {
+  test('after creation, one write per pod once it is scheduled: InPlaceUpdateReady and PreparingNormal → Normal together', () => {
     const cs = aCloneSet('sample').replicas(5).build();
     const world = newWorld(cs, [], [], { scheduleAfterSteps: 1_000 }); // the scheduler is ours to drive
     // (step 1/4) create
     assert.deepEqual(kinds(plan(world).actions), ['CreatePods']);
     reconcileStep(world);
-    // (step 2/4) unscheduled: only the readiness-gate condition is written, no lifecycle change
+    // (step 2/4) unscheduled: nothing is written (the pod cannot be Ready before it is scheduled)
     const p2 = plan(world);
-    assert.equal(p2.phase, 'update');
-    assert.deepEqual(kinds(p2.actions), Array(5).fill('SetInPlaceUpdateReady'));
-    applyPlan(world, p2.actions);
-    // (step 3/4) scheduled: Normal
+    assert.deepEqual(p2.actions, []);
+    // (step 3/4) scheduled: one pods/status write each, the condition and the Normal label
     world.pods = world.pods.map((p, i) => ({ ...p, spec: { ...p.spec, nodeName: `node-${i}` } }));
     const p3 = plan(world);
-    assert.deepEqual(p3.actions.map((a) => (a.kind === 'PatchPodLifecycle' ? a.state : a.kind)), Array(5).fill('Normal'));
+    assert.deepEqual(p3.actions.map((a) => (a.kind === 'SetInPlaceUpdateReady' ? `${a.kind}+${a.lifecycle?.state ?? ''}` : a.kind)), Array(5).fill('SetInPlaceUpdateReady+Normal'));
     applyPlan(world, p3.actions);
+    assert.ok(world.pods.every((p) => p.metadata.labels?.['lifecycle.apps.kruise.io/state'] === 'Normal'));
     // (step 4/4) nothing left to do
     assert.deepEqual(plan(world).actions, []);
+  });
+
+  test('with a preNormal hook, InPlaceUpdateReady is written at once, unscheduled, and the pod stays PreparingNormal', () => {
+    const cs = aCloneSet('sample').replicas(1).preNormalHook({ labelsHandler: { hooked: 'yes' } }).build();
+    const waiting = aPod(cs).instanceId('aaaaa').pending().state('PreparingNormal').inPlaceUpdateReady(undefined).build();
+    const p = planOf(cs, [waiting]);
+    assert.deepEqual(p.actions.map((a) => (a.kind === 'SetInPlaceUpdateReady' ? `${a.kind}+${a.lifecycle?.state ?? '-'}` : a.kind)), ['SetInPlaceUpdateReady+-']);
   });
 
   test('a preNormal hook moves a pod to Normal when all handlers are present, scheduled or not', () => {

@@ -7,7 +7,7 @@ import { podUpdateComplete } from '../inplace/completion.ts';
 import { deferReadyToUpdate, refreshInPlace, type InPlaceContext } from '../inplace/plan.ts';
 import { minDelay, podRefOf, type PlanAction } from './actions.ts';
 import { refreshLifecycle, type RefreshContext } from './lifecycle-state.ts';
-import { hasReadinessGate, podCondition, shortHash } from './pod-predicates.ts';
+import { hasReadinessGate, lifecycleStateOf, podCondition, shortHash } from './pod-predicates.ts';
 
 export interface RefreshResult {
   readonly actions: readonly PlanAction[];
@@ -27,6 +27,7 @@ export function planRefresh(cloneSet: CloneSet, pods: readonly Pod[], ctx: Refre
   const lifecycleCtx: RefreshContext = inPlace === undefined ? ctx : { ...ctx, isUpdateComplete: (p) => podUpdateComplete(p, inPlace.gates).complete };
   for (const pod of pods) {
     const ref = podRefOf(pod);
+    let ready: ReadyAction | undefined;
     if (inPlace !== undefined) {
       // The in-place refresh (docs/features.md#in-place-update; Kruise pkg/util/inplaceupdate/inplace_update.go): grace period end, next container batch, InPlaceUpdateReady=True.
       const r = refreshInPlace(pod, inPlace);
@@ -35,17 +36,21 @@ export function planRefresh(cloneSet: CloneSet, pods: readonly Pod[], ctx: Refre
       if (r.explain !== undefined) explain.push(r.explain);
       if (r.error !== undefined) errors.push(r.error);
       // A pod marked not ready for an update still to come is left to the update step (kruise#2276).
-      if (r.readyAction !== undefined && !deferReadyToUpdate(cloneSet, pod, inPlace)) actions.push(r.readyAction);
+      if (r.readyAction?.kind === 'SetInPlaceUpdateReady' && !deferReadyToUpdate(cloneSet, pod, inPlace)) ready = r.readyAction;
     } else {
       // The controller is the only writer of InPlaceUpdateReady; without it a new pod never becomes Ready.
       if (hasReadinessGate(pod, CONDITION_INPLACE_UPDATE_READY) && podCondition(pod, CONDITION_INPLACE_UPDATE_READY)?.status !== 'True') {
-        actions.push({ kind: 'SetInPlaceUpdateReady', pod: ref });
+        ready = { kind: 'SetInPlaceUpdateReady', pod: ref };
       }
     }
     // Lifecycle transitions and the KruisePodReady condition (lifecycle-state.ts); only a label change blocks.
     const lifecycle = refreshLifecycle(cloneSet, pod, lifecycleCtx);
-    actions.push(...lifecycle.actions);
     if (lifecycle.stateChanged) blocksUpdate = true;
+    if (ready !== undefined && waitsForScheduling(cloneSet, pod)) {
+      // Written together with PreparingNormal → Normal once the pod is scheduled; it cannot be Ready before.
+      ready = undefined;
+    }
+    actions.push(...withReadyWrite(ready, lifecycle.actions));
     const revisionLabel = pod.metadata.labels?.[LABEL_REVISION_HASH];
     if (pod.metadata.labels?.[LABEL_POD_TEMPLATE_HASH] === undefined && revisionLabel !== undefined) {
       actions.push({ kind: 'PatchPodTemplateHash', pod: ref, hash: shortHash(revisionLabel) });
@@ -58,4 +63,30 @@ export function planRefresh(cloneSet: CloneSet, pods: readonly Pod[], ctx: Refre
     blocksUpdate = true;
   }
   return { actions, blocksUpdate, explain, ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}) };
+}
+
+type ReadyAction = Extract<PlanAction, { kind: 'SetInPlaceUpdateReady' }>;
+
+/**
+ * A new pod without a preNormal hook waits, unscheduled, in PreparingNormal (spec §13.2): its InPlaceUpdateReady
+ * write waits too, so that once it is scheduled one request sets both (a pod cannot be Ready before it is
+ * scheduled, so nothing observable is delayed). With a preNormal hook the condition is written at once: such a
+ * pod is Ready (not available) while the hook holds it.
+ */
+function waitsForScheduling(cloneSet: CloneSet, pod: Pod): boolean {
+  return lifecycleStateOf(pod) === 'PreparingNormal' && cloneSet.spec.lifecycle?.preNormal === undefined && (pod.spec.nodeName ?? '') === '';
+}
+
+/**
+ * The refresh writes of one pod, with InPlaceUpdateReady=True and a plain lifecycle transition (label, timestamp,
+ * hook labels — no finalizers, no KruisePodReady step) merged into one pods/status patch: the status subresource
+ * of pods takes metadata labels and annotations too (only spec, owner references and the deletion timestamp are
+ * kept from the stored pod). That is one request instead of two per new pod (create + 1) and per in-place
+ * update (not-ready, update, ready + Normal), with the same end state and the same resourceVersion guard.
+ */
+function withReadyWrite(ready: ReadyAction | undefined, lifecycle: readonly PlanAction[]): PlanAction[] {
+  if (ready === undefined) return [...lifecycle];
+  const [only, ...rest] = lifecycle;
+  if (only === undefined || rest.length > 0 || only.kind !== 'PatchPodLifecycle' || (only.addFinalizers ?? []).length > 0) return [ready, ...lifecycle];
+  return [{ ...ready, lifecycle: { state: only.state, ...(only.addLabels !== undefined ? { addLabels: only.addLabels } : {}) } }];
 }

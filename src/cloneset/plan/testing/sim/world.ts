@@ -279,9 +279,16 @@ export function applyPlan(world: World, actions: readonly PlanAction[]): string[
       case 'PatchPodTemplateHash':
         replacePod(world, a.pod.name, a.pod.uid, (p) => withLabel(p, LABEL_POD_TEMPLATE_HASH, a.hash), violations, a.kind);
         break;
-      case 'SetInPlaceUpdateReady':
-        replacePod(world, a.pod.name, a.pod.uid, (p) => setCondition(p, { type: CONDITION_INPLACE_UPDATE_READY, status: 'True', lastTransitionTime: now }), violations, a.kind);
+      case 'SetInPlaceUpdateReady': {
+        const lifecycle = a.lifecycle;
+        replacePod(world, a.pod.name, a.pod.uid, (p) => {
+          const q = setCondition(p, { type: CONDITION_INPLACE_UPDATE_READY, status: 'True', lastTransitionTime: now });
+          if (lifecycle === undefined) return q;
+          const labels = { ...q.metadata.labels, [LABEL_LIFECYCLE_STATE]: lifecycle.state, ...lifecycle.addLabels };
+          return { ...q, metadata: { ...q.metadata, labels, annotations: { ...q.metadata.annotations, [ANNOTATION_LIFECYCLE_TIMESTAMP]: now } } };
+        }, violations, a.kind);
         break;
+      }
       case 'PatchPodConditions':
         replacePod(world, a.pod.name, a.pod.uid, (p) => a.conditions.reduce((q, c) => setCondition(q, { ...c, lastTransitionTime: now }), p), violations, a.kind);
         break;
@@ -588,7 +595,7 @@ export function describeAction(a: PlanAction): string {
     case 'PatchPodTemplateHash':
       return `template-hash ${a.pod.name}=${a.hash}`;
     case 'SetInPlaceUpdateReady':
-      return `gate ${a.pod.name}`;
+      return `gate ${a.pod.name}${a.lifecycle !== undefined ? ` lifecycle=${a.lifecycle.state}` : ''}`;
     case 'PatchPodConditions':
       return `conditions ${a.pod.name} ${a.conditions.map((c) => `${c.type}=${c.status}`).join(',')}`;
     case 'ReleasePod':

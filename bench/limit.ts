@@ -1,0 +1,94 @@
+// The limit every benchmark time is compared with: the API server's (and scheduler's and kwok's) own speed for the
+// same work without a controller. A direct client with no client-side limit and `concurrency` requests in flight
+// creates `n` pods shaped like the controller's (labels, the InPlaceUpdateReady readiness gate) and, as soon as
+// each exists, writes the one status patch that makes it Ready (InPlaceUpdateReady=True) — the two requests per
+// pod the controller needs. A controller time divided by the limit is the ratio the benchmarks print.
+import { KubeClient } from '../src/kube/client.ts';
+import { loadKubeConfig } from '../src/kube/kubeconfig.ts';
+import { PODS } from '../src/kube/resources.ts';
+import type { Pod } from '../src/kube/types.ts';
+import { runBounded } from '../src/runtime/bounded-parallel.ts';
+import { APP, CloneSetView, isReady } from './cloneset-view.ts';
+import { createNamespace, deleteNamespace, namespaceName, until } from './harness.ts';
+
+export interface Limit {
+  /** start → every pod exists (creates answered) */
+  readonly existMs: number;
+  /** start → every pod Ready, as a watch saw them */
+  readonly readyMs: number;
+  readonly requests: number;
+}
+
+/** In-flight requests of the direct client: enough to keep the API server busy on a 2-core machine. */
+export const LIMIT_CONCURRENCY = 64;
+
+/**
+ * Runs the limit in a namespace of its own and deletes it afterwards; `waitForCleanup` waits until it is gone (for
+ * a phase that follows; the benchmarks run the limit last and do not wait).
+ */
+export async function measureLimit(kubeconfig: string, n: number, timeoutMs: number, waitForCleanup = false): Promise<Limit> {
+  const client = await KubeClient.fromKubeConfig(loadKubeConfig(kubeconfig), { qps: 0, burst: 0 });
+  const ns = namespaceName('limit');
+  const stop = new AbortController();
+  try {
+    await createNamespace(client, ns);
+    const view = new CloneSetView(client, ns, stop.signal);
+    const t0 = Date.now();
+    let existMs = 0;
+    let created = 0;
+    const one = async (i: number): Promise<void> => {
+      const name = `${APP}-${i.toString(36).padStart(5, '0')}`;
+      await client.create(PODS, ns, {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name, labels: { app: APP, cloneset: 'limit' } },
+        spec: { containers: [{ name: 'nginx', image: 'nginx:alpine' }], readinessGates: [{ conditionType: 'InPlaceUpdateReady' }] },
+      });
+      if (++created === n) existMs = Date.now() - t0;
+      const condition = { type: 'InPlaceUpdateReady', status: 'True', lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') };
+      await client.patch(PODS, ns, name, { status: { conditions: [condition] } }, 'strategic', { subresource: 'status' });
+    };
+    const { error } = await runBounded(Array.from({ length: n }, (_, i) => () => one(i)), LIMIT_CONCURRENCY);
+    if (error !== undefined) throw error;
+    const readyMs = await until(`${n} directly created pods Ready`, () => ([...view.pods.values()].filter(isReady).length >= n ? Date.now() - t0 : undefined), timeoutMs);
+    return { existMs, readyMs, requests: client.requestCount };
+  } finally {
+    stop.abort();
+    await deleteNamespace(client, ns, waitForCleanup);
+    client.close();
+  }
+}
+
+/** "2.31×" — how many times the limit a measured time is. */
+export function ratio(ms: number, limitMs: number): string {
+  return limitMs > 0 ? `${(ms / limitMs).toFixed(2)}×` : 'n/a';
+}
+
+/**
+ * The limit of an in-place rollout: with the controller stopped, a direct client (no client limit, 64 in flight, no
+ * maxUnavailable budget) makes the three writes the controller makes per pod — InPlaceUpdateReady=False, the new
+ * image, InPlaceUpdateReady=True — and the time is until every pod runs `image` and is Ready (as `pods` shows them).
+ */
+export async function measureInPlaceLimit(kubeconfig: string, ns: string, pods: () => readonly Pod[], image: string, timeoutMs: number): Promise<Limit> {
+  const client = await KubeClient.fromKubeConfig(loadKubeConfig(kubeconfig), { qps: 0, burst: 0 });
+  try {
+    const names = pods().map((p) => p.metadata.name ?? '');
+    const condition = (status: string): object => ({ status: { conditions: [{ type: 'InPlaceUpdateReady', status, lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') }] } });
+    const t0 = Date.now();
+    const one = async (name: string): Promise<void> => {
+      await client.patch(PODS, ns, name, condition('False'), 'strategic', { subresource: 'status' });
+      await client.patch(PODS, ns, name, { spec: { containers: [{ name: 'nginx', image }] } }, 'strategic');
+      await client.patch(PODS, ns, name, condition('True'), 'strategic', { subresource: 'status' });
+    };
+    const { error } = await runBounded(names.map((name) => () => one(name)), LIMIT_CONCURRENCY);
+    if (error !== undefined) throw error;
+    const existMs = Date.now() - t0;
+    const readyMs = await until(`${names.length} pods Ready on ${image}`, () => {
+      const all = pods();
+      return all.length === names.length && all.every((p) => isReady(p) && p.status?.containerStatuses?.[0]?.image === image) ? Date.now() - t0 : undefined;
+    }, timeoutMs, 50);
+    return { existMs, readyMs, requests: client.requestCount };
+  } finally {
+    client.close();
+  }
+}

@@ -1,0 +1,62 @@
+// Pod updates that wake the CloneSet (event-handlers.ts changesNothingRead): every field the cached pod keeps
+// counts — one test per kind of change that must still trigger, including the two Kruise's event-handler
+// optimisation lost (kruise#2057, kruise#2473) — and an update that changes only what the cache drops does not.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { Pod } from '../kube/types.ts';
+import { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.ts';
+import { FakeClock } from '../runtime/clock.ts';
+import { ObjectStore } from '../runtime/store.ts';
+import type { CloneSet } from '../api/cloneset.ts';
+import { podTransform } from './cache-transforms.ts';
+import { changesNothingRead, podHandlers } from './event-handlers.ts';
+
+const owner = { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', name: 'web', uid: 'cs1', controller: true };
+const base: Pod = {
+  metadata: {
+    name: 'web-abcde', namespace: 'ns', uid: 'p1', resourceVersion: '10', ownerReferences: [owner],
+    labels: { app: 'web', 'lifecycle.apps.kruise.io/state': 'PreparingNormal' }, annotations: {}, finalizers: ['example.io/hook'],
+  },
+  spec: { containers: [{ name: 'main', image: 'nginx:1' }], nodeName: 'n1', readinessGates: [{ conditionType: 'InPlaceUpdateReady' }] },
+  status: {
+    phase: 'Running', podIP: '10.0.0.1',
+    conditions: [{ type: 'Ready', status: 'True' }, { type: 'InPlaceUpdateReady', status: 'True' }],
+    containerStatuses: [{ name: 'main', image: 'nginx:1', imageID: 'sha-1', ready: true, restartCount: 0, state: { running: { startedAt: 't1' } } }],
+  },
+};
+const t = podTransform();
+/** The pod as the cache holds it after `change`, with a newer resourceVersion. */
+const next = (change: (p: Pod) => Pod): Pod => t(change({ ...base, metadata: { ...base.metadata, resourceVersion: '11' } }));
+const status = base.status ?? {};
+
+function triggers(name: string, change: (p: Pod) => Pod): void {
+  test(name, () => assert.equal(changesNothingRead(t(base), next(change)), false));
+}
+
+describe('pod updates that wake the CloneSet', () => {
+  triggers('a lifecycle state label', (p) => ({ ...p, metadata: { ...p.metadata, labels: { ...p.metadata.labels, 'lifecycle.apps.kruise.io/state': 'Normal' } } }));
+  triggers('a hook finalizer removed (preNormal released, kruise#2057)', (p) => ({ ...p, metadata: { ...p.metadata, finalizers: [] } }));
+  triggers('an annotation (in-place update state)', (p) => ({ ...p, metadata: { ...p.metadata, annotations: { 'apps.kruise.io/inplace-update-state': '{}' } } }));
+  triggers('Running → Failed (kruise#2473)', (p) => ({ ...p, status: { ...status, phase: 'Failed' } }));
+  triggers('readiness (Ready False)', (p) => ({ ...p, status: { ...status, conditions: [{ type: 'Ready', status: 'False' }, { type: 'InPlaceUpdateReady', status: 'True' }] } }));
+  triggers('deletion', (p) => ({ ...p, metadata: { ...p.metadata, deletionTimestamp: '2025-01-01T00:00:00Z' } }));
+  triggers('a new imageID (in-place completion)', (p) => ({ ...p, status: { ...status, containerStatuses: [{ name: 'main', image: 'nginx:2', imageID: 'sha-2', ready: true, restartCount: 1 }] } }));
+  triggers('the resize status', (p) => ({ ...p, status: { ...status, resize: 'InProgress' } }));
+  triggers('scheduling (nodeName)', (p) => ({ ...p, spec: { ...p.spec, nodeName: 'n2' } }));
+  triggers('the owner reference (released)', (p) => ({ ...p, metadata: { ...p.metadata, ownerReferences: [] } }));
+
+  test('a status update that changes only what the cache drops (pod IP, container state) wakes nothing', () => {
+    const moved = next((p) => ({ ...p, status: { ...status, podIP: '10.0.0.2', containerStatuses: [{ ...(status.containerStatuses?.[0] ?? { name: 'main' }), state: { running: { startedAt: 't2' } } }] } }));
+    assert.equal(changesNothingRead(t(base), moved), true);
+  });
+
+  test('the pod handler enqueues its CloneSet for a change it reads and not for one it does not', () => {
+    const keys: string[] = [];
+    const clock = new FakeClock(0);
+    const h = podHandlers((k) => keys.push(k), new ScaleExpectations(clock, 1000), new ResourceVersionExpectations(clock, 1000), new ObjectStore<CloneSet>({ namespace: (o) => [o.metadata.namespace ?? ''] }));
+    h.onUpdate?.(t(base), next((p) => ({ ...p, status: { ...status, podIP: '10.0.0.9' } })));
+    assert.deepEqual(keys, []);
+    h.onUpdate?.(t(base), next((p) => ({ ...p, status: { ...status, phase: 'Failed' } })));
+    assert.deepEqual(keys, ['ns/web']);
+  });
+});
