@@ -25,7 +25,7 @@ export function transformNode(node: Node): Node {
   return { metadata: coreMeta(node.metadata) };
 }
 
-/** Does any owner reference (controller or not) name a CloneSet? Such pods are ours, or may be adopted (spec §8.6). */
+/** Does any owner reference (controller or not) name a CloneSet? Such pods are ours, or may be adopted (docs/features.md#ownership-and-adoption). */
 function refersToCloneSet(pod: Pod): boolean {
   return (pod.metadata.ownerReferences ?? []).some((r) => r.kind === KIND && r.apiVersion.split('/')[0] === GROUP);
 }

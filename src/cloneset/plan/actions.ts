@@ -66,7 +66,7 @@ export type PlanAction =
   /**
    * InPlaceUpdateReady=True (docs/features.md#in-place-update; Kruise pkg/util/inplaceupdate/inplace_update.go). `guardResourceVersion`: sent with the cached pod's
    * resourceVersion, so it only applies to the pod version it was decided on (409 otherwise, ignored).
-   * `lifecycle`: the lifecycle transition of the same refresh (spec §13.3 label + timestamp), written in the same
+   * `lifecycle`: the lifecycle transition of the same refresh (docs/features.md#lifecycle-states: label + timestamp), written in the same
    * pods/status request instead of a second one (refresh.ts, docs/performance.md).
    */
   | { readonly kind: 'SetInPlaceUpdateReady'; readonly pod: PodRef; readonly guardResourceVersion?: boolean; readonly lifecycle?: LifecycleWrite }

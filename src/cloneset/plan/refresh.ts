@@ -68,7 +68,7 @@ export function planRefresh(cloneSet: CloneSet, pods: readonly Pod[], ctx: Refre
 type ReadyAction = Extract<PlanAction, { kind: 'SetInPlaceUpdateReady' }>;
 
 /**
- * A new pod without a preNormal hook waits, unscheduled, in PreparingNormal (spec §13.2): its InPlaceUpdateReady
+ * A new pod without a preNormal hook waits, unscheduled, in PreparingNormal (docs/features.md#lifecycle-states): its InPlaceUpdateReady
  * write waits too, so that once it is scheduled one request sets both (a pod cannot be Ready before it is
  * scheduled, so nothing observable is delayed). With a preNormal hook the condition is written at once: such a
  * pod is Ready (not available) while the hook holds it.
