@@ -92,7 +92,7 @@ export async function setInPlaceUpdateReady(cs: CloneSet, action: ActionOf<'SetI
   }
   const pod = await ignoreNotFound(pods.patchPodStatus(ns, action.pod.name, { ...(lifecycle === undefined ? {} : { metadata }), status: { conditions: [condition] } }, 'strategic'));
   if (pod === undefined) return 0;
-  // A lifecycle write must be seen in the cache before the next decision (docs/features.md#lifecycle-states; Kruise pkg/controller/cloneset/sync/api.go waits for its resourceVersion).
+  // A lifecycle write must be seen in the cache before the next decision (docs/features.md#lifecycle-states; Kruise pkg/util/expectations/resource_version_expectation.go waits for its resourceVersion).
   if (lifecycle !== undefined) expectRv(action.pod.uid, pod.metadata.resourceVersion, deps);
   return 1;
 }
