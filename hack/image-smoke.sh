@@ -34,8 +34,10 @@ case "$RUNTIME" in auto | podman | unshare) ;; *) die "SMOKE_RUNTIME must be aut
 # --- cluster -----------------------------------------------------------------------------------------------------
 STATE=""
 CTRL_PID=""
+WEBHOOK_PID=""
 cleanup() {
   [ -n "$CTRL_PID" ] && kill -TERM "$CTRL_PID" 2>/dev/null || true
+  [ -n "$WEBHOOK_PID" ] && kill -TERM "$WEBHOOK_PID" 2>/dev/null || true
   if command -v podman >/dev/null; then
     podman rm -f "$CONTAINER" >/dev/null 2>&1 || true
     podman rmi "localhost/cloneset-controller:smoke-$NS" >/dev/null 2>&1 || true
@@ -54,7 +56,17 @@ if [ -z "${KUBECONFIG:-}" ]; then
 fi
 # The CRD as it is when it exists (its conversion webhook may point elsewhere, e.g. the test suite's webhook).
 kubectl get crd clonesets.apps.kruise.io >/dev/null 2>&1 || kubectl apply -f config/crd/apps.kruise.io_clonesets.yaml >/dev/null
-kubectl wait --for condition=established --timeout=60s crd/clonesets.apps.kruise.io >/dev/null
+bash hack/wait-crd.sh
+if [ -n "$STATE" ]; then
+  # Our own cluster: the CRD stores v1beta1 and converts through the webhook, run from the repository as npm test
+  # does (the image under test runs the controller only).
+  kubectl apply -f config/manager/namespace.yaml >/dev/null
+  WEBHOOK_PORT="$(bash hack/free-port.sh)"
+  node --disable-warning=ExperimentalWarning src/main.ts webhook --kubeconfig "$KUBECONFIG" --webhook-host 127.0.0.1 \
+    --webhook-port "$WEBHOOK_PORT" >"$STATE/webhook.log" 2>&1 &
+  WEBHOOK_PID=$!
+  bash hack/wait-webhook.sh "$WEBHOOK_PORT" "$WEBHOOK_PID" "$STATE/webhook.log"
+fi
 kubectl delete namespace "$NS" --ignore-not-found --wait=true >/dev/null
 kubectl create namespace "$NS" >/dev/null
 inns() { sed "s/namespace: cloneset-system/namespace: $NS/"; }

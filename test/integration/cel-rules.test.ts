@@ -133,7 +133,9 @@ describe('CEL rules of the CRD on a real API server (no webhook)', () => {
     client = await testClient();
     ns = await newNamespace(client, 'cel');
     kubectlOk(['apply', '-f', '-'], stringify(generated));
-    kubectlOk(['wait', '--for', 'condition=established', '--timeout=60s', `crd/${TWIN_CRD}`]);
+    // Polled, not `kubectl wait --for condition=established`: that fails at once while a new CRD has no conditions.
+    await eventually(`${TWIN_CRD} Established`, async () =>
+      (kubectl(['get', 'crd', TWIN_CRD, '-o', 'jsonpath={.status.conditions[?(@.type=="Established")].status}']).stdout === 'True' ? true : undefined));
     // Established is not yet "served for writes in every version": wait until a dry run goes through.
     await eventually(`${TWIN_CRD} accepts a valid object`, async () => (dryRun(baseCloneSet(versions[0] ?? 'v1alpha1', ns, 'probe')).code === 0 ? true : undefined));
   });
