@@ -129,6 +129,16 @@ describe('KubeClient requests', () => {
     assert.deepEqual(seen.map((s) => s.url), ['/api/v1/namespaces/ns/configmaps?limit=500', '/api/v1/namespaces/ns/configmaps?limit=500&continue=page2']);
   });
 
+  it('maps each page as it arrives (an informer transform)', async () => {
+    handler = (req, res) => {
+      const token = new URL(req.url, base).searchParams.get('continue');
+      if (token === null) json(res, 200, { metadata: { continue: 'page2', resourceVersion: '10' }, items: [{ n: 1 }] });
+      else json(res, 200, { metadata: { resourceVersion: '10' }, items: [{ n: 2 }] });
+    };
+    const all = await client.listAll<{ n: number }>(CONFIGMAPS, 'ns', { map: (o) => ({ n: o.n * 10 }) });
+    assert.deepEqual(all.items, [{ n: 10 }, { n: 20 }]);
+  });
+
   it('falls back to a full list when the continue token expired', async () => {
     handler = (req, res) => {
       const q = new URL(req.url, base).searchParams;

@@ -2,7 +2,7 @@
 // delete). The store is updated before handlers run, so a handler always reads a cache at least as new.
 
 import type { Logger } from 'pino';
-import type { KubeClient } from '../kube/client.ts';
+import type { KubeClient, WatchEvent } from '../kube/client.ts';
 import { apiVersionOf, type ResourceRef } from '../kube/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { sleep, type Clock } from './clock.ts';
@@ -116,29 +116,32 @@ export class Informer<T extends KubeObject> {
   }
 
   #listWatch(): ListWatch<T> {
-    const { client, resource, namespace, labelSelector, fieldSelector } = this.#opts;
+    const { client, resource, namespace, labelSelector, fieldSelector, transform } = this.#opts;
     const selectors = {
       ...(labelSelector === undefined ? {} : { labelSelector }),
       ...(fieldSelector === undefined ? {} : { fieldSelector }),
     };
     return {
+      // The transform runs as objects arrive: list pages one by one, watch events one by one.
       list: () => {
         this.#stats.lists++;
-        return client.listAll<T>(resource, namespace, selectors);
+        return client.listAll<T>(resource, namespace, { ...selectors, ...(transform === undefined ? {} : { map: transform }) });
       },
       watch: (resourceVersion, timeoutSeconds, onEvent, signal) => {
         this.#stats.watches++;
-        return client.watch(resource, namespace, { resourceVersion, timeoutSeconds, allowWatchBookmarks: true, ...selectors }, onEvent, signal);
+        const transformed = transform === undefined ? onEvent : (e: WatchEvent): void => {
+          onEvent(e.type === 'ERROR' || e.type === 'BOOKMARK' ? e : { type: e.type, object: transform(e.object as T) });
+        };
+        return client.watch(resource, namespace, { resourceVersion, timeoutSeconds, allowWatchBookmarks: true, ...selectors }, transformed, signal);
       },
     };
   }
 
   #ingest(events: readonly WatcherEvent<T>[]): void {
-    const t = this.#opts.transform ?? ((o: T): T => o);
     for (const ev of events) {
       let deltas: StoreDelta<T>[];
       try {
-        deltas = ev.type === 'replace' ? this.#store.replace(ev.items.map(t)) : ev.type === 'apply' ? this.#store.apply(t(ev.object)) : this.#store.remove(t(ev.object));
+        deltas = ev.type === 'replace' ? this.#store.replace(ev.items) : ev.type === 'apply' ? this.#store.apply(ev.object) : this.#store.remove(ev.object);
       } catch (err) {
         this.#log.error({ err }, 'dropped an object the cache cannot hold');
         continue;
