@@ -1,12 +1,11 @@
 // The controller under benchmark: the real binary as a child process scoped to one namespace, with its metrics
 // and health probes on free local ports and its log in .cluster/bench-logs/. Its request counters come from the
 // metrics endpoint, its peak RSS from /proc (Linux; VmHWM).
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { KubeClient } from '../src/kube/client.ts';
 import { EVENTS } from '../src/kube/resources.ts';
+import { spawnLogged } from './child-process.ts';
 import { ROOT, until } from './harness.ts';
 import { freePort } from '../src/localcluster/free-port.ts';
 
@@ -25,21 +24,13 @@ export async function startController(kubeconfig: string, ns: string, extraArgs:
   const logFile = path.join(logDir, `controller-${ns}.log`);
   const metricsPort = await freePort();
   const probePort = await freePort();
-  const out = createWriteStream(logFile);
-  const proc = spawn(process.execPath, [
+  const { proc, stop } = spawnLogged([
     // The node flags of bin/cloneset-controller: the benchmark measures the controller as it is run
     // ($BENCH_NODE_FLAGS adds more, for experiments).
     '--disable-warning=ExperimentalWarning', '--max-semi-space-size=2', '--optimize-for-size',
     ...(process.env['BENCH_NODE_FLAGS'] ?? '').split(' ').filter((f) => f !== ''), path.join(ROOT, 'src/main.ts'), '--kubeconfig', kubeconfig, '-n', ns,
     `--metrics-bind-address=127.0.0.1:${metricsPort}`, `--health-probe-bind-address=127.0.0.1:${probePort}`, '--webhook-port=0', '--log-level=info', ...extraArgs,
-  ], { stdio: ['ignore', 'pipe', 'pipe'] });
-  proc.stdout.pipe(out);
-  proc.stderr.pipe(out);
-  const exited = once(proc, 'exit');
-  const stop = async (): Promise<void> => {
-    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
-    await exited;
-  };
+  ], logFile);
   if (proc.pid === undefined) throw new Error('the controller did not start');
   const readyzUrl = `http://127.0.0.1:${probePort}/readyz`;
   try {

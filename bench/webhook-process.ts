@@ -2,9 +2,7 @@
 // `cloneset-controller webhook` in URL mode, as hack/test.sh runs it. The CRD stores v1beta1 and converts through
 // this webhook, so no CloneSet can be read or written before it answers. It runs as its own process, apart from the
 // controllers that benchmarks restart and the chaos command kills.
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createWriteStream, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeClient } from '../src/kube/client.ts';
@@ -12,6 +10,7 @@ import { isAlreadyExists } from '../src/kube/api-error.ts';
 import { CLONESETS, NAMESPACES } from '../src/kube/resources.ts';
 import { repoRoot } from '../src/localcluster/binaries.ts';
 import { freePort } from '../src/localcluster/free-port.ts';
+import { spawnLogged } from './child-process.ts';
 
 export interface WebhookProcess {
   stop(): Promise<void>;
@@ -40,18 +39,10 @@ export async function startWebhookProcess(client: KubeClient, kubeconfig: string
   mkdirSync(logDir, { recursive: true });
   const logFile = path.join(logDir, 'webhook.log');
   const port = await freePort();
-  const out = createWriteStream(logFile, { flags: 'a' });
-  const proc = spawn(process.execPath, [
+  const { proc, stop } = spawnLogged([
     '--disable-warning=ExperimentalWarning', path.join(repoRoot(), 'src/main.ts'), 'webhook', '--kubeconfig', kubeconfig,
     '--webhook-host', '127.0.0.1', '--webhook-port', String(port),
-  ], { stdio: ['ignore', 'pipe', 'pipe'] });
-  proc.stdout.pipe(out);
-  proc.stderr.pipe(out);
-  const exited = once(proc, 'exit');
-  const stop = async (): Promise<void> => {
-    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
-    await exited;
-  };
+  ], logFile, { append: true });
   process.stderr.write(`starting the admission/conversion webhook on 127.0.0.1:${String(port)} (log: ${logFile})…\n`);
   const deadline = Date.now() + 60_000;
   for (;;) {
