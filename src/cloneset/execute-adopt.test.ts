@@ -10,7 +10,7 @@ import { apiError, executorFor } from './testing/executor-fixture.ts';
 
 const unexpected = async (): Promise<never> => Promise.reject(new Error('unexpected'));
 function podsPort(patchPod: Ports['pods']['patchPod']): Ports['pods'] {
-  return { createPod: unexpected, deletePod: unexpected, patchPod, patchPodStatus: unexpected, patchPodResize: unexpected };
+  return { createPod: unexpected, getPod: unexpected, deletePod: unexpected, patchPod, patchPodStatus: unexpected, patchPodResize: unexpected };
 }
 
 const ownerRef = { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', name: 'sample', uid: 'uid-cs', controller: true, blockOwnerDeletion: true };

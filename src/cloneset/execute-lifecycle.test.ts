@@ -19,6 +19,7 @@ function harness(statusError?: ApiError) {
   const unexpected = async (): Promise<never> => Promise.reject(new Error('unexpected'));
   const pods: Ports['pods'] = {
     createPod: unexpected,
+    getPod: unexpected,
     deletePod: unexpected,
     patchPod: async (_ns, name, patch, type) => {
       calls.push({ verb: 'patch', name, patch, type });

@@ -5,6 +5,7 @@ import type { CloneSet } from '../api/cloneset.ts';
 import { ANNOTATION_LIFECYCLE_TIMESTAMP, CONDITION_INPLACE_UPDATE_READY, LABEL_LIFECYCLE_STATE, LABEL_POD_TEMPLATE_HASH, LABEL_SPECIFIED_DELETE } from '../api/well-known.ts';
 import { errorText, isConflict, isInvalid, isNotFound } from '../kube/api-error.ts';
 import type { PlanAction } from './plan/actions.ts';
+import { inPlaceGuardOf } from './inplace/pod-patch.ts';
 import { rfc3339 } from './plan/pod-template.ts';
 import type { ExecuteDeps } from './execute-deps.ts';
 
@@ -88,7 +89,7 @@ export async function setInPlaceUpdateReady(cs: CloneSet, action: ActionOf<'SetI
   };
   // Strategic merge keys conditions by type: the kubelet's own conditions are untouched.
   if (action.guardResourceVersion === true) {
-    return writeInPlace(action.pod, deps, (rv) => pods.patchPodStatus(ns, action.pod.name, { metadata: { ...metadata, resourceVersion: rv }, status: { conditions: [condition] } }, 'strategic'));
+    return writeInPlace(action.pod, undefined, deps, (rv) => pods.patchPodStatus(ns, action.pod.name, { metadata: { ...metadata, resourceVersion: rv }, status: { conditions: [condition] } }, 'strategic'));
   }
   const pod = await ignoreNotFound(pods.patchPodStatus(ns, action.pod.name, { ...(lifecycle === undefined ? {} : { metadata }), status: { conditions: [condition] } }, 'strategic'));
   if (pod === undefined) return 0;
@@ -131,7 +132,7 @@ export async function executeInPlace(
     }
     let writes = 0;
     const resize = action.resize;
-    const result = await writeInPlace(action.pod, deps, async (rv) => {
+    const result = await writeInPlace(action.pod, action.guard === undefined ? undefined : { guard: action.guard, ns, name }, deps, async (rv) => {
       let current = rv;
       if (resize !== undefined) {
         // The resize carries the same precondition; the pod patch then expects the resize's new version.
@@ -153,15 +154,35 @@ export async function executeInPlace(
   }
 }
 
-/** Runs a write guarded by the cached resourceVersion; 0 (no write) when the pod is gone or changed meanwhile. */
-async function writeInPlace(pod: { readonly uid: string; readonly resourceVersion?: string }, deps: ExecuteDeps, write: (rv: string) => Promise<{ readonly metadata: { readonly resourceVersion?: string } }>): Promise<number> {
-  try {
-    const written = await write(pod.resourceVersion ?? '');
-    expectRv(pod.uid, written.metadata.resourceVersion, deps);
-    return 1;
-  } catch (e) {
-    if (isConflict(e) || isNotFound(e)) return 0;
-    throw e;
+/** Live re-checks after a 409 before the pass gives up and re-plans (each costs one GET). */
+const GUARD_RETRIES = 2;
+
+/**
+ * Runs a write guarded by the cached resourceVersion; 0 (no write) when the pod is gone or changed meanwhile.
+ * With `recheck`, a 409 reads the live pod: if what the decision rests on is unchanged (`inPlaceGuardOf`, e.g.
+ * only the kubelet rewrote the Ready condition after our not-ready mark), the write is sent again with the
+ * live resourceVersion — still a precondition, so a change in between is again a 409, never a lost update.
+ */
+async function writeInPlace(
+  pod: { readonly uid: string; readonly resourceVersion?: string },
+  recheck: { readonly guard: string; readonly ns: string; readonly name: string } | undefined,
+  deps: ExecuteDeps,
+  write: (rv: string) => Promise<{ readonly metadata: { readonly resourceVersion?: string } }>,
+): Promise<number> {
+  let rv = pod.resourceVersion ?? '';
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const written = await write(rv);
+      expectRv(pod.uid, written.metadata.resourceVersion, deps);
+      return 1;
+    } catch (e) {
+      if (isNotFound(e)) return 0;
+      if (!isConflict(e)) throw e;
+      if (recheck === undefined || attempt >= GUARD_RETRIES) return 0;
+      const live = await ignoreNotFound(deps.ports.pods.getPod(recheck.ns, recheck.name));
+      if (live === undefined || inPlaceGuardOf(live) !== recheck.guard || live.metadata.resourceVersion === undefined) return 0;
+      rv = live.metadata.resourceVersion;
+    }
   }
 }
 

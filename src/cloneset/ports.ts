@@ -13,6 +13,8 @@ export interface PodControl {
   createPod(namespace: string, pod: Pod): Promise<Pod>;
   /** Deletes exactly this incarnation: a different pod with the same name is left alone. */
   deletePod(namespace: string, name: string, uid: string): Promise<void>;
+  /** A live read (not the cache): only to re-check an in-place update's guard after a 409. */
+  getPod(namespace: string, name: string): Promise<Pod>;
   patchPod(namespace: string, name: string, patch: unknown, type: PatchType): Promise<Pod>;
   patchPodStatus(namespace: string, name: string, patch: unknown, type: PatchType): Promise<Pod>;
   /** PATCH pods/<name>/resize (strategic merge): in-place cpu/memory changes on servers ≥ 1.32. */
@@ -54,6 +56,7 @@ export function apiPorts(client: KubeClient): Ports {
     pods: {
       createPod: (ns, pod) => client.create<Pod>(PODS, ns, pod),
       deletePod: (ns, name, uid) => client.delete(PODS, ns, name, { preconditionUid: uid }),
+      getPod: (ns, name) => client.get<Pod>(PODS, ns, name),
       patchPod: (ns, name, patch, type) => client.patch<Pod>(PODS, ns, name, patch, type),
       patchPodStatus: (ns, name, patch, type) => client.patch<Pod>(PODS, ns, name, patch, type, { subresource: 'status' }),
       patchPodResize: (ns, name, patch) => client.patch<Pod>(PODS, ns, name, patch, 'strategic', { subresource: 'resize' }),

@@ -24,6 +24,7 @@ import { containersComplete, hasNextBatch } from './completion.ts';
 import {
   dropGracePatch,
   finishGracePatch,
+  inPlaceGuardOf,
   inPlaceUpdatePatch,
   isMarkedNotReady,
   needsNotReady,
@@ -116,7 +117,7 @@ export function planInPlaceUpdate(cloneSet: CloneSet, pod: Pod, target: string, 
   const patch = inPlaceUpdatePatch(pod, spec, patchContext(ctx));
   return {
     kind: 'inPlace',
-    actions: [{ kind: 'UpdatePodInPlace', pod: ref, step: 'update', revision: target, patch: patch.patch, ...(patch.resize !== undefined ? { resize: patch.resize } : {}) }],
+    actions: [{ kind: 'UpdatePodInPlace', pod: ref, step: 'update', revision: target, patch: patch.patch, ...(patch.resize !== undefined ? { resize: patch.resize } : {}), guard: inPlaceGuardOf(pod) }],
     events: [],
     ...(spec.graceSeconds > 0 ? { requeueAfterMs: spec.graceSeconds * 1000 } : {}),
     explain: `${name}: update in place to ${target}${spec.graceSeconds > 0 ? ` (grace ${spec.graceSeconds}s)` : ''}`,

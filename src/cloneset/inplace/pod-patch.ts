@@ -66,6 +66,27 @@ export function notReadyStatusPatch(pod: Pod, nowMs: number): { readonly status:
   return { status: { conditions } };
 }
 
+/**
+ * What the update step's decision about `pod` rests on: the incarnation, not being deleted, its revision,
+ * lifecycle state, in-place state, containers and the not-ready mark. The pod patch is guarded by the cached
+ * resourceVersion, so any write to the pod — also a kubelet's status write answering our not-ready mark, which
+ * follows it within milliseconds — makes it 409. When the live pod still has the same guard, none of that changed
+ * and the patch is retried at once with the live resourceVersion (execute-pod.ts); otherwise the pass re-plans.
+ * Without the retry, a controller whose writes trail the kubelet's by a few milliseconds (a drained rate limiter)
+ * loses that race every pass and the pod waits not ready, found by `npm run chaos` (bench/chaos.ts).
+ */
+export function inPlaceGuardOf(pod: Pod): string {
+  return JSON.stringify([
+    pod.metadata.uid ?? '',
+    pod.metadata.deletionTimestamp ?? '',
+    pod.metadata.labels?.[LABEL_REVISION_HASH] ?? '',
+    pod.metadata.labels?.[LABEL_LIFECYCLE_STATE] ?? '',
+    pod.metadata.annotations?.[ANNOTATION_INPLACE_UPDATE_STATE] ?? '',
+    pod.spec.containers.map((c) => [c.name, c.image ?? '', c.resources ?? {}]),
+    podCondition(pod, CONDITION_INPLACE_UPDATE_READY)?.status ?? '',
+  ]);
+}
+
 /** The cached pod shows the not-ready mark written by this engine (InPlaceUpdateReady False). */
 export function isMarkedNotReady(pod: Pod): boolean {
   return podCondition(pod, CONDITION_INPLACE_UPDATE_READY)?.status === 'False';

@@ -84,6 +84,8 @@ export type PlanAction =
     readonly revision: string;
     readonly patch: Readonly<Record<string, unknown>>;
     readonly resize?: Readonly<Record<string, unknown>>;
+    /** Step `update`: `inPlaceGuardOf` the cached pod; on a 409 a live pod with the same guard is patched again. */
+    readonly guard?: string;
   }
   /** The update pass fails with this message (FailedUpdate condition, error requeue), e.g. InPlaceOnly refused. */
   | { readonly kind: 'FailUpdate'; readonly message: string }
