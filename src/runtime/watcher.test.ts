@@ -96,6 +96,32 @@ describe('watcher state machine', () => {
     assert.deepEqual(delays, [800, 1600, 3200, 6400, 12_800, 25_600, 30_000, 30_000, 30_000]);
   });
 
+  it('starts the backoff over once a watch delivers an event or a bookmark: separate faults do not add up', () => {
+    const steps = run([
+      { type: 'listed', items: [], resourceVersion: '7', now: 0 },
+      { type: 'watchFailed', error: refused, now: 1000 },
+      { type: 'watchFailed', error: refused, now: 2000 },
+      { type: 'watchFailed', error: refused, now: 4000 },
+      { type: 'event', event: { type: 'BOOKMARK', object: obj('', '9') }, now: 8000 },
+      { type: 'watchFailed', error: refused, now: 9000 },
+      { type: 'event', event: { type: 'MODIFIED', object: obj('a', '10') }, now: 10_000 },
+      { type: 'watchFailed', error: refused, now: 11_000 },
+    ]);
+    const delays = [1, 2, 3, 5, 7].map((i) => { const a = steps[i]?.action; return a?.kind === 'watch' ? a.delayMs : -1; });
+    assert.deepEqual(delays, [800, 1600, 3200, 800, 800]);
+    assert.deepEqual(last(steps).action, { kind: 'watch', resourceVersion: '10', delayMs: 800 });
+  });
+
+  it('starts the backoff over when the failed watch had stayed open 10 s, even without events', () => {
+    const steps = run([
+      { type: 'listed', items: [], resourceVersion: '7', now: 0 },
+      { type: 'watchFailed', error: refused, now: 1000 },
+      { type: 'watchFailed', error: refused, now: 2000 },
+      { type: 'watchFailed', error: refused, now: 60_000 },
+    ]);
+    assert.deepEqual(steps.slice(1).map((s) => s.action.kind === 'watch' ? s.action.delayMs : -1), [800, 1600, 800]);
+  });
+
   it('starts the backoff over after a quiet period', () => {
     let b = nextBackoff({ attempt: 0, lastFailureAt: undefined }, 0);
     b = nextBackoff(b.backoff, 1000);
