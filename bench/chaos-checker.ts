@@ -147,6 +147,13 @@ export class InvariantChecker {
     return out.length > 0 ? out : [boundsOf(cs)];
   }
 
+  /** replicas + maxSurge of the generations that arrived after `then` (the CloneSet as it was known earlier). */
+  #boundsSeenSince(latest: CloneSet, then: CloneSet): number[] {
+    const byGen = this.#bounds.get(latest.metadata.name ?? '') ?? new Map<number, Bounds>();
+    const after = then.metadata.generation ?? 0;
+    return [...byGen.entries()].filter(([g]) => g > after).map(([, b]) => b.replicas + b.maxSurge);
+  }
+
   #userDeleted(cs: CloneSet, p: Pod): boolean {
     const name = p.metadata.name ?? '';
     return (cs.spec.scaleStrategy?.podsToDelete ?? []).includes(name) || p.metadata.labels?.[LABEL_SPECIFIED_DELETE] !== undefined;
@@ -178,7 +185,15 @@ export class InvariantChecker {
       const counted = pods.filter((p) => isLive(p) && p.metadata.labels?.[LABEL_LIFECYCLE_STATE] !== 'PreparingDelete' && !this.#userDeleted(cs, p));
       const bound = Math.max(...this.#boundsInFlight(cs).map((b) => b.replicas + b.maxSurge));
       if (counted.length > bound) {
-        this.#violate('too-many-pods', `${csName}: pod ${after.metadata.name ?? ''} created with ${counted.length} pods counted > replicas + maxSurge = ${bound}`);
+        // The pod and CloneSet watches are separate streams with no order between them: the pod may arrive before
+        // the scale-up that allowed it. Judge again once the CloneSet stream has had time to catch up.
+        const podName = after.metadata.name ?? '';
+        const timer = setTimeout(() => {
+          const latest = this.cloneSets.get(csName) ?? cs;
+          const later = Math.max(bound, ...this.#boundsInFlight(latest).map((b) => b.replicas + b.maxSurge), ...this.#boundsSeenSince(latest, cs));
+          if (counted.length > later) this.#violate('too-many-pods', `${csName}: pod ${podName} created with ${counted.length} pods counted > replicas + maxSurge = ${later}`);
+        }, 2000);
+        timer.unref();
       }
     }
 

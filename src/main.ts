@@ -61,8 +61,10 @@ async function main(): Promise<number> {
   const clients = {
     client: await KubeClient.fromKubeConfig(kubeConfig, { ...clientOptions, qps: config.qps, burst: config.burst }),
     eventsClient: await KubeClient.fromKubeConfig(kubeConfig, { ...clientOptions, qps: config.qps, burst: config.burst }),
-    // client-go's default limits: a renewal every retry period needs far less.
-    leaseClient: await KubeClient.fromKubeConfig(kubeConfig, { ...clientOptions, qps: 5, burst: 10 }),
+    // client-go's default limits: a renewal every retry period needs far less. Its own retry budget, where every
+    // request earns a whole retry: the shared default (0.1 per request) ran dry over a chaos run's 429 storms, and
+    // the leader then lost its lease to a throttle it would have ridden out (its requests are too few to storm).
+    leaseClient: await KubeClient.fromKubeConfig(kubeConfig, { ...clientOptions, qps: 5, burst: 10, policy: { ...clientOptions.policy, budgetCapacity: 20, budgetRatio: 1 } }),
     // The webhook's own writes (certificate Secret, caBundles) and podsToDelete reads: never fenced by leadership,
     // never queued behind pod creates.
     webhookClient: await KubeClient.fromKubeConfig(kubeConfig, { ...clientOptions, qps: 5, burst: 10 }),
