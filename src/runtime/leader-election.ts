@@ -24,7 +24,8 @@
  *   caller then exits at once, like controller-runtime).
  * - On abort of `run` while leading: `drain()` runs while renewals CONTINUE (in-flight work finishes as the
  *   leader), then the leading signal aborts and the Lease is released (holder "", duration 1 s) so a
- *   successor takes over at its next retry instead of waiting for expiry.
+ *   successor takes over at once (its watch wakes it; a polling one at its next retry) instead of waiting for
+ *   expiry.
  * Defaults follow controller-runtime: lease 15 s, renew deadline 10 s, retry 2 s.
  */
 import type { Logger } from 'pino';
