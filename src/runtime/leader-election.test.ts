@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
+import { ApiError } from '../kube/api-error.ts';
 import { FakeClock } from './clock.ts';
 import { LeaderElector, type LeasePort } from './leader-election.ts';
 import { Link, MemoryLeases } from './testing/memory-leases.ts';
@@ -266,6 +267,32 @@ test('after the watch fails (410 Gone) the standby gets the lease again and watc
   assert.ok(at !== undefined && at >= 25_000 && at <= 25_010, `b took over at ${String(at)} ms`);
   b.abort.abort();
   await Promise.all([a.done, b.done]);
+});
+
+test('a standby not allowed to watch (403: a Role from before the watch) says which permission to grant, stops watching and polls', async () => {
+  let watches = 0;
+  const lines: string[] = [];
+  const logger = pino({ level: 'warn' }, { write: (l: string) => void lines.push(l) });
+  const server = new MemoryLeases();
+  const clock = new FakeClock(0);
+  const a = candidate(server, clock, 'a');
+  await flush();
+  const link = new Link(server);
+  const forbidden = new ApiError(403, { kind: 'Status', code: 403, reason: 'Forbidden', message: 'leases.coordination.k8s.io is forbidden: cannot watch' }, 'forbidden');
+  const port: LeasePort = { ...withoutWatch(link), watch: () => { watches++; return Promise.reject(forbidden); } };
+  const b = new LeaderElector({ port, namespace: 'kruise-system', name: 'cloneset-controller', identity: 'b', clock, logger, random: worstJitter });
+  const abort = new AbortController();
+  let started: number | undefined;
+  const done = b.run(abort.signal, { onStartedLeading: () => { started = clock.now(); }, onStoppedLeading: () => undefined });
+  await advance(clock, 60_000);
+  assert.equal(watches, 1, 'no retries of a watch that cannot be allowed');
+  assert.equal(lines.length, 1);
+  assert.match(lines[0] ?? '', /grant \\"watch\\" on leases/);
+  a.link.down = true;
+  await advance(clock, 2 * 15_000);
+  assert.ok(started !== undefined && started > 75_000, 'it still takes over by polling');
+  abort.abort();
+  await Promise.all([a.done, done]);
 });
 
 test('a freshly started standby still waits the full lease duration from its first observation', async () => {

@@ -29,6 +29,7 @@
  * Defaults follow controller-runtime: lease 15 s, renew deadline 10 s, retry 2 s.
  */
 import type { Logger } from 'pino';
+import { ApiError } from '../kube/api-error.ts';
 import { rfc3339Micro } from '../kube/time.ts';
 import { sleep, type MonotonicClock } from './clock.ts';
 
@@ -345,6 +346,13 @@ export class LeaderElector {
         if (events === 0 && !stop.aborted) await backoff();
       } catch (e: unknown) {
         if (stop.aborted) return;
+        if (e instanceof ApiError && e.reason === 'Forbidden') {
+          // A Role from before the watch (get/create/update only): retrying cannot help, polling still works.
+          this.#logger.warn({ err: e }, 'not allowed to watch the leader Lease, so this standby only polls it and takes over up to ' +
+            `${String(Math.round(2 * (1 + JITTER_FACTOR) * this.#o.retryPeriodMs))} ms after it expires; ` +
+            'grant "watch" on leases (re-apply config/rbac/leader-election-role.yaml or upgrade the chart)');
+          return;
+        }
         this.#logger.debug({ err: e }, 'lease watch failed; getting the lease again');
         resourceVersion = undefined;
         await backoff();
