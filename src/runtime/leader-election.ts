@@ -295,9 +295,10 @@ export class LeaderElector {
   }
 
   /**
-   * While campaigning: watch the Lease from the resourceVersion last read (or GET it first), resuming from the last one seen
-   * when the stream ends; after an error (410 Gone, a cut connection) GET again after a short backoff. Never
-   * throws; ends when `stop` aborts. Does nothing if the port cannot watch.
+   * While campaigning: watch the Lease from the resourceVersion last read (or GET it first), resuming from the
+   * last one seen when the stream ends; after an error (410 Gone, a cut connection) GET again after a short
+   * backoff; after a 403 stop (polling goes on). Never throws; ends when `stop` aborts. Does nothing if the port
+   * cannot watch.
    */
   async #watchLease(stop: AbortSignal, from: string | undefined): Promise<void> {
     const port = this.#port;
