@@ -8,8 +8,9 @@
 // Before each request goes on the wire the lease is also checked by the monotonic clock (LeaderElector.leaseValid):
 // after a long pause (GC, SIGSTOP) queued writes would otherwise go out before the renew loop notices.
 // On SIGTERM the in-flight reconciles drain (bounded by DRAIN_TIMEOUT_MS) while the lease is still renewed, then
-// the lease is released so the standby leads at its next retry. On lease loss the process exits at once with
-// status 1, like controller-runtime: its successor may already be writing.
+// the lease is released so the standby leads at once (it watches the Lease; at its next retry if it cannot).
+// On lease loss the process exits at once with status 1, like controller-runtime: its successor may already be
+// writing.
 import type { Logger } from 'pino';
 import type { CloneSetManager } from './cloneset/manager.ts';
 import { startCloneSetManager } from './cloneset/manager.ts';

@@ -1,8 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
+import { ApiError } from '../kube/api-error.ts';
 import { FakeClock } from './clock.ts';
-import { LeaderElector } from './leader-election.ts';
+import { LeaderElector, type LeasePort } from './leader-election.ts';
 import { Link, MemoryLeases } from './testing/memory-leases.ts';
 
 const silent = pino({ level: 'silent' });
@@ -23,10 +24,21 @@ interface Candidate {
   readonly done: Promise<void>;
 }
 
-function candidate(server: MemoryLeases, clock: FakeClock, identity: string): Candidate {
+interface CandidateOptions {
+  /** Jitter source (default 0: polls exactly every retry period). */
+  readonly random?: () => number;
+  /** The port the elector uses, made from the candidate's link (default: the link itself, which can watch). */
+  readonly port?: (link: Link) => LeasePort;
+  readonly retryPeriodMs?: number;
+}
+
+function candidate(server: MemoryLeases, clock: FakeClock, identity: string, opts: CandidateOptions = {}): Candidate {
   const link = new Link(server);
   const abort = new AbortController();
-  const elector = new LeaderElector({ port: link, namespace: 'kruise-system', name: 'cloneset-controller', identity, clock, logger: silent, random: () => 0 });
+  const elector = new LeaderElector({
+    port: opts.port?.(link) ?? link, namespace: 'kruise-system', name: 'cloneset-controller', identity, clock, logger: silent,
+    random: opts.random ?? (() => 0), ...(opts.retryPeriodMs === undefined ? {} : { retryPeriodMs: opts.retryPeriodMs }),
+  });
   const log: string[] = [];
   const c: Candidate = {
     link, log, leading: undefined, abort,
@@ -42,14 +54,30 @@ function candidate(server: MemoryLeases, clock: FakeClock, identity: string): Ca
 }
 
 /** `a` leads (it started first, at 0); `b` campaigns against the same lease. */
-async function leaderAndChallenger(): Promise<{ server: MemoryLeases; clock: FakeClock; a: Candidate; b: Candidate }> {
+async function leaderAndChallenger(bOpts: CandidateOptions = {}): Promise<{ server: MemoryLeases; clock: FakeClock; a: Candidate; b: Candidate }> {
   const server = new MemoryLeases();
   const clock = new FakeClock(0);
   const a = candidate(server, clock, 'a');
   await flush();
-  const b = candidate(server, clock, 'b');
+  const b = candidate(server, clock, 'b', bOpts);
   return { server, clock, a, b };
 }
+
+/** The monotonic (here: fake) time at which `c` started leading, or undefined. */
+function startedAt(c: Candidate): number | undefined {
+  const entry = c.log.find((l) => l.startsWith('started@'));
+  return entry === undefined ? undefined : Number(entry.slice('started@'.length));
+}
+
+/** The largest jitter: polls 2 s + 1.2 × 2 s = 4.4 s apart, the worst case of client-go's JitterUntil. */
+const worstJitter = (): number => 0.999;
+
+/** A port with only get/create/update, as a port that cannot watch. */
+const withoutWatch = (link: Link): LeasePort => ({
+  get: (ns, name) => link.get(ns, name),
+  create: (ns, lease) => link.create(ns, lease),
+  update: (ns, name, lease) => link.update(ns, name, lease),
+});
 
 test('a candidate acquires an absent lease by creating it', async () => {
   const server = new MemoryLeases();
@@ -136,8 +164,8 @@ test('two candidates racing for an absent lease: exactly one wins (the other get
   await Promise.all([a.done, b.done]);
 });
 
-test('on abort the leader releases the lease so a successor takes over at its next retry', async () => {
-  const { server, clock, a, b } = await leaderAndChallenger();
+test('on abort the leader releases the lease (holder "", 1 s) so a successor can take over without waiting for expiry', async () => {
+  const { server, clock, a, b } = await leaderAndChallenger({ port: withoutWatch });
   await advance(clock, 3000);
   a.abort.abort();
   await a.done;
@@ -145,8 +173,144 @@ test('on abort the leader releases the lease so a successor takes over at its ne
   assert.equal(server.lease?.spec.holderIdentity, '');
   assert.equal(server.lease?.spec.leaseDurationSeconds, 1);
   await advance(clock, 2000);
-  assert.equal(server.lease?.spec.holderIdentity, 'b');
+  assert.equal(server.lease?.spec.holderIdentity, 'b', 'a polling standby takes it at its next retry');
   assert.equal(b.log.length, 1);
+  b.abort.abort();
+  await b.done;
+});
+
+test('a standby takes over within a few ms of lease expiry after the leader stops renewing, not at its next jittered poll', async () => {
+  const { server, clock, a, b } = await leaderAndChallenger({ random: worstJitter });
+  await advance(clock, 60_000);
+  a.link.down = true; // a's last renewal was at 60 s: its record expires for b at 75 s
+  await advance(clock, 14_900);
+  assert.equal(startedAt(b), undefined);
+  await advance(clock, 200, 1);
+  const at = startedAt(b);
+  assert.ok(at !== undefined && at >= 75_000 && at <= 75_010, `b took over at ${String(at)} ms, expected within 10 ms after 75 000`);
+  assert.equal(server.lease?.spec.holderIdentity, 'b');
+  b.abort.abort();
+  await Promise.all([a.done, b.done]);
+});
+
+test('a standby that sees renewals through the watch never takes over while they continue, even with polls far apart', async () => {
+  // b polls only every 8 s + up to 9.6 s of jitter: longer than the lease duration between two GETs.
+  const { server, clock, a, b } = await leaderAndChallenger({ random: worstJitter, retryPeriodMs: 8000 });
+  await advance(clock, 120_000);
+  assert.deepEqual(b.log, []);
+  assert.equal(server.lease?.spec.holderIdentity, 'a');
+  assert.equal(a.leading?.aborted, false);
+  a.abort.abort();
+  b.abort.abort();
+  await Promise.all([a.done, b.done]);
+});
+
+test('a release (holder "") seen through the watch wakes the standby at once', async () => {
+  const { server, clock, a, b } = await leaderAndChallenger({ random: worstJitter });
+  await advance(clock, 3000);
+  a.abort.abort();
+  await a.done;
+  await flush();
+  assert.equal(startedAt(b), 3000, 'no clock time passed between the release and the takeover');
+  assert.equal(server.lease?.spec.holderIdentity, 'b');
+  b.abort.abort();
+  await b.done;
+});
+
+test('a deleted lease seen through the watch wakes the standby, which creates it again and leads', async () => {
+  const { server, clock, a, b } = await leaderAndChallenger({ random: worstJitter });
+  await advance(clock, 3000);
+  a.link.down = true; // a cannot see or recreate it
+  server.delete();
+  await flush();
+  await flush();
+  assert.equal(startedAt(b), 3000);
+  assert.equal(server.lease?.spec.holderIdentity, 'b');
+  a.abort.abort();
+  b.abort.abort();
+  await Promise.all([a.done, b.done]);
+});
+
+for (const [how, port] of [
+  ['the port cannot watch', withoutWatch],
+  ['every watch fails', (link: Link): LeasePort => ({ ...withoutWatch(link), watch: () => Promise.reject(new Error('410 Gone')) })],
+] as const) {
+  test(`when ${how}, the standby polls as before: it takes over after expiry, at a poll`, async () => {
+    const { server, clock, a, b } = await leaderAndChallenger({ random: worstJitter, port });
+    await advance(clock, 60_000);
+    a.link.down = true;
+    await advance(clock, 15_000, 1);
+    assert.equal(startedAt(b), undefined, 'never before 15 s after the last renewal');
+    await advance(clock, 2 * 4400);
+    const at = startedAt(b);
+    // Polls 4.4 s apart: the renewal at 60 s is seen up to 4.4 s late, and the expiry too.
+    assert.ok(at !== undefined && at > 75_010 && at <= 75_000 + 2 * 4400, `b took over at ${String(at)} ms`);
+    assert.equal(server.lease?.spec.holderIdentity, 'b');
+    b.abort.abort();
+    await Promise.all([a.done, b.done]);
+  });
+}
+
+test('after the watch fails (410 Gone) the standby gets the lease again and watches on from its resourceVersion', async () => {
+  const { server, clock, a, b } = await leaderAndChallenger({ random: worstJitter });
+  await advance(clock, 10_000);
+  assert.equal(server.openWatches, 1);
+  server.failWatches(new Error('410 Gone: too old resource version'));
+  assert.equal(server.openWatches, 0);
+  await advance(clock, 500);
+  assert.equal(server.openWatches, 1, 'watching again after a short backoff');
+  a.link.down = true; // at 10.5 s: the last renewal was at 10 s
+  await advance(clock, 14_400);
+  assert.equal(startedAt(b), undefined);
+  await advance(clock, 200, 1);
+  const at = startedAt(b);
+  assert.ok(at !== undefined && at >= 25_000 && at <= 25_010, `b took over at ${String(at)} ms`);
+  b.abort.abort();
+  await Promise.all([a.done, b.done]);
+});
+
+test('a standby not allowed to watch (403: a Role from before the watch) says which permission to grant, stops watching and polls', async () => {
+  let watches = 0;
+  const lines: string[] = [];
+  const logger = pino({ level: 'warn' }, { write: (l: string) => void lines.push(l) });
+  const server = new MemoryLeases();
+  const clock = new FakeClock(0);
+  const a = candidate(server, clock, 'a');
+  await flush();
+  const link = new Link(server);
+  const forbidden = new ApiError(403, { kind: 'Status', code: 403, reason: 'Forbidden', message: 'leases.coordination.k8s.io is forbidden: cannot watch' }, 'forbidden');
+  const port: LeasePort = { ...withoutWatch(link), watch: () => { watches++; return Promise.reject(forbidden); } };
+  const b = new LeaderElector({ port, namespace: 'kruise-system', name: 'cloneset-controller', identity: 'b', clock, logger, random: worstJitter });
+  const abort = new AbortController();
+  let started: number | undefined;
+  const done = b.run(abort.signal, { onStartedLeading: () => { started = clock.now(); }, onStoppedLeading: () => undefined });
+  await advance(clock, 60_000);
+  assert.equal(watches, 1, 'no retries of a watch that cannot be allowed');
+  assert.equal(lines.length, 1);
+  assert.match(lines[0] ?? '', /grant \\"watch\\" on leases/);
+  a.link.down = true;
+  await advance(clock, 2 * 15_000);
+  assert.ok(started !== undefined && started > 75_000, 'it still takes over by polling');
+  abort.abort();
+  await Promise.all([a.done, done]);
+});
+
+test('a freshly started standby still waits the full lease duration from its first observation', async () => {
+  const server = new MemoryLeases();
+  const clock = new FakeClock(0);
+  // Held by a replica this standby has never seen renew: its renewTime says nothing to the standby.
+  server.lease = {
+    apiVersion: 'coordination.k8s.io/v1', kind: 'Lease',
+    metadata: { name: 'cloneset-controller', namespace: 'kruise-system', resourceVersion: '1' },
+    spec: { holderIdentity: 'other', leaseDurationSeconds: 15, renewTime: '1969-12-31T23:00:00.000000Z', leaseTransitions: 0 },
+  };
+  const b = candidate(server, clock, 'b', { random: worstJitter });
+  await flush(); // b's first observation, at 0
+  await advance(clock, 14_900);
+  assert.equal(startedAt(b), undefined);
+  await advance(clock, 200, 1);
+  const at = startedAt(b);
+  assert.ok(at !== undefined && at >= 15_000 && at <= 15_010, `b took over at ${String(at)} ms`);
   b.abort.abort();
   await b.done;
 });

@@ -10,17 +10,26 @@
  *   age with the wall clock, so a step forward on a standby can make it take a lease that is still held.
  * - Each Lease call carries a signal that aborts it at its timeout, so a hung connection cannot outlive the
  *   renew deadline (the port should use its own client and rate limiter: see leadership.ts).
- * - Acquire: retry every `retryPeriodMs` (+ jitter up to 1.2×) until acquired or aborted.
+ * - Acquire: retry every `retryPeriodMs` (+ jitter up to 1.2×) until acquired or aborted. When the port can
+ *   watch, a standby also WATCHES the Lease while it campaigns: every event is an observation like a GET (one
+ *   rule, `#observe`), so the local observation time follows each renewal within the watch latency instead of
+ *   up to 2.2 retry periods late, and the sleep between attempts ends when the observed record expires (plus
+ *   a few ms) or at once when the watch shows the lease released or deleted. Takeover after a leader died thus
+ *   happens ≈ lease duration after its last renewal; client-go only polls, so its standbys take over up to
+ *   2 × 2.2 retry periods later (one late observation, one late poll). Without a watch (port without one, or
+ *   the watch failing) the polling alone still works as before.
  * - Renew: every `retryPeriodMs`; if no renewal succeeds within `renewDeadlineMs` of the start of the last
  *   successful one, or the Lease names another holder, leadership is lost —
  *   the leading signal aborts (fencing the controller's client) and `onStoppedLeading('lost')` runs (the
  *   caller then exits at once, like controller-runtime).
  * - On abort of `run` while leading: `drain()` runs while renewals CONTINUE (in-flight work finishes as the
  *   leader), then the leading signal aborts and the Lease is released (holder "", duration 1 s) so a
- *   successor takes over at its next retry instead of waiting for expiry.
+ *   successor takes over at once (its watch wakes it; a polling one at its next retry) instead of waiting for
+ *   expiry.
  * Defaults follow controller-runtime: lease 15 s, renew deadline 10 s, retry 2 s.
  */
 import type { Logger } from 'pino';
+import { ApiError } from '../kube/api-error.ts';
 import { rfc3339Micro } from '../kube/time.ts';
 import { sleep, type MonotonicClock } from './clock.ts';
 
@@ -50,11 +59,23 @@ export type LeaseWriteResult =
   | { readonly kind: 'conflict' }
   | { readonly kind: 'error'; readonly error: unknown };
 
+/** What a Lease watch reports: the record as now stored, its deletion, or a bookmark (no change). */
+export type LeaseWatchEvent =
+  | { readonly kind: 'changed'; readonly lease: Lease }
+  | { readonly kind: 'deleted'; readonly resourceVersion?: string }
+  | { readonly kind: 'bookmark'; readonly resourceVersion: string };
+
 /** `signal` aborts the call (its timeout); the port then answers `error`. */
 export interface LeasePort {
   get(namespace: string, name: string, signal?: AbortSignal): Promise<LeaseGetResult>;
   create(namespace: string, lease: Lease, signal?: AbortSignal): Promise<LeaseWriteResult>;
   update(namespace: string, name: string, lease: Lease, signal?: AbortSignal): Promise<LeaseWriteResult>;
+  /**
+   * Optional: stream the changes of the Lease `name` after `resourceVersion` to `onEvent`. Resolves when the
+   * stream ends normally or `signal` aborts (the caller resumes from the last resourceVersion); rejects on any
+   * error (410 Gone included; an ERROR event is one), after which the caller GETs the Lease again.
+   */
+  watch?(namespace: string, name: string, resourceVersion: string, onEvent: (e: LeaseWatchEvent) => void, signal: AbortSignal): Promise<void>;
 }
 
 export interface LeaderElectorOptions {
@@ -87,6 +108,10 @@ export interface LeaderCallbacks {
 }
 
 const JITTER_FACTOR = 1.2;
+/** Woken at the observed expiry, a standby waits this much more so that the check `observedAt + duration > now` is past. */
+const EXPIRY_MARGIN_MS = 5;
+/** The Lease watch is re-established after a failure with a backoff doubling from this, capped at the retry period. */
+const WATCH_BACKOFF_MS = 250;
 
 function sameSpec(a: LeaseSpec, b: LeaseSpec): boolean {
   return a.holderIdentity === b.holderIdentity && a.leaseDurationSeconds === b.leaseDurationSeconds
@@ -101,6 +126,12 @@ export class LeaderElector {
   #observed: LeaseSpec | undefined;
   /** Monotonic time at which `#observed` was first seen unchanged. */
   #observedAt = 0;
+  /** resourceVersion of the Lease as the last attempt's GET read it (where the standby's watch starts). */
+  #readVersion: string | undefined;
+  /** Set by the Lease watch when the lease was released or deleted: the standby's next sleep is skipped. */
+  #woken = false;
+  /** Ends the standby's current sleep (set while it sleeps between attempts). */
+  #wake: (() => void) | undefined;
   #lastLease: Lease | undefined;
   #leading = false;
   /** Monotonic time of the last answer from the API server (any answer, even a conflict). */
@@ -177,19 +208,177 @@ export class LeaderElector {
   }
 
   async #acquire(signal: AbortSignal, callbacks: LeaderCallbacks): Promise<boolean> {
-    let lastHolder: string | undefined;
-    while (!signal.aborted) {
-      if (await this.#tryAcquireOrRenew(this.#o.renewDeadlineMs, signal)) return true;
-      const holder = this.#observed?.holderIdentity;
-      if (holder !== undefined && holder !== lastHolder && holder !== '') {
-        this.#logger.info({ leader: holder }, 'another replica leads; standing by');
-        callbacks.onNewLeader?.(holder);
+    const acquiring = new AbortController();
+    const onAbort = (): void => acquiring.abort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    let watching = false;
+    try {
+      let lastHolder: string | undefined;
+      while (!signal.aborted) {
+        this.#woken = false;
+        if (await this.#tryAcquireOrRenew(this.#o.renewDeadlineMs, signal)) return true;
+        const holder = this.#observed?.holderIdentity;
+        if (holder !== undefined && holder !== lastHolder && holder !== '') {
+          this.#logger.info({ leader: holder }, 'another replica leads; standing by');
+          callbacks.onNewLeader?.(holder);
+        }
+        lastHolder = holder;
+        if (!watching) {
+          // Only a candidate that has to wait watches (a leader at once costs no extra request), starting from
+          // the resourceVersion the attempt read. Not awaited when acquiring ends: a port whose stream ignores
+          // the signal (a hung connection) must not hold up leading; late events are dropped.
+          watching = true;
+          void this.#watchLease(acquiring.signal, this.#readVersion);
+        }
+        if (this.#woken) continue;
+        await this.#standBy(signal);
       }
-      lastHolder = holder;
-      const period = this.#o.retryPeriodMs;
-      await sleep(this.#clock, period + this.#o.random() * JITTER_FACTOR * period, signal);
+      return false;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      acquiring.abort();
     }
-    return false;
+  }
+
+  /**
+   * The sleep between two attempts: the jittered retry period (client-go), cut short to the moment the
+   * observed record of another holder expires, and ended at once by `#wake` (the watch saw a release or a
+   * deletion). Only a FUTURE expiry shortens it: once expired, a failed attempt (API error, lost race) waits the
+   * full period, so a failing API server is not polled in a tight loop.
+   */
+  async #standBy(signal: AbortSignal): Promise<void> {
+    const period = this.#o.retryPeriodMs;
+    let ms = period + this.#o.random() * JITTER_FACTOR * period;
+    const untilExpiry = this.#untilExpiry();
+    if (untilExpiry !== undefined && untilExpiry > 0) ms = Math.min(ms, untilExpiry + EXPIRY_MARGIN_MS);
+    const woken = new AbortController();
+    const onAbort = (): void => woken.abort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    this.#wake = () => woken.abort();
+    try {
+      await sleep(this.#clock, ms, woken.signal);
+    } finally {
+      this.#wake = undefined;
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** Monotonic ms until the observed record of ANOTHER holder counts as expired; undefined if there is none. */
+  #untilExpiry(): number | undefined {
+    const observed = this.#observed;
+    const holder = observed?.holderIdentity ?? '';
+    if (observed === undefined || holder === '' || holder === this.#o.identity) return undefined;
+    return this.#observedAt + this.#durationMs(observed) - this.#clock.monotonicNow();
+  }
+
+  #durationMs(spec: LeaseSpec): number {
+    const seconds = spec.leaseDurationSeconds ?? 0;
+    return seconds > 0 ? seconds * 1000 : this.#o.leaseDurationMs;
+  }
+
+  /**
+   * THE observation rule, for GETs and watch events alike (client-go's observedRecord/observedTime): a record
+   * that differs from the last one seen restarts the observation clock; the same record seen again does not.
+   */
+  #observe(spec: LeaseSpec): void {
+    const now = this.#clock.monotonicNow();
+    this.#lastContact = now;
+    if (this.#observed === undefined || !sameSpec(this.#observed, spec)) {
+      this.#observed = spec;
+      this.#observedAt = now;
+    }
+  }
+
+  #wakeUp(): void {
+    this.#woken = true;
+    this.#wake?.();
+  }
+
+  /**
+   * While campaigning: watch the Lease from the resourceVersion last read (or GET it first), resuming from the
+   * last one seen when the stream ends; after an error (410 Gone, a cut connection) GET again after a short
+   * backoff; after a 403 stop (polling goes on). Never throws; ends when `stop` aborts. Does nothing if the port
+   * cannot watch.
+   */
+  async #watchLease(stop: AbortSignal, from: string | undefined): Promise<void> {
+    const port = this.#port;
+    if (port.watch === undefined) return;
+    const { namespace, name } = this.#o;
+    let resourceVersion = from;
+    let failures = 0;
+    const backoff = (): Promise<void> => {
+      failures++;
+      return sleep(this.#clock, Math.min(this.#o.retryPeriodMs, WATCH_BACKOFF_MS * 2 ** (failures - 1)), stop);
+    };
+    while (!stop.aborted) {
+      if (resourceVersion === undefined) {
+        const got = await this.#timedGet(stop);
+        if (stop.aborted) return;
+        if (got.kind !== 'found') {
+          // notFound: the acquire loop creates the lease; error: the polls go on meanwhile.
+          if (got.kind === 'notFound') this.#lastContact = this.#clock.monotonicNow();
+          await backoff();
+          continue;
+        }
+        this.#observe(got.lease.spec);
+        resourceVersion = got.lease.metadata.resourceVersion ?? '';
+      }
+      let events = 0;
+      try {
+        await port.watch(namespace, name, resourceVersion, (e) => {
+          if (stop.aborted) return;
+          events++;
+          failures = 0;
+          if (e.kind === 'changed') {
+            resourceVersion = e.lease.metadata.resourceVersion ?? resourceVersion;
+            this.#observe(e.lease.spec);
+            if ((e.lease.spec.holderIdentity ?? '') === '') this.#wakeUp();
+          } else if (e.kind === 'deleted') {
+            this.#lastContact = this.#clock.monotonicNow();
+            if (e.resourceVersion !== undefined) resourceVersion = e.resourceVersion;
+            this.#wakeUp();
+          } else {
+            this.#lastContact = this.#clock.monotonicNow();
+            resourceVersion = e.resourceVersion;
+          }
+        }, stop);
+        // Ended by the server (its timeout): resume at once, unless it ended without a word (then back off,
+        // so a server that closes every watch at once is not hammered).
+        if (events === 0 && !stop.aborted) await backoff();
+      } catch (e: unknown) {
+        if (stop.aborted) return;
+        if (e instanceof ApiError && e.reason === 'Forbidden') {
+          // A Role from before the watch (get/create/update only): retrying cannot help, polling still works.
+          this.#logger.warn({ err: e }, 'not allowed to watch the leader Lease, so this standby only polls it and takes over up to ' +
+            `${String(Math.round(2 * (1 + JITTER_FACTOR) * this.#o.retryPeriodMs))} ms after it expires; ` +
+            'grant "watch" on leases (re-apply config/rbac/leader-election-role.yaml or upgrade the chart)');
+          return;
+        }
+        this.#logger.debug({ err: e }, 'lease watch failed; getting the lease again');
+        resourceVersion = undefined;
+        await backoff();
+      }
+    }
+  }
+
+  /** A GET for the watch, given up after the renew deadline like every other Lease call. */
+  async #timedGet(stop: AbortSignal): Promise<LeaseGetResult> {
+    const call = new AbortController();
+    const timer = this.#clock.setTimeout(() => call.abort(), this.#o.renewDeadlineMs);
+    const onStop = (): void => call.abort();
+    stop.addEventListener('abort', onStop, { once: true });
+    try {
+      const got = this.#port.get(this.#o.namespace, this.#o.name, call.signal);
+      return await new Promise<LeaseGetResult>((resolve) => {
+        const aborted: LeaseGetResult = { kind: 'error', error: new Error('lease GET timed out') };
+        if (call.signal.aborted) return resolve(aborted);
+        call.signal.addEventListener('abort', () => resolve(aborted), { once: true });
+        got.then(resolve, (error: unknown) => resolve({ kind: 'error', error }));
+      });
+    } finally {
+      timer.cancel();
+      stop.removeEventListener('abort', onStop);
+    }
   }
 
   /**
@@ -259,21 +448,18 @@ export class LeaderElector {
         this.#logger.debug({ err: got.error }, 'error getting lease');
         return false;
       }
-      this.#lastContact = this.#clock.monotonicNow();
-      const mono = this.#clock.monotonicNow();
       const wall = this.#clock.now();
       if (got.kind === 'notFound') {
+        this.#readVersion = undefined;
+        this.#lastContact = this.#clock.monotonicNow();
         const spec = this.#spec(wall, wall, 0);
         return this.#record(await this.#port.create(namespace, this.#lease(spec, undefined), signal), signal, startedAt);
       }
       const old = got.lease.spec;
-      if (this.#observed === undefined || !sameSpec(this.#observed, old)) {
-        this.#observed = old;
-        this.#observedAt = mono;
-      }
+      this.#observe(old);
+      this.#readVersion = got.lease.metadata.resourceVersion;
       const holder = old.holderIdentity ?? '';
-      const durationMs = (old.leaseDurationSeconds ?? 0) > 0 ? (old.leaseDurationSeconds ?? 0) * 1000 : this.#o.leaseDurationMs;
-      if (holder !== '' && holder !== identity && this.#observedAt + durationMs > mono) return false;
+      if (holder !== '' && holder !== identity && this.#observedAt + this.#durationMs(old) > this.#clock.monotonicNow()) return false;
       const spec = holder === identity
         ? this.#spec(wall, undefined, old.leaseTransitions ?? 0, old.acquireTime)
         : this.#spec(wall, wall, (old.leaseTransitions ?? 0) + 1);

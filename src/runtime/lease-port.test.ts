@@ -9,20 +9,34 @@ import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
+import { isGone } from '../kube/api-error.ts';
 import { KubeClient, LEASES, PODS, type ResourceRef } from '../kube/client.ts';
 import { systemClock } from './clock.ts';
-import { LeaderElector } from './leader-election.ts';
+import { LeaderElector, type LeaseWatchEvent } from './leader-election.ts';
 import { apiLeasePort } from './lease-port.ts';
 
 const LEASE_PATH = '/apis/coordination.k8s.io/v1/namespaces/ns/leases';
 let stored: { metadata: { resourceVersion: string } } | undefined;
 let rv = 0;
+const watchUrls: string[] = [];
 const server = http.createServer((req, res) => {
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
     const reply = (code: number, body: unknown): void => void res.writeHead(code, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
     if (!(req.url ?? '').startsWith(LEASE_PATH)) return reply(201, { metadata: { name: 'p' } }); // pods
+    if (req.method === 'GET' && (req.url ?? '').includes('watch=true')) {
+      watchUrls.push(req.url ?? '');
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      const lease = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'l', namespace: 'ns', resourceVersion: '8' }, spec: { holderIdentity: 'a' } };
+      for (const event of [
+        { type: 'MODIFIED', object: lease },
+        { type: 'BOOKMARK', object: { kind: 'Lease', metadata: { resourceVersion: '9' } } },
+        { type: 'DELETED', object: { ...lease, metadata: { ...lease.metadata, resourceVersion: '10' } } },
+        { type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version: 7 (10)' } },
+      ]) res.write(`${JSON.stringify(event)}\n`);
+      return void res.end();
+    }
     if (req.method === 'GET') return stored === undefined ? reply(404, { kind: 'Status', code: 404, reason: 'NotFound' }) : reply(200, stored);
     const body = JSON.parse(Buffer.concat(chunks).toString()) as { metadata: Record<string, unknown> };
     stored = { ...body, metadata: { ...body.metadata, resourceVersion: String(++rv) } };
@@ -103,4 +117,17 @@ test('control: the same leader renewing through a client whose leases limiter is
   const pods = await newClient(5, 1);
   const { lost } = await leadWhileSaturated(pods, pods, LEASES);
   assert.equal(lost, true);
+});
+
+test('the watch asks for the one Lease from the given resourceVersion, reports changes, bookmarks and deletion, and fails on an ERROR event', async () => {
+  const port = apiLeasePort(await newClient(5, 10));
+  assert.ok(port.watch !== undefined);
+  const seen: LeaseWatchEvent[] = [];
+  await assert.rejects(port.watch('ns', 'l', '7', (e) => void seen.push(e), new AbortController().signal), (e: unknown) => isGone(e));
+  const url = new URL(watchUrls.at(-1) ?? '', 'http://x');
+  assert.equal(url.searchParams.get('fieldSelector'), 'metadata.name=l');
+  assert.equal(url.searchParams.get('resourceVersion'), '7');
+  assert.deepEqual(seen.map((e) => (e.kind === 'changed' ? `changed ${e.lease.spec.holderIdentity ?? ''}@${e.lease.metadata.resourceVersion ?? ''}` : `${e.kind}@${e.resourceVersion ?? ''}`)), [
+    'changed a@8', 'bookmark@9', 'deleted@10',
+  ]);
 });

@@ -122,7 +122,7 @@ describe('least-privilege RBAC (config/rbac) on a real API server', () => {
       ['create', 'pods', '-n', ns], ['patch', 'pods', '--subresource=status', '-n', ns], ['patch', 'pods', '--subresource=resize', '-n', ns],
       ['update', 'clonesets.apps.kruise.io', '--subresource=status', '-n', ns], ['patch', 'clonesets.apps.kruise.io', '-n', ns],
       ['watch', 'nodes'], ['update', 'controllerrevisions.apps', '-n', ns], ['delete', 'persistentvolumeclaims', '-n', 'default'],
-      ['create', 'events', '-n', ns], ['update', 'leases.coordination.k8s.io', '-n', ns],
+      ['create', 'events', '-n', ns], ['update', 'leases.coordination.k8s.io', '-n', ns], ['watch', 'leases.coordination.k8s.io', '-n', ns],
     ];
     const denied: string[][] = [
       ['delete', 'namespaces'], ['get', 'secrets', '-n', ns], ['list', 'secrets', '-A'], ['get', 'configmaps', '-n', ns],
@@ -131,7 +131,7 @@ describe('least-privilege RBAC (config/rbac) on a real API server', () => {
       ['delete', 'nodes'], ['patch', 'nodes'], ['update', 'clonesets.apps.kruise.io', '-n', ns], ['delete', 'clonesets.apps.kruise.io', '-n', ns],
       ['create', 'clonesets.apps.kruise.io', '-n', ns], ['create', 'deployments.apps', '-n', ns], ['get', 'events', '-n', ns],
       ['update', 'leases.coordination.k8s.io', '-n', 'kube-system'], ['create', 'leases.coordination.k8s.io', '-n', 'default'],
-      ['create', 'serviceaccounts/token', '-n', ns],
+      ['create', 'serviceaccounts/token', '-n', ns], ['list', 'leases.coordination.k8s.io', '-n', ns],
     ];
     for (const a of allowed) assert.equal(can(a), true, `should be allowed: ${a.join(' ')}`);
     for (const d of denied) assert.equal(can(d), false, `should be denied: ${d.join(' ')}`);
