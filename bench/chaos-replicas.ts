@@ -17,6 +17,8 @@ interface Slot {
   proc: ChildProcess | undefined;
   identity: string | undefined;
   starts: number;
+  /** Date.now() when the running process announced its identity (it reads the Lease right after). */
+  announcedAt: number | undefined;
 }
 
 export class Replicas {
@@ -34,7 +36,7 @@ export class Replicas {
     this.#extraArgs = extraArgs;
     this.#logDir = path.join(ROOT, '.cluster', 'chaos-logs', ns);
     mkdirSync(this.#logDir, { recursive: true });
-    this.#slots = Array.from({ length: count }, (_, index) => ({ index, proc: undefined, identity: undefined, starts: 0 }));
+    this.#slots = Array.from({ length: count }, (_, index) => ({ index, proc: undefined, identity: undefined, starts: 0, announcedAt: undefined }));
     for (const s of this.#slots) void this.#start(s);
   }
 
@@ -48,6 +50,7 @@ export class Replicas {
     const [metrics, probes] = [await freePort(), await freePort()];
     slot.starts++;
     slot.identity = undefined;
+    slot.announcedAt = undefined;
     const out = createWriteStream(path.join(this.#logDir, `replica-${String(slot.index)}-${String(slot.starts)}.log`));
     const proc = spawn(process.execPath, [
       '--disable-warning=ExperimentalWarning', path.join(ROOT, 'src/main.ts'), '--kubeconfig', this.#kubeconfig, '-n', this.#ns,
@@ -61,7 +64,10 @@ export class Replicas {
       if (slot.identity !== undefined) return;
       buf += b.toString();
       const m = /"identity":"([^"]+)"/.exec(buf);
-      if (m !== null) slot.identity = m[1];
+      if (m !== null) {
+        slot.identity = m[1];
+        slot.announcedAt = Date.now();
+      }
     });
     proc.stderr.pipe(out, { end: false });
     proc.on('close', (code, sig) => {
@@ -82,6 +88,16 @@ export class Replicas {
     const l = this.#byIdentity(leader);
     const s = which === 'leader' ? l : this.#slots.find((x) => x !== l && x.proc !== undefined);
     return s?.proc?.pid;
+  }
+
+  /**
+   * A replica other than `leader` has been up for `ms` (it has read the Lease by then). A leader fault while the
+   * other replica is itself still restarting is two faults at once: the successor must first watch the lease for
+   * a full lease duration from its own start, so the takeover would measure the restart, not the election.
+   */
+  standbyUp(leader: string | undefined, ms: number): boolean {
+    const l = this.#byIdentity(leader);
+    return this.#slots.some((x) => x !== l && x.proc !== undefined && x.announcedAt !== undefined && Date.now() - x.announcedAt >= ms);
   }
 
   signal(pid: number, sig: NodeJS.Signals): void {

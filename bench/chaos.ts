@@ -13,6 +13,8 @@
 // Each round: one random user change (chaos-workload.ts), a random 0–2 s later one fault, then the wait until every
 // CloneSet has converged again (chaos-checker.ts `convergence`); the time from the end of the fault to
 // convergence is that fault's convergence time, a round that does not converge within the bound is a violation.
+// A leader fault first waits (up to 20 s) until the other replica has been up for a second, so that one fault is
+// measured at a time (a replica restarted by the previous round must have read the Lease before the leader dies).
 // Faults (weights in FAULTS):
 //   kill-leader          SIGKILL of the leading replica (restarted a second later); takeover = kill → successor's acquireTime
 //   pause-leader         SIGSTOP of the leader for 20 s (past its 15 s lease), then SIGCONT: it must stop writing and exit
@@ -201,6 +203,8 @@ async function run(args: Args, kubeconfig: string): Promise<number> {
       log('  no takeover within 60 s');
     };
     const leaderPid = async (): Promise<{ term: LeaseTerm; pid: number } | undefined> => {
+      // One fault at a time: first let a replica that exited in the previous round come back as the standby.
+      for (let i = 0; i < 200 && replicas?.standbyUp(leader()?.holder, 1000) !== true; i++) await sleep(100);
       for (let i = 0; i < 100; i++) {
         const term = leader();
         const pid = replicas?.pid('leader', term?.endedAt === undefined ? term?.holder : undefined);
