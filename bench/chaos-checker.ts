@@ -163,9 +163,40 @@ export class InvariantChecker {
     return [...this.pods.values()].filter((p) => ownerName(p) === cs);
   }
 
+  /** Per pod uid: when this checker first saw it, and first saw it bound to a node (the kube-scheduler's part). */
+  readonly #binding = new Map<string, { readonly seenAt: number; boundAt: number | undefined }>();
+
+  #trackBinding(pod: Pod): void {
+    const uid = pod.metadata.uid ?? '';
+    const now = Date.now();
+    const b = this.#binding.get(uid) ?? { seenAt: now, boundAt: undefined };
+    if (b.boundAt === undefined && pod.spec.nodeName !== undefined) b.boundAt = now;
+    this.#binding.set(uid, b);
+  }
+
+  /**
+   * How long, within [from, to], the CloneSets' live pods waited for the kube-scheduler (created, not yet bound):
+   * the longest such wait. Not the controller's time: after an API server or etcd restart the local
+   * kube-scheduler's informers back off (client-go's reflector, up to 30 s, reset only after 2 quiet minutes), and
+   * the pods the controller created meanwhile wait unbound (found by `npm run chaos`).
+   */
+  schedulerWaitMs(from: number, to: number): number {
+    let longest = 0;
+    for (const pod of this.pods.values()) {
+      const b = isLive(pod) ? this.#binding.get(pod.metadata.uid ?? '') : undefined;
+      if (b === undefined) continue;
+      const start = Math.max(from, b.seenAt);
+      const end = Math.min(to, b.boundAt ?? to);
+      longest = Math.max(longest, end - start);
+    }
+    return longest;
+  }
+
   #onPod(e: WatchEvent): void {
     if (e.type === 'ERROR' || e.type === 'BOOKMARK') return;
     const pod = e.object as Pod;
+    if (e.type === 'DELETED') this.#binding.delete(pod.metadata.uid ?? '');
+    else this.#trackBinding(pod);
     const name = pod.metadata.name ?? '';
     const before = this.pods.get(name);
     if (e.type === 'DELETED') this.pods.delete(name);

@@ -13,6 +13,8 @@
 // Each round: one random user change (chaos-workload.ts), a random 0–2 s later one fault, then the wait until every
 // CloneSet has converged again (chaos-checker.ts `convergence`); the time from the end of the fault to
 // convergence is that fault's convergence time, a round that does not converge within the bound is a violation.
+// The bound is on the controller's time: the longest wait of a pod for the kube-scheduler in the round (created,
+// not yet bound) is taken out and printed beside it ("worst wall"), with 3 × the bound as the hard limit.
 // A leader fault first waits (up to 20 s) until the other replica has been up for a second, so that one fault is
 // measured at a time (a replica restarted by the previous round must have read the Lease before the leader dies).
 // Faults (weights in FAULTS):
@@ -138,8 +140,11 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 interface Stats {
   count: number;
+  /** the controller's convergence time: wall time minus the pods' wait for the kube-scheduler */
   worstMs: number;
   totalMs: number;
+  /** wall time, the scheduler's wait included */
+  worstWallMs: number;
 }
 
 async function run(args: Args, kubeconfig: string): Promise<number> {
@@ -173,12 +178,21 @@ async function run(args: Args, kubeconfig: string): Promise<number> {
     replicas = new Replicas(controllerKubeconfig, ns, 2, args.controllerArgs);
     log(`controller logs in ${path.relative(ROOT, replicas.logDir)}`);
     await createCloneSets(userClient, ns, args.pods);
-    const converge = async (after: string): Promise<number | undefined> => {
+    /**
+     * Waits until every CloneSet has converged. The bound applies to the controller's time: the wall time minus
+     * the longest wait of a pod for the kube-scheduler in the same window (checker.schedulerWaitMs), with 3 × the
+     * bound as a hard limit on the whole. Both are reported.
+     */
+    const converge = async (after: string): Promise<{ ms: number; schedulerMs: number } | undefined> => {
       const start = Date.now();
       let why: string[] = [];
-      while (Date.now() - start < args.boundMs) {
+      const controllerMs = (): number => Date.now() - start - checker.schedulerWaitMs(start, Date.now());
+      while (controllerMs() < args.boundMs && Date.now() - start < 3 * args.boundMs) {
         why = checker.convergence();
-        if (why.length === 0 && checker.cloneSets.size === CLONESET_NAMES.length) return Date.now() - start;
+        if (why.length === 0 && checker.cloneSets.size === CLONESET_NAMES.length) {
+          const ms = Date.now() - start;
+          return { ms, schedulerMs: checker.schedulerWaitMs(start, start + ms) };
+        }
         await sleep(200);
       }
       checker.failConvergence(why, after);
@@ -308,14 +322,18 @@ async function run(args: Args, kubeconfig: string): Promise<number> {
       const kind = pickFault();
       const what = await inject(kind);
       const ended = Date.now();
-      const ms = await converge(`${kind} (${what}) during "${change}"`);
+      const c = await converge(`${kind} (${what}) during "${change}"`);
       done++;
-      const s = byKind.get(kind) ?? { count: 0, worstMs: 0, totalMs: 0 };
+      const wall = c?.ms ?? Date.now() - ended;
+      const own = c === undefined ? wall : Math.max(0, c.ms - c.schedulerMs);
+      const s = byKind.get(kind) ?? { count: 0, worstMs: 0, totalMs: 0, worstWallMs: 0 };
       s.count++;
-      s.worstMs = Math.max(s.worstMs, ms ?? Date.now() - ended);
-      s.totalMs += ms ?? Date.now() - ended;
+      s.worstMs = Math.max(s.worstMs, own);
+      s.worstWallMs = Math.max(s.worstWallMs, wall);
+      s.totalMs += own;
       byKind.set(kind, s);
-      log(`${new Date().toISOString().slice(11, 19)} [${String(i + 1)}/${String(args.faults)}] ${change}; ${kind}: ${what}; converged ${ms === undefined ? `NOT within ${secs(args.boundMs)}` : `after ${secs(ms)}`}`);
+      const waited = c !== undefined && c.schedulerMs >= 1000 ? ` (${secs(c.ms)} with ${secs(c.schedulerMs)} of pods waiting for the kube-scheduler)` : '';
+      log(`${new Date().toISOString().slice(11, 19)} [${String(i + 1)}/${String(args.faults)}] ${change}; ${kind}: ${what}; converged ${c === undefined ? `NOT within ${secs(args.boundMs)}` : `after ${secs(own)}${waited}`}`);
     }
     await sleep(3500); // the PVC checks scheduled by the last deletions
 
@@ -332,12 +350,13 @@ async function run(args: Args, kubeconfig: string): Promise<number> {
 
     const all = [...byKind.values()];
     const worst = Math.max(0, ...all.map((s) => s.worstMs));
+    const worstWall = Math.max(0, ...all.map((s) => s.worstWallMs));
     const lines = [
       `chaos: seed ${String(args.seed)}, ${String(done)} faults in ${secs(Date.now() - t0)}, CloneSets ${CLONESET_NAMES.join('/')} of ~${String(args.pods)} pods, 2 replicas --leader-elect${local ? ' behind the fault proxy' : ''}`,
-      `${'fault'.padEnd(20)}${'count'.padStart(6)}${'worst conv.'.padStart(13)}${'mean conv.'.padStart(12)}`,
+      `${'fault'.padEnd(20)}${'count'.padStart(6)}${'worst conv.'.padStart(13)}${'mean conv.'.padStart(12)}${'worst wall'.padStart(12)}`,
       ...[...byKind.entries()].sort((a, b) => b[1].count - a[1].count).map(([k, s]) =>
-        `${k.padEnd(20)}${String(s.count).padStart(6)}${secs(s.worstMs).padStart(13)}${secs(s.totalMs / s.count).padStart(12)}`),
-      `worst convergence after a fault: ${secs(worst)} (bound ${secs(args.boundMs)})`,
+        `${k.padEnd(20)}${String(s.count).padStart(6)}${secs(s.worstMs).padStart(13)}${secs(s.totalMs / s.count).padStart(12)}${secs(s.worstWallMs).padStart(12)}`),
+      `worst convergence after a fault: ${secs(worst)} (bound ${secs(args.boundMs)}); wall time, pods' wait for the kube-scheduler included: ${secs(worstWall)}`,
       `leader takeovers: ${String(takeovers.length)}` + (takeovers.length === 0 ? '' :
         `, worst ${secs(Math.max(...takeovers.map((t) => t.ms)))} from the fault, mean ${secs(takeovers.reduce((a, t) => a + t.ms, 0) / takeovers.length)};` +
         ` worst ${secs(Math.max(...takeovers.map((t) => t.afterExpiryMs)))} after the old lease expired`),
