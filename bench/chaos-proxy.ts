@@ -80,6 +80,12 @@ export async function startFaultProxy(upstream: string, tls: ProxyTls, random: (
       // the API server died mid-response (a watch when it restarts): the client must see a broken stream, not a clean end
       upRes.on('error', () => res.destroy());
       upRes.on('aborted', () => res.destroy());
+      // a socket closed before the response completed, without an error event: still a broken stream (without this
+      // a watch open when the API server was killed stayed silently open, and the client only noticed after its
+      // --watch-idle-timeout of 90 s)
+      upRes.on('close', () => {
+        if (!upRes.complete) res.destroy();
+      });
     });
     up.on('error', () => {
       stats.upstreamErrors++;

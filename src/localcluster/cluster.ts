@@ -14,7 +14,7 @@
 //                            controller (Services' endpoints, for the lifecycle-hook example that drains pods).
 //                            No workload controllers: the CloneSet is ours.
 //   kube-scheduler           binds pods to nodes (kwok only acts on bound pods), with a high client QPS; the
-//                            VolumeBinding/VolumeZone plugins are off (no storage: PVCs stay Pending).
+//                            VolumeBinding/VolumeZone/VolumeRestrictions/NodeVolumeLimits plugins are off (no storage: PVCs stay Pending).
 //   kwok                     out-of-cluster "kubelet" for fake Nodes annotated kwok.x-k8s.io/node=fake: keeps them
 //                            Ready (leases) and plays the pod Stages of config/kwok/ (Running, readiness gates,
 //                            in-place image restarts, deletion).

@@ -103,7 +103,13 @@ export function schedulerConfiguration(kubeconfig: string): unknown {
     leaderElection: { leaderElect: false },
     // No storage backend here: PVCs stay Pending (unbound), so the volume plugins would keep every pod with a
     // PVC unschedulable. Without them such pods are scheduled and run like any other (the claims stay Pending).
-    profiles: [{ schedulerName: 'default-scheduler', plugins: { multiPoint: { disabled: [{ name: 'VolumeBinding' }, { name: 'VolumeZone' }] } } }],
+    // VolumeRestrictions and NodeVolumeLimits read each claim from the scheduler's PVC informer: when that lags
+    // (it backs off after an API server restart) the pod is marked unschedulable ("persistentvolumeclaim … not
+    // found") and parked for minutes, though its claim was created first (seen in `npm run chaos`).
+    profiles: [{
+      schedulerName: 'default-scheduler',
+      plugins: { multiPoint: { disabled: [{ name: 'VolumeBinding' }, { name: 'VolumeZone' }, { name: 'VolumeRestrictions' }, { name: 'NodeVolumeLimits' }] } },
+    }],
   };
 }
 
