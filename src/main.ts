@@ -44,6 +44,7 @@ async function main(): Promise<number> {
   let webhook: RunningWebhook | undefined;
   const sources = {
     stats: () => state.manager?.controller.stats() ?? EMPTY_STATS,
+    podEvents: () => state.manager?.podEvents(),
     // Not tied to leadership: a standby that reaches the API server is ready (leadership.ts isReady), once the
     // webhook it serves (every replica behind the webhook Service) has its certificates and objects in place.
     ready: () => isReady(state) && (webhook?.ready() ?? true),
