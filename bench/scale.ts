@@ -2,7 +2,10 @@
 // counted in status) and back to 0, how many API requests it sends doing so, and its peak memory; then the limit
 // (limit.ts): the same number of pods created and made Ready by a direct client, and each time's ratio to it.
 //
-//   node bench/scale.ts [--pods 1000] [--clonesets 1] [--kubeconfig PATH] [--state-dir DIR] [--keep-cluster] [-- <controller flags>]
+//   node bench/scale.ts [--pods 1000] [--clonesets 1] [--status-change-pods K] [--kubeconfig PATH] [--state-dir DIR] [--keep-cluster] [-- <controller flags>]
+//
+// After the scale-up, with the pods Ready and the controller settled, K pods (default min(N, 1000); 0 = skip) get
+// pod status changes as a kubelet writes them, and the reconciles per change are counted (status-changes.ts).
 //
 // Without --kubeconfig it starts its own local control plane (state dir .cluster/bench, stopped at the end unless
 // --keep-cluster). It installs the CRD, runs the real controller binary as a child process scoped to a fresh
@@ -14,14 +17,18 @@ import { parseArgs } from 'node:util';
 import { CLONESETS } from '../src/kube/resources.ts';
 import { benchCloneSet, CloneSetView, fleet, isReady, statusSum } from './cloneset-view.ts';
 import { measureLimit, ratio } from './limit.ts';
+import { measureStatusChanges, statusChangeLines } from './status-changes.ts';
 import { diffCounts, eventWrites, peakRssMiB, requestCounters, requestSummary, startController, type ControllerProcess } from './controller-process.ts';
 import { CLUSTER_OPTIONS, clusterArgs, createNamespace, DEFAULT_CONTROLLER_FLAGS, deleteNamespace, log, namespaceName, ROOT, runBenchmark, secs, until, withCluster, type ClusterArgs } from './harness.ts';
 
-const USAGE = 'usage: node bench/scale.ts [--pods N (1000)] [--clonesets M (1)] [--kubeconfig PATH] [--state-dir DIR] [--keep-cluster] [-- controller flags…]\n';
+const USAGE = 'usage: node bench/scale.ts [--pods N (1000)] [--clonesets M (1)] [--status-change-pods K (min(N, 1000); 0 = none)] [--kubeconfig PATH] [--state-dir DIR] [--keep-cluster] [-- controller flags…]\n';
 
-function parse(argv: readonly string[]): ClusterArgs {
-  const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, options: CLUSTER_OPTIONS });
-  return clusterArgs(values, positionals, USAGE, 'bench');
+function parse(argv: readonly string[]): ClusterArgs & { readonly statusChangePods: number } {
+  const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, options: { ...CLUSTER_OPTIONS, 'status-change-pods': { type: 'string' } } });
+  const common = clusterArgs(values, positionals, USAGE, 'bench');
+  const statusChangePods = Number(values['status-change-pods'] ?? String(Math.min(common.pods, 1000)));
+  if (!Number.isInteger(statusChangePods) || statusChangePods < 0 || statusChangePods > common.pods) throw new Error(`--status-change-pods: not a count between 0 and --pods (${common.pods}): ${values['status-change-pods'] ?? ''}`);
+  return { ...common, statusChangePods };
 }
 
 async function main(): Promise<void> {
@@ -32,7 +39,8 @@ async function main(): Promise<void> {
     let controller: ControllerProcess | undefined;
     try {
       await createNamespace(client, ns);
-      const view = new CloneSetView(client, ns, stop.signal);
+      let modified = 0; // pod updates the view's watch saw: the status changes of the scenario below
+      const view = new CloneSetView(client, ns, stop.signal, (type) => { if (type === 'MODIFIED') modified++; });
       controller = await startController(kubeconfig, ns, args.controllerArgs);
       // Caches synced (readyz): the initial lists and watches are the baseline, not part of the scale-up.
       const metricsUrl = controller.metricsUrl;
@@ -54,6 +62,10 @@ async function main(): Promise<void> {
       const rssUp = peakRssMiB(controller.pid);
       const events = await eventWrites(client, ns);
       const upTotal = requestSummary(diffCounts(up, idle)).total;
+
+      // pod status changes, as a kubelet writes them, on the settled fleet
+      const changes = args.statusChangePods > 0 ? await measureStatusChanges(client, ns, view, args.statusChangePods, metricsUrl, () => modified) : [];
+      const afterChanges = await requestCounters(metricsUrl);
 
       const t1 = Date.now();
       for (const name of sets.keys()) await client.patch(CLONESETS, ns, name, { spec: { replicas: 0 } }, 'merge');
@@ -82,10 +94,11 @@ async function main(): Promise<void> {
         row('  of which Events (POST + PATCH)', `${events.posts + events.patches} (${events.posts} + ${events.patches})`),
         row('requests per pod, without Events', ((upTotal - events.posts - events.patches) / n).toFixed(2)),
         row('controller peak RSS so far', rssUp),
+        ...statusChangeLines(changes, row),
         `scale ${n} → 0`,
         row('all pods gone', secs(tGone)),
         row('status.replicas == 0', secs(tStatus0)),
-        row('controller API requests', requests(diffCounts(down, up))),
+        row('controller API requests', requests(diffCounts(down, afterChanges))),
         `whole run`,
         row('startup requests (list + watch)', requests(idle)),
         row('total API requests', requests(down)),

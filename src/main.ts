@@ -10,8 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { isReady, runController, type ProcessState } from './leadership.ts';
 import { systemClock } from './runtime/clock.ts';
 import { metricsHandler, metricsRegistry, probeHandler, restClientMetrics, startServer } from './server.ts';
-import { cloneSetHandlers } from './webhook/handlers.ts';
-import { startWebhook, type RunningWebhook } from './webhook/run.ts';
+import type { RunningWebhook } from './webhook/run.ts';
 
 async function main(): Promise<number> {
   let config;
@@ -45,6 +44,7 @@ async function main(): Promise<number> {
   let webhook: RunningWebhook | undefined;
   const sources = {
     stats: () => state.manager?.controller.stats() ?? EMPTY_STATS,
+    podEvents: () => state.manager?.podEvents(),
     // Not tied to leadership: a standby that reaches the API server is ready (leadership.ts isReady), once the
     // webhook it serves (every replica behind the webhook Service) has its certificates and objects in place.
     ready: () => isReady(state) && (webhook?.ready() ?? true),
@@ -80,9 +80,12 @@ async function main(): Promise<number> {
   // for the Lease with the metrics and probe servers off, or a webhook retrying its first certificate sync, would
   // otherwise exit at once with status 0. Held until the work below is done.
   const keepAlive = setInterval(() => undefined, 60_000);
-  webhook = config.webhook.port === 0
-    ? undefined
-    : startWebhook(config.webhook, { client: clients.webhookClient, handlers: cloneSetHandlers(config.gates), gates: config.gates, clock: systemClock, logger, signal: abort.signal });
+  if (config.webhook.port !== 0) {
+    // Loaded only when the webhook runs: its HTTPS server, admission handlers and certificate code are several MiB
+    // of resident memory that a controller started with --webhook-port=0 never needs.
+    const [{ startWebhook }, { cloneSetHandlers }] = await Promise.all([import('./webhook/run.ts'), import('./webhook/handlers.ts')]);
+    webhook = startWebhook(config.webhook, { client: clients.webhookClient, handlers: cloneSetHandlers(config.gates), gates: config.gates, clock: systemClock, logger, signal: abort.signal });
+  }
   if (webhook !== undefined && config.mode === 'webhook') {
     // webhook mode: admission and conversion only; the HTTPS server answers /healthz and /readyz itself
     logger.info({ server: kubeConfig.getCurrentCluster()?.server, port: config.webhook.port, host: config.webhook.host ?? '(Service mode)', identity }, 'starting cloneset-controller webhook');

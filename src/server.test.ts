@@ -1,6 +1,7 @@
 // The operations endpoints: client-go's rest_client_* metrics and the leadership gauge as Prometheus renders them.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { newPodEventCounts } from './cloneset/event-handlers.ts';
 import { metricsRegistry, restClientMetrics } from './server.ts';
 
 const stats = {
@@ -30,4 +31,17 @@ test('leader_election_master_status is 1 while this replica leads and 0 on a sta
   assert.match(await registry.metrics(), /^leader_election_master_status\{name="cloneset-controller"\} 0$/m);
   leading = true;
   assert.match(await registry.metrics(), /^leader_election_master_status\{name="cloneset-controller"\} 1$/m);
+});
+
+test('pod events are exported by event and result once the manager runs (cloneset_pod_events_total)', async () => {
+  let counts: ReturnType<typeof newPodEventCounts> | undefined;
+  const registry = metricsRegistry({ stats: () => stats, ready: () => true, podEvents: () => counts });
+  assert.doesNotMatch(await registry.metrics(), /^cloneset_pod_events_total\{/m);
+  counts = newPodEventCounts();
+  counts.update.ignored = 7;
+  counts.update.enqueued = 2;
+  const text = await registry.metrics();
+  assert.match(text, /^cloneset_pod_events_total\{controller="cloneset-controller",event="update",result="ignored"\} 7$/m);
+  assert.match(text, /^cloneset_pod_events_total\{controller="cloneset-controller",event="update",result="enqueued"\} 2$/m);
+  assert.match(text, /^cloneset_pod_events_total\{controller="cloneset-controller",event="add",result="enqueued"\} 0$/m);
 });

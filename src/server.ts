@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { Logger } from 'pino';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { RequestMetrics } from './kube/client.ts';
+import type { PodEventCounts } from './cloneset/event-handlers.ts';
 import type { ControllerStats } from './runtime/controller.ts';
 import type { WebhookStats } from './webhook/server.ts';
 
@@ -15,6 +16,8 @@ export interface ServerSources {
   readonly ready: () => boolean;
   /** With --leader-elect: the Lease name and whether this replica holds it. */
   readonly leader?: { readonly name: string; readonly isLeader: () => boolean };
+  /** pod informer events by what they did (src/cloneset/event-handlers.ts), once the manager runs */
+  readonly podEvents?: () => PodEventCounts | undefined;
   /** the webhook server's counters (src/webhook/server.ts), when it runs in this process */
   readonly webhook?: () => WebhookStats | undefined;
 }
@@ -43,6 +46,19 @@ export function metricsRegistry(src: ServerSources): Registry {
   gauge('workqueue_depth', 'Current depth of workqueue', (s) => s.queueDepth);
   gauge('workqueue_adds_total', 'Total number of adds handled by workqueue', (s) => s.queueAddsTotal);
   gauge('workqueue_retries_total', 'Total number of retries handled by workqueue', (s) => s.queueRetriesTotal);
+  // Ours (controller-runtime has no such metric): how many pod events the event filter drops, how many wake a
+  // CloneSet — e.g. kubelet status updates that change only what the cache does not keep are "ignored".
+  new Gauge({
+    name: 'cloneset_pod_events_total',
+    help: 'Pod informer events by event (add, update, delete) and result: enqueued (woke a CloneSet) or ignored (changed nothing the controller reads, or concerned no CloneSet).',
+    labelNames: ['controller', 'event', 'result'],
+    registers: [registry],
+    collect() {
+      const counts = src.podEvents?.();
+      if (counts === undefined) return;
+      for (const [event, byResult] of Object.entries(counts)) for (const [result, n] of Object.entries(byResult)) this.set({ ...controller, event, result }, n);
+    },
+  });
   const leader = src.leader;
   if (leader !== undefined) {
     // controller-runtime's (client-go leaderelection) gauge: 1 while this replica leads, else 0.

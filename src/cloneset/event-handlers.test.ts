@@ -9,7 +9,7 @@ import { FakeClock } from '../runtime/clock.ts';
 import { ObjectStore } from '../runtime/store.ts';
 import type { CloneSet } from '../api/cloneset.ts';
 import { podTransform } from './cache-transforms.ts';
-import { changesNothingRead, podHandlers } from './event-handlers.ts';
+import { changesNothingRead, newPodEventCounts, podHandlers } from './event-handlers.ts';
 
 const owner = { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', name: 'web', uid: 'cs1', controller: true };
 const base: Pod = {
@@ -58,5 +58,21 @@ describe('pod updates that wake the CloneSet', () => {
     assert.deepEqual(keys, []);
     h.onUpdate?.(t(base), next((p) => ({ ...p, status: { ...status, phase: 'Failed' } })));
     assert.deepEqual(keys, ['ns/web']);
+  });
+
+  test('every pod event is counted by what it did: enqueued when it woke a CloneSet, ignored otherwise (cloneset_pod_events_total)', () => {
+    const keys: string[] = [];
+    const clock = new FakeClock(0);
+    const counts = newPodEventCounts();
+    const h = podHandlers((k) => keys.push(k), new ScaleExpectations(clock, 1000), new ResourceVersionExpectations(clock, 1000), new ObjectStore<CloneSet>({ namespace: (o) => [o.metadata.namespace ?? ''] }), counts);
+    h.onAdd?.(t(base));
+    h.onUpdate?.(t(base), next((p) => ({ ...p, status: { ...status, podIP: '10.0.0.9' } })));
+    h.onUpdate?.(t(base), next((p) => ({ ...p, status: { ...status, containerStatuses: [{ ...(status.containerStatuses?.[0] ?? { name: 'main' }), state: { running: { startedAt: 't2' } } }] } })));
+    h.onUpdate?.(t(base), next((p) => ({ ...p, status: { ...status, conditions: [{ type: 'Ready', status: 'False' }, { type: 'InPlaceUpdateReady', status: 'True' }] } })));
+    const orphan = t({ ...base, metadata: { ...base.metadata, uid: 'p2', ownerReferences: [] } });
+    h.onAdd?.(orphan); // no CloneSet selects it
+    h.onDelete?.(t(base), { finalStateUnknown: false });
+    assert.deepEqual(counts, { add: { enqueued: 1, ignored: 1 }, update: { enqueued: 1, ignored: 2 }, delete: { enqueued: 1, ignored: 0 } });
+    assert.deepEqual(keys, ['ns/web', 'ns/web', 'ns/web']);
   });
 });

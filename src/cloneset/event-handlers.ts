@@ -51,12 +51,51 @@ export function changesNothingRead(old: Pod, pod: Pod): boolean {
   return isDeepStrictEqual({ ...old, metadata: oldMeta }, { ...pod, metadata: newMeta });
 }
 
+/** A pod informer event, as cloneset_pod_events_total labels it. */
+export type PodEvent = 'add' | 'update' | 'delete';
+/** enqueued: the event woke at least one CloneSet; ignored: none (nothing it reads changed, or no CloneSet concerned). */
+export type PodEventResult = 'enqueued' | 'ignored';
+export type PodEventCounts = Record<PodEvent, Record<PodEventResult, number>>;
+
+export function newPodEventCounts(): PodEventCounts {
+  return { add: { enqueued: 0, ignored: 0 }, update: { enqueued: 0, ignored: 0 }, delete: { enqueued: 0, ignored: 0 } };
+}
+
+/**
+ * `counts`, when given, counts every pod event by what it did (the metric cloneset_pod_events_total): how many
+ * kubelet status updates the filter above drops, and how many wake a CloneSet.
+ */
 export function podHandlers(
   enqueue: Enqueue,
   scale: ScaleExpectations,
   rv: ResourceVersionExpectations,
   cloneSets: Store<CloneSet>,
+  counts?: PodEventCounts,
 ): InformerHandlers<Pod> {
+  let woke = false;
+  const wake: Enqueue = (key) => {
+    woke = true;
+    enqueue(key);
+  };
+  const handlers = podEventHandlers(wake, scale, rv, cloneSets);
+  const count = (event: PodEvent, handle: () => void): void => {
+    woke = false;
+    handle();
+    if (counts !== undefined) counts[event][woke ? 'enqueued' : 'ignored']++;
+  };
+  return {
+    onAdd: (pod) => count('add', () => handlers.onAdd(pod)),
+    onUpdate: (old, pod) => count('update', () => handlers.onUpdate(old, pod)),
+    onDelete: (pod, info) => count('delete', () => handlers.onDelete(pod, info)),
+  };
+}
+
+function podEventHandlers(
+  enqueue: Enqueue,
+  scale: ScaleExpectations,
+  rv: ResourceVersionExpectations,
+  cloneSets: Store<CloneSet>,
+): Required<Pick<InformerHandlers<Pod>, 'onAdd' | 'onUpdate' | 'onDelete'>> {
   const enqueueOrphan = (pod: Pod): void => {
     for (const cs of cloneSets.byIndex('namespace', pod.metadata.namespace ?? '')) {
       if (matchesLabelSelector(cs.spec.selector, pod.metadata.labels ?? {})) {

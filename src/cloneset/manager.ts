@@ -16,7 +16,7 @@ import { Informer } from '../runtime/informer.ts';
 import { indexByNamespace, indexByOwnerUid } from '../runtime/store.ts';
 import { defaultControllerRateLimiter, type RateLimiterOptions } from '../runtime/rate-limiter.ts';
 import { podTransform, transformNode } from './cache-transforms.ts';
-import { cloneSetHandlers, podHandlers, pvcHandlers } from './event-handlers.ts';
+import { cloneSetHandlers, newPodEventCounts, podHandlers, pvcHandlers, type PodEventCounts } from './event-handlers.ts';
 import { randomInstanceIdSource } from './plan/instance-ids.ts';
 import type { SurgeRule } from './plan/replica-diff.ts';
 import { apiPorts } from './ports.ts';
@@ -45,6 +45,8 @@ export interface CloneSetManagerConfig {
 export interface CloneSetManager {
   readonly controller: Controller;
   readonly informers: readonly Runnable[];
+  /** Pod informer events by what they did (cloneset_pod_events_total), a copy. */
+  podEvents(): PodEventCounts;
   /** Resolves when every cache has synced. */
   readonly synced: Promise<void>;
   /** Resolves after the workers drained and the watches stopped. */
@@ -127,7 +129,8 @@ export function startCloneSetManager(
   });
   const enqueue = (key: string): void => controller.enqueue(key);
   cloneSets.addHandlers(cloneSetHandlers(enqueue));
-  pods.addHandlers(podHandlers(enqueue, scaleExpectations, rvExpectations, cloneSets.store));
+  const podEvents = newPodEventCounts();
+  pods.addHandlers(podHandlers(enqueue, scaleExpectations, rvExpectations, cloneSets.store, podEvents));
   pvcs.addHandlers(pvcHandlers(enqueue, scaleExpectations));
   revisions.addHandlers({});
 
@@ -148,5 +151,5 @@ export function startCloneSetManager(
     logger.info({ namespace: ns ?? '(all)', workers: config.workers }, 'caches synced; starting workers');
     return controller.run(signal);
   });
-  return { controller, informers, synced, done };
+  return { controller, informers, synced, done, podEvents: () => structuredClone(podEvents) };
 }

@@ -1,10 +1,12 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { generateCA, issueServingCertificate } from './certificates.ts';
+import { generateCA, issueServingCertificate } from './cert-issuer.ts';
 import { DirCertificates } from './cert-source.ts';
+import { splitPem } from './certificates.ts';
 
 describe('DirCertificates (--webhook-cert-dir)', () => {
   test('serves tls.crt/tls.key; ca.crt, when present, becomes the caBundle', async () => {
@@ -48,5 +50,26 @@ describe('DirCertificates (--webhook-cert-dir)', () => {
       source.close();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('SecretCertificates: the issuing library is loaded only to issue', () => {
+  const child = path.join(import.meta.dirname, 'testing', 'secret-sync-child.ts');
+  const sync = (secret: unknown): { issuerLoaded: boolean; wrote: number; secret: unknown } => {
+    const out = execFileSync(process.execPath, ['--disable-warning=ExperimentalWarning', child], { input: secret === undefined ? '' : JSON.stringify(secret), encoding: 'utf8' });
+    return JSON.parse(out) as { issuerLoaded: boolean; wrote: number; secret: unknown };
+  };
+
+  test('no Secret yet: the CA and serving certificate are issued (and the library loaded)', () => {
+    const first = sync(undefined);
+    assert.deepEqual([first.issuerLoaded, first.wrote], [true, 1]);
+    const caCrt = Buffer.from((first.secret as { data: Record<string, string> }).data['ca.crt'] ?? '', 'base64').toString('utf8');
+    assert.equal(splitPem(caCrt).join(''), caCrt, 'ca.crt is stored as the caBundle is installed from it (newline-terminated blocks)');
+  });
+
+  test('a Secret that holds valid certificates is read with node:crypto alone, and nothing is written', () => {
+    const { secret } = sync(undefined);
+    const again = sync(secret);
+    assert.deepEqual([again.issuerLoaded, again.wrote], [false, 0]);
   });
 });

@@ -13,7 +13,7 @@ import type { KubeClient } from '../kube/client.ts';
 import type { ResourceRef } from '../kube/resources.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { nextCheckDelay, newestCA, planCertificates, policyFor, type CertInfo, type CertState } from './cert-plan.ts';
-import { generateCA, issueServingCertificate, keyMatchesCertificate, parseCertificates, splitPem, type CertAndKey } from './certificates.ts';
+import { keyMatchesCertificate, parseCertificates, splitPem, type CertAndKey } from './certificates.ts';
 
 export const SECRETS: ResourceRef = { group: '', version: 'v1', plural: 'secrets', namespaced: true };
 /** When the newest CA entered the bundle (RFC 3339); the serving certificate moves to it one propagation wait later. */
@@ -53,7 +53,8 @@ function safeParse(pem: string): CertInfo[] {
 }
 
 export interface SecretCertificatesOptions {
-  readonly client: KubeClient;
+  /** the webhook's client; only these three calls are made */
+  readonly client: Pick<KubeClient, 'get' | 'create' | 'patch'>;
   readonly namespace: string;
   readonly secretName: string;
   readonly hosts: readonly string[];
@@ -116,6 +117,8 @@ export class SecretCertificates implements CertificateSource {
         return { serving: cur.serving, caBundle: cur.caPem.join(''), nextCheckMs: nextCheckDelay(cur.state, now, this.#policy) };
       }
       const { validityMs, backdateMs } = this.#policy;
+      // Only now: the issuing library costs memory that a replica reading valid certificates never needs.
+      const { generateCA, issueServingCertificate } = await import('./cert-issuer.ts');
       let ca: CertAndKey;
       if (plan.newCA) {
         ca = await generateCA(now, validityMs, backdateMs);

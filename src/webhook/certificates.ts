@@ -1,16 +1,8 @@
-// X.509 for the webhook: a self-signed CA and a serving certificate signed by it (ECDSA P-256, SHA-256), generated
-// in-process with @peculiar/x509 over Node's WebCrypto (the image has no openssl). Kruise's equivalent is
-// pkg/webhook/util/generator/selfsigned.go (RSA-2048, 10 years); we keep validity short and rotate instead.
-import 'reflect-metadata'; // @peculiar/x509 resolves its ASN.1 providers through tsyringe, which needs it
-import * as x509 from '@peculiar/x509';
-import { isIP } from 'node:net';
-import { X509Certificate as NodeX509Certificate, createPrivateKey, randomBytes, webcrypto } from 'node:crypto';
+// Reading X.509 for the webhook with node:crypto only: the certificates of a PEM bundle as the facts cert-plan.ts
+// decides on, and whether a private key belongs to its certificate. Issuing is cert-issuer.ts, loaded only when a
+// certificate must be issued, so a replica whose Secret holds valid certificates never loads @peculiar/x509.
+import { X509Certificate, createPrivateKey } from 'node:crypto';
 import type { CertInfo } from './cert-plan.ts';
-
-type X509Crypto = Parameters<typeof x509.cryptoProvider.set>[0];
-x509.cryptoProvider.set(webcrypto as unknown as X509Crypto);
-
-const ALG = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
 
 export interface CertAndKey {
   /** PEM certificate */
@@ -19,83 +11,74 @@ export interface CertAndKey {
   readonly key: string;
 }
 
-/** A positive 128-bit serial number (RFC 5280 §4.1.2.2). */
-function serialNumber(): string {
-  const b = randomBytes(16);
-  b[0] = (b[0] ?? 0) & 0x7f;
-  return b.toString('hex');
+/**
+ * IPv6 addresses in their RFC 5952 form ('::1'), as the hosts are written: OpenSSL prints a certificate's IPv6 SAN
+ * uncompressed and upper-case ('0:0:0:0:0:0:0:1'); the WHATWG URL parser canonicalises it.
+ */
+function canonicalIP(ip: string): string {
+  if (!ip.includes(':')) return ip;
+  try {
+    return new URL(`http://[${ip}]/`).hostname.slice(1, -1);
+  } catch {
+    return ip;
+  }
 }
 
-async function exportKey(key: webcrypto.CryptoKey): Promise<string> {
-  return x509.PemConverter.encode(await webcrypto.subtle.exportKey('pkcs8', key), 'PRIVATE KEY');
+/** One entry of OpenSSL's subjectAltName text; Node quotes (JSON) values with separators in them. */
+function sanValue(raw: string): string {
+  if (!raw.startsWith('"')) return raw;
+  try {
+    const v: unknown = JSON.parse(raw);
+    return typeof v === 'string' ? v : raw;
+  } catch {
+    return raw;
+  }
 }
 
-/** The CA's common name carries its creation time, so that a serving certificate's issuer names the CA generation. */
-export function caCommonName(notBeforeMs: number): string {
-  return `cloneset-controller-webhook-ca@${Math.floor(notBeforeMs / 1000)}`;
+/** Splits OpenSSL's "DNS:a, IP Address:1.2.3.4" at the separators outside quoted values. */
+function sanEntries(text: string): string[] {
+  const out: string[] = [];
+  let cur = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i] ?? '';
+    if (ch === '"' && text[i - 1] !== '\\') quoted = !quoted;
+    if (!quoted && ch === ',' && text[i + 1] === ' ') {
+      out.push(cur);
+      cur = '';
+      i++;
+      continue;
+    }
+    cur += ch;
+  }
+  if (cur !== '') out.push(cur);
+  return out;
 }
 
-export async function generateCA(nowMs: number, validityMs: number, backdateMs = 60_000): Promise<CertAndKey> {
-  const keys = await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify']);
-  const cert = await x509.X509CertificateGenerator.createSelfSigned({
-    serialNumber: serialNumber(),
-    name: `CN=${caCommonName(nowMs)}`,
-    // backdated a little for clocks that disagree (the API server checks notBefore too)
-    notBefore: new Date(nowMs - backdateMs),
-    notAfter: new Date(nowMs + validityMs),
-    signingAlgorithm: ALG,
-    keys,
-    extensions: [
-      new x509.BasicConstraintsExtension(true, 0, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
-      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
-    ],
-  });
-  return { cert: cert.toString('pem'), key: await exportKey(keys.privateKey) };
-}
-
-export async function issueServingCertificate(ca: CertAndKey, hosts: readonly string[], nowMs: number, validityMs: number, backdateMs = 60_000): Promise<CertAndKey> {
-  const caCert = new x509.X509Certificate(ca.cert);
-  const caKey = await webcrypto.subtle.importKey('pkcs8', x509.PemConverter.decodeFirst(ca.key), ALG, false, ['sign']);
-  const keys = await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify']);
-  const first = hosts[0] ?? 'localhost';
-  const cert = await x509.X509CertificateGenerator.create({
-    serialNumber: serialNumber(),
-    subject: `CN=${first}`,
-    issuer: caCert.subject,
-    notBefore: new Date(nowMs - backdateMs),
-    // never beyond the CA: a chain is only as valid as its CA
-    notAfter: new Date(Math.min(nowMs + validityMs, caCert.notAfter.getTime())),
-    signingAlgorithm: ALG,
-    publicKey: keys.publicKey,
-    signingKey: caKey,
-    extensions: [
-      new x509.BasicConstraintsExtension(false, undefined, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
-      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
-      new x509.SubjectAlternativeNameExtension(hosts.map((h) => (isIP(h) !== 0 ? { type: 'ip', value: h } : { type: 'dns', value: h }))),
-      await x509.AuthorityKeyIdentifierExtension.create(caCert),
-    ],
-  });
-  return { cert: cert.toString('pem'), key: await exportKey(keys.privateKey) };
+function certInfo(pem: string): CertInfo {
+  const c = new X509Certificate(pem);
+  const dnsNames: string[] = [];
+  const ips: string[] = [];
+  for (const entry of sanEntries(c.subjectAltName ?? '')) {
+    if (entry.startsWith('DNS:')) dnsNames.push(sanValue(entry.slice('DNS:'.length)));
+    else if (entry.startsWith('IP Address:')) ips.push(canonicalIP(sanValue(entry.slice('IP Address:'.length))));
+  }
+  return {
+    subject: c.subject,
+    issuer: c.issuer,
+    notBefore: c.validFromDate.getTime(),
+    notAfter: c.validToDate.getTime(),
+    dnsNames,
+    ips,
+  };
 }
 
 /** Every certificate of a PEM bundle, in order; throws on a malformed PEM. */
 export function parseCertificates(pem: string): CertInfo[] {
   if (pem.trim() === '') return [];
-  return x509.PemConverter.decode(pem).map((der) => {
-    const c = new x509.X509Certificate(der);
-    const san = c.getExtension(x509.SubjectAlternativeNameExtension);
-    const names = san?.names.items ?? [];
-    return {
-      subject: c.subject,
-      issuer: c.issuer,
-      notBefore: c.notBefore.getTime(),
-      notAfter: c.notAfter.getTime(),
-      dnsNames: names.filter((n) => n.type === 'dns').map((n) => n.value),
-      ips: names.filter((n) => n.type === 'ip').map((n) => n.value),
-    };
-  });
+  const blocks = splitPem(pem);
+  if (blocks.length === 0) throw new Error('no PEM CERTIFICATE block');
+  return blocks.map(certInfo);
 }
 
 /** Splits a PEM bundle into its certificates' PEM blocks (same order as parseCertificates). */
@@ -106,7 +89,7 @@ export function splitPem(pem: string): string[] {
 /** Does the private key belong to the certificate? (a torn Secret must not be served; any key algorithm) */
 export async function keyMatchesCertificate(pair: CertAndKey): Promise<boolean> {
   try {
-    return new NodeX509Certificate(pair.cert).checkPrivateKey(createPrivateKey(pair.key));
+    return new X509Certificate(pair.cert).checkPrivateKey(createPrivateKey(pair.key));
   } catch {
     return false;
   }
