@@ -9,6 +9,7 @@ import { createWriteStream, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from './harness.ts';
 import { freePort } from '../src/localcluster/free-port.ts';
+import { builtControllerMain, CONTROLLER_NODE_FLAGS } from '../src/localcluster/controller-build.ts';
 
 export const LEASE_NAME = 'cloneset-controller';
 
@@ -53,7 +54,7 @@ export class Replicas {
     slot.announcedAt = undefined;
     const out = createWriteStream(path.join(this.#logDir, `replica-${String(slot.index)}-${String(slot.starts)}.log`));
     const proc = spawn(process.execPath, [
-      '--disable-warning=ExperimentalWarning', path.join(ROOT, 'src/main.ts'), '--kubeconfig', this.#kubeconfig, '-n', this.#ns,
+      ...CONTROLLER_NODE_FLAGS, builtControllerMain(), '--kubeconfig', this.#kubeconfig, '-n', this.#ns,
       '--leader-elect', `--leader-election-namespace=${this.#ns}`, `--leader-election-id=${LEASE_NAME}`,
       `--metrics-bind-address=127.0.0.1:${String(metrics)}`, `--health-probe-bind-address=127.0.0.1:${String(probes)}`, '--webhook-port=0', '--log-level=info', ...this.#extraArgs,
     ], { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -8,6 +8,7 @@ import { EVENTS } from '../src/kube/resources.ts';
 import { spawnLogged } from './child-process.ts';
 import { ROOT, until } from './harness.ts';
 import { freePort } from '../src/localcluster/free-port.ts';
+import { builtControllerMain, CONTROLLER_NODE_FLAGS } from '../src/localcluster/controller-build.ts';
 
 export interface ControllerProcess {
   readonly pid: number;
@@ -25,10 +26,10 @@ export async function startController(kubeconfig: string, ns: string, extraArgs:
   const metricsPort = await freePort();
   const probePort = await freePort();
   const { proc, stop } = spawnLogged([
-    // The node flags of bin/cloneset-controller: the benchmark measures the controller as it is run
+    // bin/cloneset-controller's node flags and dist/main.js: the benchmark measures the controller as it is run
     // ($BENCH_NODE_FLAGS adds more, for experiments).
-    '--disable-warning=ExperimentalWarning', '--max-semi-space-size=2', '--optimize-for-size',
-    ...(process.env['BENCH_NODE_FLAGS'] ?? '').split(' ').filter((f) => f !== ''), path.join(ROOT, 'src/main.ts'), '--kubeconfig', kubeconfig, '-n', ns,
+    ...CONTROLLER_NODE_FLAGS,
+    ...(process.env['BENCH_NODE_FLAGS'] ?? '').split(' ').filter((f) => f !== ''), builtControllerMain(), '--kubeconfig', kubeconfig, '-n', ns,
     `--metrics-bind-address=127.0.0.1:${metricsPort}`, `--health-probe-bind-address=127.0.0.1:${probePort}`, '--webhook-port=0', '--log-level=info', ...extraArgs,
   ], logFile);
   if (proc.pid === undefined) throw new Error('the controller did not start');

@@ -8,8 +8,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeClient } from '../src/kube/client.ts';
 import { isAlreadyExists } from '../src/kube/api-error.ts';
 import { CLONESETS, NAMESPACES } from '../src/kube/resources.ts';
-import { repoRoot } from '../src/localcluster/binaries.ts';
 import { freePort } from '../src/localcluster/free-port.ts';
+import { builtControllerMain, CONTROLLER_NODE_FLAGS } from '../src/localcluster/controller-build.ts';
 import { spawnLogged } from './child-process.ts';
 
 export interface WebhookProcess {
@@ -40,7 +40,7 @@ export async function startWebhookProcess(client: KubeClient, kubeconfig: string
   const logFile = path.join(logDir, 'webhook.log');
   const port = await freePort();
   const { proc, stop } = spawnLogged([
-    '--disable-warning=ExperimentalWarning', path.join(repoRoot(), 'src/main.ts'), 'webhook', '--kubeconfig', kubeconfig,
+    ...CONTROLLER_NODE_FLAGS, builtControllerMain(), 'webhook', '--kubeconfig', kubeconfig,
     '--webhook-host', '127.0.0.1', '--webhook-port', String(port),
   ], logFile, { append: true });
   process.stderr.write(`starting the admission/conversion webhook on 127.0.0.1:${String(port)} (log: ${logFile})…\n`);

@@ -32,6 +32,8 @@ fi
 
 say "installing npm dependencies"
 [ -d node_modules ] || npm ci --no-audit --no-fund
+say "building the controller (src/ → dist/, hack/build.sh)"
+bash hack/build.sh
 say "control plane binaries (built once from the Go module proxy, then cached)"
 bash hack/build-control-plane.sh
 say "starting the local control plane"
@@ -50,13 +52,13 @@ say "starting the admission/conversion webhook (log: $STATE/webhook.log)"
 kubectl apply -f config/manager/namespace.yaml >/dev/null
 stop_webhook
 WEBHOOK_PORT="$(bash hack/free-port.sh)"
-nohup node --disable-warning=ExperimentalWarning src/main.ts webhook --kubeconfig "$KUBECONFIG" \
+nohup bin/cloneset-controller webhook --kubeconfig "$KUBECONFIG" \
   --webhook-host 127.0.0.1 --webhook-port "$WEBHOOK_PORT" >"$STATE/webhook.log" 2>&1 &
 echo $! >"$STATE/webhook.pid"
 bash hack/wait-webhook.sh "$WEBHOOK_PORT" "$(cat "$STATE/webhook.pid")" "$STATE/webhook.log"
 say "starting cloneset-controller (log: $STATE/controller.log)"
 stop_controller
-nohup node --disable-warning=ExperimentalWarning src/main.ts --kubeconfig "$KUBECONFIG" --webhook-port=0 \
+nohup bin/cloneset-controller --kubeconfig "$KUBECONFIG" --webhook-port=0 \
   --metrics-bind-address=127.0.0.1:8080 --health-probe-bind-address=127.0.0.1:8081 >"$STATE/controller.log" 2>&1 &
 echo $! >"$STATE/controller.pid"
 say "applying the sample CloneSet (config/samples/cloneset-sample.yaml)"

@@ -62,7 +62,7 @@ if [ -n "$STATE" ]; then
   # does (the image under test runs the controller only).
   kubectl apply -f config/manager/namespace.yaml >/dev/null
   WEBHOOK_PORT="$(bash hack/free-port.sh)"
-  node --disable-warning=ExperimentalWarning src/main.ts webhook --kubeconfig "$KUBECONFIG" --webhook-host 127.0.0.1 \
+  bash bin/cloneset-controller webhook --kubeconfig "$KUBECONFIG" --webhook-host 127.0.0.1 \
     --webhook-port "$WEBHOOK_PORT" >"$STATE/webhook.log" 2>&1 &
   WEBHOOK_PID=$!
   bash hack/wait-webhook.sh "$WEBHOOK_PORT" "$WEBHOOK_PID" "$STATE/webhook.log"

@@ -15,6 +15,9 @@ npx tsc -p tsconfig.json --noEmit
 step "unit tests"
 node --disable-warning=ExperimentalWarning --test --test-concurrency=2 "src/**/*.test.ts" "bench/**/*.test.ts"
 
+step "build dist/ (the controller as it ships: bin/cloneset-controller and the image run it)"
+bash hack/build.sh
+
 step "local control plane"
 bash hack/build-control-plane.sh
 bash hack/build-helm.sh >/dev/null   # Helm for test/integration/helm-chart.test.ts (cached like the control plane)
@@ -34,7 +37,7 @@ step "webhook server"
 kubectl apply -f config/manager/namespace.yaml >&2
 WEBHOOK_PORT="$(bash hack/free-port.sh)"
 export WEBHOOK_CERT_VALIDITY=2m   # the tests start further webhook processes with the same validity
-node --disable-warning=ExperimentalWarning src/main.ts webhook --kubeconfig "$KUBECONFIG" --webhook-host 127.0.0.1 \
+node dist/main.js webhook --kubeconfig "$KUBECONFIG" --webhook-host 127.0.0.1 \
   --webhook-port "$WEBHOOK_PORT" --webhook-cert-validity="$WEBHOOK_CERT_VALIDITY" >"$STATE/webhook.log" 2>&1 &
 WEBHOOK_PID=$!
 bash hack/wait-webhook.sh "$WEBHOOK_PORT" "$WEBHOOK_PID" "$STATE/webhook.log"

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { KubeClient } from '../../src/kube/client.ts';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.ts';
 import { NAMESPACES, type ResourceRef } from '../../src/kube/resources.ts';
+import { builtControllerMain } from '../../src/localcluster/controller-build.ts';
 
 const SERVICE_ACCOUNTS: ResourceRef = { group: '', version: 'v1', plural: 'serviceaccounts', namespaced: true };
 
@@ -87,7 +88,7 @@ export function startController(namespace: string, extraArgs: readonly string[] 
   const out = createWriteStream(logFile);
   const proc = spawn(
     process.execPath,
-    ['--disable-warning=ExperimentalWarning', path.join(ROOT, 'src/main.ts'), '--kubeconfig', opts.kubeconfig ?? kubeconfigPath(), '-n', namespace,
+    [builtControllerMain(), '--kubeconfig', opts.kubeconfig ?? kubeconfigPath(), '-n', namespace,
       '--metrics-bind-address=0', '--health-probe-bind-address=0', '--webhook-port=0', '--log-level=debug', ...extraArgs],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );

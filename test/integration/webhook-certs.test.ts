@@ -12,6 +12,7 @@ import path from 'node:path';
 import { ApiError } from '../../src/kube/api-error.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
 import { CLONESETS, NAMESPACES } from '../../src/kube/resources.ts';
+import { builtControllerMain } from '../../src/localcluster/controller-build.ts';
 import { parseCertificates } from '../../src/webhook/certificates.ts';
 import { SECRETS } from '../../src/webhook/cert-source.ts';
 import { CRD_NAME, MUTATING_CONFIGURATION, SECRET_NAME, VALIDATING_CONFIGURATION, WEBHOOK_NAMESPACE } from '../../src/webhook/configurations.ts';
@@ -115,7 +116,7 @@ describe('webhook certificates (Secret cloneset-controller-webhook-certs)', () =
     mkdirSync(logDir, { recursive: true });
     const logFile = path.join(logDir, `webhook-second-${Date.now()}.log`);
     const out = createWriteStream(logFile);
-    const proc = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', path.join(ROOT, 'src/main.ts'), 'webhook', '--kubeconfig', kubeconfigPath(),
+    const proc = spawn(process.execPath, [builtControllerMain(), 'webhook', '--kubeconfig', kubeconfigPath(),
       '--webhook-host', '127.0.0.1', '--webhook-port', String(port), `--webhook-cert-validity=${process.env.WEBHOOK_CERT_VALIDITY ?? '2m'}`], { stdio: ['ignore', 'pipe', 'pipe'] });
     proc.stdout.pipe(out);
     proc.stderr.pipe(out);

@@ -9,6 +9,7 @@ import { createWriteStream, mkdirSync, readFileSync, writeFileSync } from 'node:
 import path from 'node:path';
 import type { KubeClient } from '../../src/kube/client.ts';
 import { NAMESPACES } from '../../src/kube/resources.ts';
+import { builtControllerMain } from '../../src/localcluster/controller-build.ts';
 import { MUTATING_CONFIGURATION, SECRET_NAME, VALIDATING_CONFIGURATION, WEBHOOK_NAMESPACE } from '../../src/webhook/configurations.ts';
 import { eventually, kubectl, kubectlOk, newNamespace, ROOT, testClient } from '../helpers/kube.ts';
 
@@ -51,7 +52,7 @@ describe('webhook RBAC (config/rbac/webhook-role.yaml) on a real API server', ()
     const port = new URL(url.webhooks[0]?.clientConfig.url ?? 'https://127.0.0.1:0').port;
     logFile = path.join(dir, `webhook-rbac-${Date.now()}.log`);
     const out = createWriteStream(logFile);
-    proc = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', path.join(ROOT, 'src/main.ts'), 'webhook', '--kubeconfig', kubeconfig,
+    proc = spawn(process.execPath, [builtControllerMain(), 'webhook', '--kubeconfig', kubeconfig,
       '--webhook-host', '127.0.0.1', '--webhook-port', port, `--webhook-cert-validity=${process.env.WEBHOOK_CERT_VALIDITY ?? '2m'}`], { stdio: ['ignore', 'pipe', 'pipe'] });
     proc.stdout?.pipe(out);
     proc.stderr?.pipe(out);
