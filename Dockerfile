@@ -3,8 +3,8 @@
 # 65532) into an OCI archive from Debian packages and the npm registry.
 #
 # Runtime contract (what config/manager/deployment.yaml and charts/cloneset-controller rely on):
-# - node is PID 1 and is the entrypoint itself (no shell in between), so SIGTERM reaches dist/main.js (built from src/main.ts), which stops
-#   the work queues and releases the leader Lease before exiting;
+# - node is PID 1 and is the entrypoint itself (no shell in between), so SIGTERM reaches dist/main.js (src/main.ts,
+#   compiled), which stops the work queues and releases the leader Lease before exiting;
 # - nothing is written to the root filesystem (readOnlyRootFilesystem: true works; /tmp is an emptyDir in the chart);
 # - runs as the unprivileged uid/gid 65532 (the distroless "nonroot" id), so runAsNonRoot can be verified.
 ARG NODE_VERSION=24.21.0

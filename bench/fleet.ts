@@ -8,7 +8,8 @@
 //
 // 1. scale-up: M CloneSets created at once, time until all N pods are Ready and available (with the limit of
 //    limit.ts, measured at the end, and the ratio);
-// 2. idle: the controller's CPU (mCPU, from /proc/<pid>/stat) and requests over --idle-seconds with nothing changing;
+// 2. idle: once the controller has been quiet for 5 s, its CPU (mCPU, from /proc/<pid>/stat), requests and the pod
+//    updates it still received (cloneset_pod_events_total) over --idle-seconds with nothing changing;
 // 3. heap per cached pod: an informer over the same pods in this process, with the controller's cache transform
 //    (cloneset/cache-transforms.ts) and without it, heap measured after a full GC;
 // 4. restart: the controller is stopped (SIGTERM) and a new one started: time to all caches synced (/readyz), to
@@ -26,7 +27,8 @@ import type { Pod } from '../src/kube/types.ts';
 import { systemClock } from '../src/runtime/clock.ts';
 import { Informer } from '../src/runtime/informer.ts';
 import { benchCloneSet, CloneSetView, fleet, isReady, statusSum } from './cloneset-view.ts';
-import { diffCounts, eventWrites, requestCounters, requestSummary, startController, type ControllerProcess } from './controller-process.ts';
+import { diffCounts, eventWrites, peakRssMiB, requestCounters, requestSummary, startController, type ControllerProcess } from './controller-process.ts';
+import { controllerCounters, settled } from './status-changes.ts';
 import { CLUSTER_OPTIONS, clusterArgs, createNamespace, DEFAULT_CONTROLLER_FLAGS, deleteNamespace, log, namespaceName, ROOT, runBenchmark, secs, until, type ClusterArgs } from './harness.ts';
 import { withCluster } from './harness.ts';
 import { measureLimit, ratio } from './limit.ts';
@@ -143,16 +145,23 @@ async function main(): Promise<void> {
       const tAvailable = await until(`status.availableReplicas == ${n}`, () => (statusSum(view, 'availableReplicas') === n ? Date.now() - t0 : undefined), timeout);
       const up = diffCounts(await requestCounters(controller.metricsUrl), base);
       const events = await eventWrites(client, ns);
-      log(`fleet up: ${n} pods Ready in ${secs(tReady)}; settling before the idle window…`);
-      await new Promise((r) => setTimeout(r, 5_000));
+      const rssUp = peakRssMiB(controller.pid);
+      // The idle window starts once the controller has had nothing to do for 5 s (the trailing status writes of
+      // the scale-up, and kwok's, can take a while with 10 000 pods); the pod events it still receives during the
+      // window are printed, so that CPU spent on them is not mistaken for the controller's own.
+      log(`fleet up: ${n} pods Ready in ${secs(tReady)}; waiting for the controller to settle before the idle window…`);
+      await settled(controller.metricsUrl, 5_000, 300_000).catch(() => log('the controller did not settle within 5 minutes; measuring the idle window anyway'));
 
       // 2. idle
       const idleBefore = await requestCounters(controller.metricsUrl);
+      const idleCounters0 = await controllerCounters(controller.metricsUrl);
       const cpu0 = cpuSeconds(controller.pid);
       await new Promise((r) => setTimeout(r, args.idleSeconds * 1000));
       const idleCpu = ((cpuSeconds(controller.pid) - cpu0) / args.idleSeconds) * 1000;
       const idleRequests = diffCounts(await requestCounters(controller.metricsUrl), idleBefore);
       const idleRss = rssMiB(controller.pid);
+      const idleCounters1 = await controllerCounters(controller.metricsUrl);
+      const idleUpdates = `${String(idleCounters1.ignored - idleCounters0.ignored)} ignored / ${String(idleCounters1.enqueued - idleCounters0.enqueued)} enqueued; ${String(idleCounters1.reconciles - idleCounters0.reconciles)} reconciles`;
 
       // 3. heap per cached pod (this process, the same pods; a first run warms up code and caches)
       await heapPerCachedPod(client, ns, n, true);
@@ -195,10 +204,12 @@ async function main(): Promise<void> {
         row('controller API requests', requestSummary(up).text),
         row('  of which Events (POST + PATCH)', `${events.posts + events.patches} (${events.posts} + ${events.patches})`),
         row('requests per pod, without Events', ((requestSummary(up).total - events.posts - events.patches) / n).toFixed(2)),
-        `idle (${args.idleSeconds} s, nothing changing)`,
+        row('controller peak RSS (VmHWM)', rssUp),
+        `idle (${args.idleSeconds} s, nothing changing, from 5 s after the controller's last reconcile)`,
         row('controller CPU', `${idleCpu.toFixed(1)} mCPU`),
         row('controller API requests', requestSummary(idleRequests).text),
         row('controller RSS', idleRss),
+        row('pod updates received meanwhile', idleUpdates),
         `heap per cached pod (an informer over the ${reduced.pods} pods in the benchmark process)`,
         row('with the controller\'s cache transform', kib(reduced.bytesPerPod)),
         row('whole objects (managedFields dropped)', kib(whole.bytesPerPod)),

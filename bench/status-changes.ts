@@ -37,14 +37,14 @@ export interface StatusChangeFigures {
   readonly ms: number;
 }
 
-interface ControllerCounters {
+export interface ControllerCounters {
   readonly reconciles: number;
   readonly ignored: number;
   readonly enqueued: number;
   readonly busy: boolean;
 }
 
-async function controllerCounters(metricsUrl: string): Promise<ControllerCounters> {
+export async function controllerCounters(metricsUrl: string): Promise<ControllerCounters> {
   const body = await (await fetch(metricsUrl)).text();
   const value = (re: RegExp): number => Number(re.exec(body)?.[1] ?? '0');
   const updates = (result: string): number => value(new RegExp(`^cloneset_pod_events_total\\{[^}]*event="update"[^}]*result="${result}"[^}]*\\} (\\d+)`, 'm'));
@@ -57,7 +57,7 @@ async function controllerCounters(metricsUrl: string): Promise<ControllerCounter
 }
 
 /** Until the controller has been idle (queue empty, no worker busy, no new reconcile or pod event) for `quietMs`. */
-async function settled(metricsUrl: string, quietMs = 3_000, timeoutMs = 300_000): Promise<ControllerCounters> {
+export async function settled(metricsUrl: string, quietMs = 3_000, timeoutMs = 300_000): Promise<ControllerCounters> {
   let last: ControllerCounters | undefined;
   let since = Date.now();
   return until('the controller to settle', async () => {
