@@ -22,6 +22,11 @@ describe('non-leader writes', () => {
     assert.match(v?.detail ?? '', /^2 write\(s\) by a while b led, .* up to 3\.0 s after its lease ended$/);
   });
 
+  it('reports a write after the writer lease expired while no successor has taken it yet, naming no leader', () => {
+    const [v] = nonLeaderWrites([write('b', 80_000)], terms);
+    assert.match(v?.detail ?? '', /^1 write\(s\) by b after its own lease expired, before a successor took it, .* up to 5\.0 s after its lease ended$/);
+  });
+
   it('reports a writer that never held the lease', () => {
     assert.match(nonLeaderWrites([write('c', 40_000)], terms)[0]?.detail ?? '', /by c while b led.*never held the lease/);
   });
