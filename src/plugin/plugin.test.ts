@@ -12,7 +12,8 @@ import { parseDuration, parseFlags } from './flags.ts';
 import { historyRows, undoPatch, undoTarget } from './history.ts';
 import { createMergePatch } from './merge-patch.ts';
 import { ANNOTATION_RESTARTED_AT, ENV_RESTARTED_AT, planRestart } from './restart.ts';
-import { rolloutVerdict } from './rollout-status.ts';
+import { rolloutVerdict, watchRetryDelayMs } from './rollout-status.ts';
+import { ApiError, ConnectionError } from '../kube/api-error.ts';
 import { parseImageArgs, planSetImage } from './set-image.ts';
 import { buildView, renderView } from './tree.ts';
 
@@ -39,6 +40,29 @@ describe('rollout status verdict', () => {
   test('fails on ProgressDeadlineExceeded', () => {
     const v = rolloutVerdict(withStatus({ updatedReplicas: 1, conditions: [{ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: 'timed out' }] }));
     assert.deepEqual(v, { done: false, failed: true, message: 'cloneset "web" exceeded its progress deadline: timed out' });
+  });
+});
+
+describe('rollout status watch retries', () => {
+  const status = (code: number, reason: string, retryAfterSeconds?: number): ApiError =>
+    new ApiError(code, { kind: 'Status', code, reason, message: reason, ...(retryAfterSeconds === undefined ? {} : { details: { retryAfterSeconds } }) }, reason);
+  test('a compacted resourceVersion (410) or an ERROR event: read again and watch on at once', () => {
+    assert.equal(watchRetryDelayMs(status(410, 'Expired')), 0);
+    assert.equal(watchRetryDelayMs(new Error('watch error: {"code":500}')), 0);
+  });
+  test('429 "storage is (re)initializing" (a CRD just updated) is waited out for its Retry-After, capped at 10 s', () => {
+    assert.equal(watchRetryDelayMs(status(429, 'TooManyRequests', 1)), 1000);
+    assert.equal(watchRetryDelayMs(status(429, 'TooManyRequests')), 1000);
+    assert.equal(watchRetryDelayMs(status(429, 'TooManyRequests', 60)), 10_000);
+  });
+  test('a 5xx or an unreachable API server is retried after a second', () => {
+    assert.equal(watchRetryDelayMs(status(503, 'ServiceUnavailable')), 1000);
+    assert.equal(watchRetryDelayMs(new ConnectionError('https://127.0.0.1:6443', 'GET /apis', new Error('ECONNRESET'))), 1000);
+  });
+  test('anything else is the answer: forbidden, not found, a bad request', () => {
+    assert.equal(watchRetryDelayMs(status(403, 'Forbidden')), undefined);
+    assert.equal(watchRetryDelayMs(status(404, 'NotFound')), undefined);
+    assert.equal(watchRetryDelayMs(status(400, 'BadRequest')), undefined);
   });
 });
 

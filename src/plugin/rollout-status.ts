@@ -4,13 +4,31 @@
 import type { CloneSet } from '../api/cloneset.ts';
 import { partitionAbs } from '../cloneset/plan/int-or-percent.ts';
 import { CLONESETS } from '../kube/resources.ts';
-import { isGone } from '../kube/api-error.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ApiError, ConnectionError, isGone } from '../kube/api-error.ts';
 import type { Session } from './session.ts';
 import { PluginError, RESOURCE } from './session.ts';
 
 export type RolloutVerdict =
   | { readonly done: true; readonly message: string }
   | { readonly done: false; readonly message: string; readonly failed?: boolean };
+
+/** The longest wait between two attempts to watch again, whatever Retry-After says. */
+const MAX_WATCH_RETRY_DELAY_MS = 10_000;
+
+/**
+ * Whether a failed watch is worth reading the object again and watching on (as kubectl's RetryWatcher does), and
+ * after how long; `undefined`: report the error. 410 (compacted) and a broken stream: at once. The API server
+ * asking to come back: after its Retry-After (1 s without one). That includes 429 "storage is (re)initializing",
+ * which it answers for a few seconds after a CRD is updated (a rotated conversion caBundle, for one). A 5xx, or no
+ * answer at all: after 1 s.
+ */
+export function watchRetryDelayMs(e: unknown): number | undefined {
+  if (isGone(e) || (e instanceof Error && e.message.startsWith('watch error'))) return 0;
+  if (e instanceof ApiError && (e.code === 429 || e.code >= 500)) return Math.min(e.retryAfterMs ?? 1000, MAX_WATCH_RETRY_DELAY_MS);
+  if (e instanceof ConnectionError) return 1000;
+  return undefined;
+}
 
 export function rolloutVerdict(cs: CloneSet): RolloutVerdict {
   const name = cs.metadata.name ?? '';
@@ -96,8 +114,10 @@ export async function waitForRollout(s: Session, name: string, first: CloneSet, 
       } catch (e) {
         if (e instanceof PluginError) throw e;
         if (abort.signal.aborted) break;
-        // 410 (compacted) or a broken stream: read the object again and watch on from there.
-        if (!isGone(e) && !(e instanceof Error && e.message.startsWith('watch error'))) throw e;
+        const waitMs = watchRetryDelayMs(e);
+        if (waitMs === undefined) throw e;
+        if (waitMs > 0) await sleep(waitMs, undefined, { signal: abort.signal }).catch(() => undefined);
+        if (abort.signal.aborted) break;
       }
       if (!finished && !abort.signal.aborted) {
         const cs = await s.client.get<CloneSet>(CLONESETS, s.namespace, name);
