@@ -1,10 +1,10 @@
 // `rollout status`: is the rollout of a CloneSet complete, for the partition in force? Pure evaluation, modelled on
 // kubectl's DeploymentStatusViewer, plus the waiting loop (a watch on the CloneSet, never polling). Unlike
 // kubectl-kruise's (kruise-tools#67) it ends: exit 0 when done, an error on ProgressDeadlineExceeded or timeout.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { CloneSet } from '../api/cloneset.ts';
 import { partitionAbs } from '../cloneset/plan/int-or-percent.ts';
 import { CLONESETS } from '../kube/resources.ts';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiError, ConnectionError, isGone } from '../kube/api-error.ts';
 import type { Session } from './session.ts';
 import { PluginError, RESOURCE } from './session.ts';
