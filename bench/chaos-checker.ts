@@ -47,15 +47,17 @@ export const isLive = (p: Pod): boolean => p.metadata.deletionTimestamp === unde
 export const isReady = (p: Pod): boolean => isLive(p) && (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 const ownerName = (o: KubeObject): string | undefined => o.metadata?.ownerReferences?.find((r) => r.kind === 'CloneSet')?.name;
 
-/** List then watch `r` in `ns`, resuming after every stream end (410 → relist), until `signal` aborts. */
-export async function follow(client: KubeClient, r: ResourceRef, ns: string, onEvent: (e: WatchEvent, relist: boolean) => void, onRelist: (names: ReadonlySet<string>) => void, signal: AbortSignal): Promise<void> {
+/**
+ * List then watch `r` in `ns`, resuming after every stream end (410 → relist), until `signal` aborts. A list goes
+ * to `onList` whole (the state at one moment), watch events to `onEvent` one by one.
+ */
+export async function follow(client: KubeClient, r: ResourceRef, ns: string, onEvent: (e: WatchEvent) => void, onList: (items: readonly KubeObject[]) => void, signal: AbortSignal): Promise<void> {
   let rv = '';
   while (!signal.aborted) {
     try {
       if (rv === '') {
         const list = await client.list<KubeObject>(r, ns);
-        onRelist(new Set(list.items.map((o) => o.metadata?.name ?? '')));
-        for (const object of list.items) onEvent({ type: 'ADDED', object }, true);
+        onList(list.items);
         rv = list.metadata.resourceVersion ?? '';
       }
       await client.watch(r, ns, { resourceVersion: rv, timeoutSeconds: 60, allowWatchBookmarks: true }, (e) => {
@@ -64,7 +66,7 @@ export async function follow(client: KubeClient, r: ResourceRef, ns: string, onE
           return;
         }
         rv = e.object.metadata?.resourceVersion ?? rv;
-        if (e.type !== 'BOOKMARK') onEvent(e, false);
+        if (e.type !== 'BOOKMARK') onEvent(e);
       }, signal);
     } catch {
       if (signal.aborted) return;
@@ -72,6 +74,23 @@ export async function follow(client: KubeClient, r: ResourceRef, ns: string, onE
       await new Promise((res) => setTimeout(res, 300));
     }
   }
+}
+
+/**
+ * Applies a list (at the start, and again after the watch was lost: an API server restart) to `m` whole, and
+ * returns each change it made as [before, after], to be judged against the map as the list left it. A list is the
+ * state at one moment, not the order of the changes it folds together: judged one at a time against a half-applied
+ * list, a pod deleted after its replacement became Ready looked like two unavailable pods at once (the removal was
+ * judged before the replacement's update was applied; found by `npm run chaos`).
+ */
+export function applyList<T extends KubeObject>(m: Map<string, T>, items: readonly T[]): [T | undefined, T | undefined][] {
+  const listed = new Map(items.map((o) => [o.metadata?.name ?? '', o]));
+  const changes: [T | undefined, T | undefined][] = [];
+  for (const [k, v] of m) if (!listed.has(k)) changes.push([v, undefined]);
+  for (const [k, v] of listed) changes.push([m.get(k), v]);
+  for (const [k] of m) if (!listed.has(k)) m.delete(k);
+  for (const [k, v] of listed) m.set(k, v);
+  return changes;
 }
 
 interface Bounds {
@@ -105,16 +124,22 @@ export class InvariantChecker {
     this.#leaseName = leaseName;
     this.#signal = signal;
     this.#log = log;
-    const relist = <T>(m: Map<string, T>, onGone: (o: T) => void) => (names: ReadonlySet<string>): void => {
-      for (const [k, v] of m) if (!names.has(k)) {
-        m.delete(k);
-        onGone(v);
-      }
+    const relist = <T extends KubeObject>(m: Map<string, T>, judge: (before: T | undefined, after: T | undefined) => void) => (items: readonly KubeObject[]): void => {
+      for (const [before, after] of applyList(m, items as readonly T[])) judge(before, after);
     };
-    void follow(client, CLONESETS, ns, (e) => this.#onCloneSet(e), relist(this.cloneSets, () => undefined), signal);
-    void follow(client, PODS, ns, (e) => this.#onPod(e), relist(this.pods, (p) => this.#podChanged(p, undefined)), signal);
-    void follow(client, PVCS, ns, (e) => this.#onPvc(e), relist(this.pvcs, (c) => this.#pvcDeleted(c)), signal);
-    void follow(client, LEASES, ns, (e) => this.#onLease(e), () => undefined, signal);
+    void follow(client, CLONESETS, ns, (e) => this.#onCloneSet(e), (items) => { for (const object of items) this.#onCloneSet({ type: 'ADDED', object }); }, signal);
+    void follow(client, PODS, ns, (e) => this.#onPod(e), relist(this.pods, (before, after) => {
+      if (after === undefined) this.#binding.delete(before?.metadata.uid ?? '');
+      else this.#trackBinding(after);
+      this.#podChanged(before, after);
+    }), signal);
+    void follow(client, PVCS, ns, (e) => this.#onPvc(e), relist(this.pvcs, (before, after) => {
+      // as #onPvc: judged once, when it starts terminating or, if never seen terminating, when it is gone
+      if (after === undefined) {
+        if (before !== undefined && before.metadata.deletionTimestamp === undefined) this.#pvcDeleted(before);
+      } else if (after.metadata.deletionTimestamp !== undefined && before?.metadata.deletionTimestamp === undefined) this.#pvcDeleted(after);
+    }), signal);
+    void follow(client, LEASES, ns, (e) => this.#onLease(e), (items) => { for (const object of items) this.#onLease({ type: 'ADDED', object }); }, signal);
   }
 
   #violate(kind: Violation['kind'], detail: string): void {

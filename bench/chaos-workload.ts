@@ -124,5 +124,5 @@ export function runHookHandler(client: KubeClient, ns: string, signal: AbortSign
   };
   void follow(client, PODS, ns, (e) => {
     if (e.type === 'ADDED' || e.type === 'MODIFIED') handle(e.object as Pod);
-  }, () => undefined, signal);
+  }, (items) => { for (const pod of items) handle(pod as Pod); }, signal);
 }
