@@ -9,7 +9,8 @@ import type { PlanAction } from '../plan/actions.ts';
 import { planCloneSet, type PlanResult, type ResolvedRevisions } from '../plan/index.ts';
 import { isPodAvailable, podCondition, revisionMatches } from '../plan/pod-predicates.ts';
 import { rfc3339 } from '../plan/pod-template.ts';
-import { aCloneSet, plannerConfig, readyPods, revisions, sequentialIds, T0 } from '../plan/testing/builders.ts';
+import { newRevision, templateFromRevision } from '../plan/revisions.ts';
+import { aCloneSet, plannerConfig, readyPods, revisionName, revisions, sequentialIds, T0 } from '../plan/testing/builders.ts';
 import { applyPodPatch, applyPodStatusPatch, PatchConflict } from './apply-patch.ts';
 import { decodeState } from './state.ts';
 
@@ -18,6 +19,26 @@ type Action<K extends PlanAction['kind']> = Extract<PlanAction, { kind: K }>;
 function inPlaceCloneSet(replicas: number, strategy: Partial<CloneSetUpdateStrategy> = {}): CloneSet {
   const cs = aCloneSet().replicas(replicas).build();
   return { ...cs, spec: { ...cs.spec, updateStrategy: { type: 'InPlaceIfPossible', maxUnavailable: 1, ...strategy } } };
+}
+
+/**
+ * A rollout to r2 rolled back to r1 before it finished: revisions r1 (current and update) and r2 in the history, and
+ * one pod on r2 still drained for its update (InPlaceUpdateReady False, StartInPlaceUpdate).
+ */
+function rolledBackToR1(cs: CloneSet): { revs: ResolvedRevisions; drained: Pod[] } {
+  const named = (rev: string, n: number) => {
+    const r = newRevision({ ...cs, spec: { ...cs.spec, template: revisions(cs, rev).current.template } }, n, 0);
+    return { ...r, metadata: { ...r.metadata, name: revisionName(cs, rev) } };
+  };
+  const [r1, r2] = [named('r1', 1), named('r2', 2)];
+  const template = templateFromRevision(r1);
+  assert.ok(template !== undefined);
+  const current = { name: revisionName(cs, 'r1'), template };
+  const drained = readyPods(cs, 1, 'r2').map((p) => ({
+    ...p,
+    status: { ...p.status, conditions: [...(p.status?.conditions ?? []).filter((c) => c.type !== 'InPlaceUpdateReady'), { type: 'InPlaceUpdateReady', status: 'False', reason: 'StartInPlaceUpdate' }] },
+  }));
+  return { revs: { current, update: current, collisionCount: 0, history: [r1, r2] }, drained };
 }
 
 /** A running pod as the kubelet reports it: container status with an imageID, ContainersReady. */
@@ -185,6 +206,27 @@ describe('in-place update, step by step', () => {
     assert.equal(podCondition(w.pods[0] as Pod, 'InPlaceUpdateReady')?.status, 'False');
     const again = w.plan(stale);
     assert.deepEqual(again.actions.map((a) => a.kind), ['MarkPodNotReadyForInPlaceUpdate']);
+  });
+
+  test('a rollback to the current revision mid-rollout: a drained pod on the abandoned revision is updated back, its readiness not given back first', () => {
+    // `roll out r2 (partition)` drained a pod and moved it to r2, then the template went back to r1 before the
+    // rollout finished: update revision == current revision == r1. Giving the pod back (InPlaceUpdateReady True)
+    // in the same pass as its pod patch moved the resourceVersion under the patch (409), and the next pass marked
+    // it again: a livelock `npm run chaos` found (docs/chaos.md).
+    const cs = inPlaceCloneSet(1);
+    const { revs, drained } = rolledBackToR1(cs);
+    const w = new World(cs, drained, revs);
+    const plan = w.plan();
+    assert.deepEqual(plan.actions.map((a) => a.kind), ['UpdatePodInPlace'], 'no SetInPlaceUpdateReady in the pass that updates it');
+    w.apply(plan.actions);
+    assert.deepEqual(w.log, [`update ${drained[0]?.metadata.name ?? ''}`]);
+    assert.equal(w.pods[0]?.spec.containers[0]?.image, 'nginx:r1');
+  });
+
+  test('a rollback to the current revision with a partition: a drained pod the partition keeps gets its readiness back', () => {
+    const cs = inPlaceCloneSet(1, { partition: 1 });
+    const { revs, drained } = rolledBackToR1(cs);
+    assert.deepEqual(new World(cs, drained, revs).plan().actions.map((a) => a.kind), ['SetInPlaceUpdateReady'], 'partition 1 keeps the one pod on r2');
   });
 
   test('kruise#2276: the refresh never turns a pod marked for its update back to True; a pod patch from a stale cache is refused', () => {

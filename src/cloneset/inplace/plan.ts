@@ -15,6 +15,7 @@
 // While a rollout is in progress, the refresh never turns a drained pod that still waits for its update back
 // to True (`deferReadyToUpdate`); the update step decides: update it, keep it (no budget yet) or give it back.
 import type { CloneSet, CloneSetUpdateStrategyType } from '../../api/cloneset.ts';
+import { partitionAbs } from '../plan/int-or-percent.ts';
 import { ANNOTATION_VCT_HASH, CONDITION_INPLACE_UPDATE_READY, LABEL_LIFECYCLE_STATE, type FeatureGates } from '../../api/well-known.ts';
 import type { Pod } from '../../kube/types.ts';
 import { podRefOf, type PlanAction, type PlannedEvent } from '../plan/actions.ts';
@@ -129,12 +130,27 @@ export function planInPlaceUpdate(cloneSet: CloneSet, pod: Pod, target: string, 
  * leaves its InPlaceUpdateReady condition to the update step.
  */
 export function deferReadyToUpdate(cloneSet: CloneSet, pod: Pod, ctx: Pick<InPlaceContext, 'currentRevision' | 'updateRevision' | 'gates'>): boolean {
-  if (!isInPlacePolicy(cloneSet) || ctx.currentRevision === ctx.updateRevision) return false;
+  if (!isInPlacePolicy(cloneSet)) return false;
   const cond = podCondition(pod, CONDITION_INPLACE_UPDATE_READY);
   if (cond?.status !== 'False' || cond.reason !== REASON_START_INPLACE_UPDATE) return false;
   if (graceAnnotationOf(pod) !== undefined) return false;
+  if (ctx.currentRevision === ctx.updateRevision) return waitsToGoBack(cloneSet, pod, ctx.updateRevision);
   // Waiting: not on the update revision — or, with partition rollback, maybe waiting to go back.
   return !revisionMatches(pod, ctx.updateRevision) || ctx.gates.CloneSetPartitionRollback;
+}
+
+/**
+ * The template went back to the current revision before a rollout finished (update revision == current
+ * revision): a drained pod still on the abandoned revision goes back in place. Without a partition (and not
+ * paused) the update step takes every such pod, so the refresh must not give it back first: it did, and the
+ * update step marked it again in the same pass, whose status write moved the resourceVersion under the guarded
+ * pod patch — 409, re-plan, for ever (found by `npm run chaos`, docs/chaos.md). With a partition the update step
+ * may keep the pod on its revision, and giving it back here is what makes it Ready again, as before.
+ */
+function waitsToGoBack(cloneSet: CloneSet, pod: Pod, updateRevision: string): boolean {
+  const strategy = cloneSet.spec.updateStrategy;
+  if (strategy?.paused === true || partitionAbs(strategy?.partition, cloneSet.spec.replicas ?? 1) > 0) return false;
+  return !revisionMatches(pod, updateRevision);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
