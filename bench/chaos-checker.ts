@@ -128,11 +128,7 @@ export class InvariantChecker {
       for (const [before, after] of applyList(m, items as readonly T[])) judge(before, after);
     };
     void follow(client, CLONESETS, ns, (e) => this.#onCloneSet(e), (items) => { for (const object of items) this.#onCloneSet({ type: 'ADDED', object }); }, signal);
-    void follow(client, PODS, ns, (e) => this.#onPod(e), relist(this.pods, (before, after) => {
-      if (after === undefined) this.#binding.delete(before?.metadata.uid ?? '');
-      else this.#trackBinding(after);
-      this.#podChanged(before, after);
-    }), signal);
+    void follow(client, PODS, ns, (e) => this.#onPod(e), relist(this.pods, (before, after) => this.#podSeen(before, after)), signal);
     void follow(client, PVCS, ns, (e) => this.#onPvc(e), relist(this.pvcs, (before, after) => {
       // as #onPvc: judged once, when it starts terminating or, if never seen terminating, when it is gone
       if (after === undefined) {
@@ -220,13 +216,18 @@ export class InvariantChecker {
   #onPod(e: WatchEvent): void {
     if (e.type === 'ERROR' || e.type === 'BOOKMARK') return;
     const pod = e.object as Pod;
-    if (e.type === 'DELETED') this.#binding.delete(pod.metadata.uid ?? '');
-    else this.#trackBinding(pod);
     const name = pod.metadata.name ?? '';
     const before = this.pods.get(name);
     if (e.type === 'DELETED') this.pods.delete(name);
     else this.pods.set(name, pod);
-    this.#podChanged(before, e.type === 'DELETED' ? undefined : pod);
+    this.#podSeen(before, e.type === 'DELETED' ? undefined : pod);
+  }
+
+  /** A pod change already applied to `pods` (a watch event or a list): binding times, then the invariants. */
+  #podSeen(before: Pod | undefined, after: Pod | undefined): void {
+    if (after === undefined) this.#binding.delete(before?.metadata.uid ?? '');
+    else this.#trackBinding(after);
+    this.#podChanged(before, after);
   }
 
   #podChanged(before: Pod | undefined, after: Pod | undefined): void {
