@@ -22,7 +22,8 @@
 //   pause-leader         SIGSTOP of the leader for 20 s (past its 15 s lease), then SIGCONT: it must stop writing and exit
 //   kill-standby         SIGKILL of the other replica
 //   gc-pause             SIGSTOP of the leader for 1–6 s (shorter than its renew deadline), then SIGCONT
-//   apiserver-restart    kube-apiserver SIGKILLed and started again on the same port (every watch drops)
+//   apiserver-restart    kube-apiserver SIGKILLed and started again on the same port (every watch drops); the local
+//                        kube-scheduler is restarted with it (see inject: its own relist backoff is not ours to measure)
 //   etcd-stop            etcd stopped for 1–3 s, then started again
 //   throttle-429         the proxy answers 50–90 % of requests 429 + Retry-After: 1 for 2–8 s
 //   connection-reset     the proxy drops every open connection (requests and watches in flight)
@@ -268,7 +269,14 @@ async function run(args: Args, kubeconfig: string): Promise<number> {
         case 'apiserver-restart': {
           const down = between(random, 0, 2000);
           await restartComponent(stateDir, 'kube-apiserver', { signal: 'SIGKILL', downMs: down });
-          return `kube-apiserver killed, restarted after ${secs(down)}`;
+          // The restarted API server's watch cache starts at etcd's current revision, so every watch the local
+          // kube-scheduler resumes is answered "too old resource version" and relisted only after client-go's
+          // reflector backoff, which grows over restarts seconds apart: its -v=4 log showed its pod informer blind
+          // for 34–40 s after the third restart, and `npm run chaos` saw pods unbound for over 90 s. That is the
+          // scheduler's recovery, not the controller's, so the rig restarts the local scheduler with the API server
+          // (a fresh scheduler lists at once). The controller's own watches are left to recover by themselves.
+          await restartComponent(stateDir, 'kube-scheduler', { signal: 'SIGKILL' });
+          return `kube-apiserver killed, restarted after ${secs(down)} (and the local kube-scheduler with it)`;
         }
         case 'etcd-stop': {
           const down = between(random, 1000, 3000);
