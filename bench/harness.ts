@@ -116,14 +116,18 @@ export async function withCluster(args: ClusterArgs, fn: (client: KubeClient, ku
 }
 
 async function installCrd(client: KubeClient): Promise<void> {
-  const crd = parseYaml(readFileSync(CRD_FILE, 'utf8')) as KubeObject;
+  const crd = parseYaml(readFileSync(CRD_FILE, 'utf8')) as KubeObject & { spec?: Record<string, unknown> };
   const name = crd.metadata?.name ?? '';
   try {
     await client.create(CRDS, undefined, crd);
   } catch (e) {
     if (!isAlreadyExists(e)) throw e;
-    const live = await client.get<KubeObject>(CRDS, undefined, name);
-    await client.update(CRDS, undefined, name, { ...crd, metadata: { ...crd.metadata, resourceVersion: live.metadata?.resourceVersion } });
+    const live = await client.get<KubeObject & { spec?: { conversion?: unknown } }>(CRDS, undefined, name);
+    // Keep the live conversion settings: on a cluster named by --kubeconfig the running webhook (URL mode, as
+    // hack/test.sh and `npm run demo` run it) wrote its own URL and CA bundle there, and the file's Service
+    // reference would cut every CloneSet read off from it.
+    const spec = { ...crd.spec, ...(live.spec?.conversion === undefined ? {} : { conversion: live.spec.conversion }) };
+    await client.update(CRDS, undefined, name, { ...crd, spec, metadata: { ...crd.metadata, resourceVersion: live.metadata?.resourceVersion } });
   }
   await until('the CRD to be established', async () => {
     const live = await client.get<{ status?: { conditions?: { type: string; status: string }[] } }>(CRDS, undefined, name);

@@ -1,7 +1,9 @@
 // The scaling writes of executePlan: pod and PVC creates and deletes, each under a scale expectation registered
 // BEFORE the write and lowered when it fails, and the PVC hand-over and cleanup of docs/features.md#pvcs (Kruise pkg/controller/cloneset/cloneset_controller.go).
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { CloneSet } from '../api/cloneset.ts';
-import { RequestAbortedError, errorText, isAlreadyExists, isConflict, isInvalid, isNotFound } from '../kube/api-error.ts';
+import { RequestAbortedError, errorText, isAlreadyExists, isConflict, isInvalid, isNotFound, isOutcomeUnknown } from '../kube/api-error.ts';
+import type { Pod } from '../kube/types.ts';
 import { slowStartBatch } from '../runtime/slow-start.ts';
 import type { PlanAction, PodToCreate, PodToDelete } from './plan/actions.ts';
 import type { ExecuteDeps } from './execute-deps.ts';
@@ -20,7 +22,7 @@ export async function createPods(cs: CloneSet, key: string, list: readonly PodTo
       throw e;
     }
     try {
-      await deps.ports.pods.createPod(ns, c.pod);
+      await createPodSettlingLostAnswers(cs, c.pod, deps);
     } catch (e) {
       deps.scaleExpectations.observe(key, 'create', name, 'pod');
       // Cancelled because this replica is stopping or lost its lease: not a failure of the CloneSet.
@@ -36,6 +38,45 @@ export async function createPods(cs: CloneSet, key: string, list: readonly PodTo
   }
   if (result.error !== undefined) throw result.error;
   return result.succeeded;
+}
+
+/** How often a create whose answer was lost is sent again, and the first pause before it (doubling). */
+export const LOST_ANSWER_RESENDS = 3;
+const LOST_ANSWER_PAUSE_MS = 100;
+
+/**
+ * Creates the pod, and settles a lost answer instead of guessing. When the connection drops after the request
+ * was sent (or the server answers 504) the pod may exist. Lowering its expectation then, as Kruise does, lets the
+ * next pass plan without it and create one more: `npm run chaos` saw 14 pods for replicas + maxSurge = 13 after
+ * a connection reset during a rollout. Our pod names are fixed before the create (`<cloneset>-<instance id>`), so
+ * sending the same create again settles it: 201 means the first did not land; 409 AlreadyExists for a pod whose
+ * controller is this CloneSet means it did (or landed meanwhile), and the pod counts as created. Still no answer
+ * after LOST_ANSWER_RESENDS: the error goes up as before (the API server is unreachable for seconds).
+ */
+async function createPodSettlingLostAnswers(cs: CloneSet, pod: Pod, deps: ExecuteDeps): Promise<void> {
+  const ns = cs.metadata.namespace ?? '';
+  const name = pod.metadata.name ?? '';
+  for (let resend = 0; ; resend++) {
+    try {
+      await deps.ports.pods.createPod(ns, pod);
+      return;
+    } catch (e) {
+      if (isAlreadyExists(e) && (await isControlledBy(cs, ns, name, deps))) return;
+      if (!isOutcomeUnknown(e) || resend >= LOST_ANSWER_RESENDS) throw e;
+    }
+    await sleep(LOST_ANSWER_PAUSE_MS * 2 ** resend, undefined, deps.signal === undefined ? {} : { signal: deps.signal });
+  }
+}
+
+/** Whether the live pod `name` has this CloneSet as its controller (a read: the cache may not have it yet). */
+async function isControlledBy(cs: CloneSet, ns: string, name: string, deps: ExecuteDeps): Promise<boolean> {
+  let live: Pod;
+  try {
+    live = await deps.ports.pods.getPod(ns, name);
+  } catch {
+    return false; // the AlreadyExists then goes up as it is
+  }
+  return (live.metadata.ownerReferences ?? []).some((r) => r.controller === true && r.uid === cs.metadata.uid);
 }
 
 async function createPvc(cs: CloneSet, key: string, pvc: PodToCreate['pvcs'][number], deps: ExecuteDeps): Promise<void> {

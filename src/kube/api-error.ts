@@ -163,6 +163,14 @@ export class RequestAbortedError extends Error {
   }
 }
 
+/**
+ * The request may or may not have been applied: the connection dropped after it was sent (no answer), or the
+ * server answered 504, which says it "may still be processing the request". Only a read can tell.
+ */
+export function isOutcomeUnknown(e: unknown): boolean {
+  return (e instanceof ConnectionError && !e.notReceived) || (e instanceof ApiError && e.code === 504);
+}
+
 /** The message of a thrown value, for logs, events and conditions. */
 export function errorText(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
