@@ -8,6 +8,9 @@
 //   throttle(ms, fraction)  that fraction of requests is answered 429 Too Many Requests with `Retry-After: 1` and
 //                           a Status body, like API priority and fairness rejecting a request
 //   resetConnections()      every open client connection is destroyed (TCP reset mid-request, mid-watch)
+//   loseCreateAnswers(n)    the next n pod creates (POST …/pods) go through to the API server, and once it has
+//                           answered, every client connection is cut instead (as resetConnections): the pod exists,
+//                           the client cannot know, and its watches are down, so its cache does not show the pod yet
 import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -27,6 +30,8 @@ export interface ProxyStats {
   throttled: number;
   resets: number;
   upstreamErrors: number;
+  /** pod creates applied by the API server whose answer the client never got (loseCreateAnswers) */
+  answersLost: number;
 }
 
 export interface FaultProxy {
@@ -35,6 +40,7 @@ export interface FaultProxy {
   readonly stats: ProxyStats;
   throttle(ms: number, fraction: number): void;
   resetConnections(): void;
+  loseCreateAnswers(n: number): void;
   close(): Promise<void>;
 }
 
@@ -52,9 +58,20 @@ export async function startFaultProxy(upstream: string, tls: ProxyTls, random: (
   const newAgent = (): https.Agent => new https.Agent({ keepAlive: true, maxSockets: 500, ca: tls.ca, cert: tls.clientCert, key: tls.clientKey });
   let agent = newAgent();
   const sockets = new Set<Socket>();
-  const stats: ProxyStats = { requests: 0, throttled: 0, resets: 0, upstreamErrors: 0 };
+  const stats: ProxyStats = { requests: 0, throttled: 0, resets: 0, upstreamErrors: 0, answersLost: 0 };
+  let answersToLose = 0;
   let throttleUntil = 0;
   let throttleFraction = 0;
+
+  const resetConnections = (): void => {
+    for (const s of sockets) {
+      stats.resets++;
+      s.destroy();
+    }
+    // upstream connections too; a destroyed agent is not reused
+    agent.destroy();
+    agent = newAgent();
+  };
 
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     stats.requests++;
@@ -69,10 +86,21 @@ export async function startFaultProxy(upstream: string, tls: ProxyTls, random: (
       req.resume();
       return;
     }
+    const lose = answersToLose > 0 && req.method === 'POST' && /\/pods$/.test(new URL(req.url ?? '/', 'https://x').pathname);
+    if (lose) answersToLose--;
     const up = https.request({
       protocol: target.protocol, hostname: target.hostname, port: target.port, method: req.method, path: req.url,
       headers: copyHeaders(req.headers), agent,
     }, (upRes) => {
+      if (lose) {
+        // read the whole answer (the create is applied), then cut the client off without a byte of it
+        upRes.resume();
+        upRes.on('end', () => {
+          stats.answersLost++;
+          resetConnections();
+        });
+        return;
+      }
       res.writeHead(upRes.statusCode ?? 502, copyHeaders(upRes.headers));
       res.flushHeaders(); // a watch's headers reach the client before its first event
       upRes.on('data', (chunk: Buffer) => res.write(chunk));
@@ -116,14 +144,9 @@ export async function startFaultProxy(upstream: string, tls: ProxyTls, random: (
       throttleUntil = Date.now() + ms;
       throttleFraction = fraction;
     },
-    resetConnections() {
-      for (const s of sockets) {
-        stats.resets++;
-        s.destroy();
-      }
-      // upstream connections too; a destroyed agent is not reused
-      agent.destroy();
-      agent = newAgent();
+    resetConnections,
+    loseCreateAnswers(n) {
+      answersToLose += n;
     },
     close: () => new Promise<void>((resolve) => {
       for (const s of sockets) s.destroy();

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { ConnectionError } from '../kube/api-error.ts';
 import type { Pod } from '../kube/types.ts';
 import { FakeClock } from '../runtime/clock.ts';
-import { LOST_ANSWER_RESENDS } from './execute-scale.ts';
+import { LOST_ANSWER_RESENDS, lostAnswerPauseMs } from './execute-scale.ts';
 import type { PlanAction } from './plan/actions.ts';
 import type { Ports } from './ports.ts';
 import { apiError, executorFor } from './testing/executor-fixture.ts';
@@ -41,7 +41,7 @@ function harness(answers: Answer[], existing?: Pod) {
   };
   const e = executorFor(new FakeClock(0), { pods }, 'scale');
   const pending = (): readonly string[] => e.scaleExpectations.pending('ns/sample').create;
-  return { calls, pending, recorder: e.recorder, run: () => e.run([create]) };
+  return { calls, pending, recorder: e.recorder, pauses: e.pauses, run: () => e.run([create]) };
 }
 
 describe('executor: a pod create whose answer was lost', () => {
@@ -50,6 +50,7 @@ describe('executor: a pod create whose answer was lost', () => {
     const outcome = await h.run();
     assert.equal(outcome.failure, undefined);
     assert.deepEqual(h.calls, ['create sample-abcde', 'create sample-abcde', 'get sample-abcde']);
+    assert.deepEqual(h.pauses, [100]);
     // The pass waits for the watch to show the pod instead of planning without it (and creating one more).
     assert.deepEqual(h.pending(), ['pod/sample-abcde']);
     assert.deepEqual(h.recorder.seen, ['Normal SuccessfulCreate: succeed to create pod sample-abcde']);
@@ -83,6 +84,9 @@ describe('executor: a pod create whose answer was lost', () => {
     assert.ok(outcome.failure?.error instanceof ConnectionError);
     assert.equal(h.calls.length, LOST_ANSWER_RESENDS + 1);
     assert.deepEqual(h.pending(), []);
+    // 100 ms doubling up to 2 s between resends: about 9 s in all before giving up
+    assert.deepEqual(h.pauses, Array.from({ length: LOST_ANSWER_RESENDS }, (_, i) => lostAnswerPauseMs(i)));
+    assert.equal(h.pauses.reduce((a, b) => a + b, 0), 9100);
   });
 
   test('an answer that says the create was refused (422) is not sent again', async () => {

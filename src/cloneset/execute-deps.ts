@@ -10,6 +10,8 @@ export interface ExecuteDeps {
   readonly rvExpectations: ResourceVersionExpectations;
   readonly recorder: EventRecorder;
   readonly nowMs: () => number;
+  /** Waits between resends of a create whose answer was lost (execute-scale.ts); default a real timer. */
+  readonly sleep?: ((ms: number, signal?: AbortSignal) => Promise<void>) | undefined;
   /** Aborts when this replica stops or loses its lease: no further write starts. */
   readonly signal?: AbortSignal | undefined;
 }

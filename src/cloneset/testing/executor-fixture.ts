@@ -30,16 +30,22 @@ export class SeenEvents extends EventRecorder {
   }
 }
 
+/** executePlan over the given stub ports (the others are empty objects: calling them fails the test). */
 export interface Executor {
   readonly recorder: SeenEvents;
   readonly scaleExpectations: ScaleExpectations;
   readonly rvExpectations: ResourceVersionExpectations;
+  /** Pauses the executor asked for (resends of lost create answers): recorded, not waited. */
+  readonly pauses: number[];
   /** executePlan for `cloneSet` (key ns/sample) in `phase`. */
   run(actions: PlanAction[]): Promise<Outcome>;
 }
 
-/** executePlan over the given stub ports (the others are empty objects: calling them fails the test). */
 export function executorFor(clock: FakeClock, stubs: Partial<Ports>, phase: PlanPhase): Executor {
+  const pauses: number[] = [];
+  const sleeps = async (ms: number): Promise<void> => {
+    pauses.push(ms);
+  };
   const ports: Ports = {
     pods: stubs.pods ?? ({} as Ports['pods']),
     pvcs: stubs.pvcs ?? ({} as Ports['pvcs']),
@@ -49,6 +55,6 @@ export function executorFor(clock: FakeClock, stubs: Partial<Ports>, phase: Plan
   const recorder = new SeenEvents({ sink: { create: async () => undefined, patch: async () => undefined }, clock, logger: pino({ level: 'silent' }) });
   const scaleExpectations = new ScaleExpectations(clock, 60_000);
   const rvExpectations = new ResourceVersionExpectations(clock, 60_000);
-  const deps = { ports, scaleExpectations, rvExpectations, recorder, nowMs: () => clock.now() };
-  return { recorder, scaleExpectations, rvExpectations, run: (actions) => executePlan(cloneSet, 'ns/sample', phase, actions, deps) };
+  const deps = { ports, scaleExpectations, rvExpectations, recorder, nowMs: () => clock.now(), sleep: sleeps };
+  return { recorder, scaleExpectations, rvExpectations, pauses, run: (actions) => executePlan(cloneSet, 'ns/sample', phase, actions, deps) };
 }
