@@ -78,6 +78,13 @@ describe('executor: a pod create whose answer was lost', () => {
     assert.match(h.recorder.seen[0] ?? '', /^Warning FailedCreate: failed to create pod: /);
   });
 
+  test('AlreadyExists for a terminating pod of ours (an earlier incarnation under a reused instance id) is a failed create', async () => {
+    const terminating: Pod = { ...pod, metadata: { ...pod.metadata, deletionTimestamp: '2026-11-26T00:00:00Z' } };
+    const h = harness([apiError(409, 'AlreadyExists')], terminating);
+    assert.equal((await h.run()).failure?.type, 'FailedScale');
+    assert.deepEqual(h.pending(), []);
+  });
+
   test(`still no answer after ${String(LOST_ANSWER_RESENDS)} resends: the error goes up and the pod is not expected`, async () => {
     const h = harness(Array.from({ length: LOST_ANSWER_RESENDS + 1 }, (): Answer => 'lost'));
     const outcome = await h.run();

@@ -79,7 +79,11 @@ async function createPodSettlingLostAnswers(cs: CloneSet, pod: Pod, deps: Execut
   }
 }
 
-/** Whether the live pod `name` has this CloneSet as its controller (a read: the cache may not have it yet). */
+/**
+ * Whether the live pod `name` has this CloneSet as its controller and is not terminating (a read: the cache may
+ * not have it yet). A terminating pod of ours under that name is an earlier incarnation (a reused instance id),
+ * not the create we sent.
+ */
 async function isControlledBy(cs: CloneSet, ns: string, name: string, deps: ExecuteDeps): Promise<boolean> {
   let live: Pod;
   try {
@@ -87,6 +91,7 @@ async function isControlledBy(cs: CloneSet, ns: string, name: string, deps: Exec
   } catch {
     return false; // the AlreadyExists then goes up as it is
   }
+  if (live.metadata.deletionTimestamp !== undefined) return false;
   return (live.metadata.ownerReferences ?? []).some((r) => r.controller === true && r.uid === cs.metadata.uid);
 }
 
