@@ -174,8 +174,10 @@ describe('Kruise parity on a real API server', () => {
       assert.equal(adopted.metadata.uid, loose.metadata.uid);
       assert.deepEqual(adopted.metadata.ownerReferences?.map((r) => [r.kind, r.name, r.uid, r.controller, r.blockOwnerDeletion]), [['CloneSet', 'adopt', cs.metadata.uid, true, true]]);
       await eventually('status.replicas 2', async () => ((await getCloneSet(client, ans, 'adopt')).status?.replicas === 2 ? true : undefined));
-      const owned = (await activePods(client, ans, 'adopt')).filter((p) => p.metadata.ownerReferences?.some((r) => r.uid === cs.metadata.uid && r.controller === true));
-      assert.equal(owned.length, 2, `pods controlled by the CloneSet: ${owned.map((p) => p.metadata.name ?? '').join(', ')}`);
+      // The adopted pod carries no revision label, so the rollout may replace it right after (ReCreate, as Kruise
+      // does): wait for 2 controlled pods rather than reading them once at status.replicas 2.
+      const controlled = async (): Promise<Pod[]> => (await activePods(client, ans, 'adopt')).filter((p) => p.metadata.ownerReferences?.some((r) => r.uid === cs.metadata.uid && r.controller === true));
+      await eventually('2 active pods controlled by the CloneSet', async () => ((await controlled()).length === 2 ? true : undefined));
       const foreign = await client.get<Pod>(PODS, ans, 'foreign');
       assert.deepEqual(foreign.metadata.ownerReferences?.map((r) => [r.kind, r.controller]), [['ConfigMap', true], ['CloneSet', false]]);
     } finally {
