@@ -10,8 +10,8 @@ export interface ExecuteDeps {
   readonly rvExpectations: ResourceVersionExpectations;
   readonly recorder: EventRecorder;
   readonly nowMs: () => number;
-  /** Waits between resends of a create whose answer was lost (execute-scale.ts); default a real timer. */
-  readonly sleep?: ((ms: number, signal?: AbortSignal) => Promise<void>) | undefined;
+  /** Waits on the controller's clock, resolving early once `signal` aborts: the pauses between resends of a lost create answer (execute-scale.ts). */
+  readonly sleep: (ms: number) => Promise<void>;
   /** Aborts when this replica stops or loses its lease: no further write starts. */
   readonly signal?: AbortSignal | undefined;
 }

@@ -1,8 +1,8 @@
 // The scaling writes of executePlan: pod and PVC creates and deletes, each under a scale expectation registered
 // BEFORE the write and lowered when it fails, and the PVC hand-over and cleanup of docs/features.md#pvcs (Kruise pkg/controller/cloneset/cloneset_controller.go).
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { CloneSet } from '../api/cloneset.ts';
 import { RequestAbortedError, errorText, isAlreadyExists, isConflict, isInvalid, isNotFound, isOutcomeUnknown } from '../kube/api-error.ts';
+import { controllerRefOf } from '../kube/owner-refs.ts';
 import type { Pod } from '../kube/types.ts';
 import { slowStartBatch } from '../runtime/slow-start.ts';
 import type { PlanAction, PodToCreate, PodToDelete } from './plan/actions.ts';
@@ -46,7 +46,6 @@ export async function createPods(cs: CloneSet, key: string, list: readonly PodTo
  */
 export const LOST_ANSWER_RESENDS = 8;
 export const lostAnswerPauseMs = (resend: number): number => Math.min(2000, 100 * 2 ** resend);
-const realSleep = (ms: number, signal?: AbortSignal): Promise<void> => sleep(ms, undefined, signal === undefined ? {} : { signal });
 
 /**
  * Creates the pod, and settles a lost answer instead of guessing. When the connection drops after the request
@@ -69,13 +68,9 @@ async function createPodSettlingLostAnswers(cs: CloneSet, pod: Pod, deps: Execut
       if (isAlreadyExists(e) && (await isControlledBy(cs, ns, name, deps))) return;
       if (!isOutcomeUnknown(e) || resend >= LOST_ANSWER_RESENDS) throw e;
     }
-    try {
-      await (deps.sleep ?? realSleep)(lostAnswerPauseMs(resend), deps.signal);
-    } catch (e) {
-      // this replica stops or lost its lease: no more writes, and not a failure of the CloneSet
-      if (deps.signal?.aborted === true) throw new RequestAbortedError(`POST pods ${name}`);
-      throw e;
-    }
+    await deps.sleep(lostAnswerPauseMs(resend));
+    // this replica stops or lost its lease: no more writes, and not a failure of the CloneSet
+    if (deps.signal?.aborted === true) throw new RequestAbortedError(`POST pods ${name}`);
   }
 }
 
@@ -91,8 +86,7 @@ async function isControlledBy(cs: CloneSet, ns: string, name: string, deps: Exec
   } catch {
     return false; // the AlreadyExists then goes up as it is
   }
-  if (live.metadata.deletionTimestamp !== undefined) return false;
-  return (live.metadata.ownerReferences ?? []).some((r) => r.controller === true && r.uid === cs.metadata.uid);
+  return live.metadata.deletionTimestamp === undefined && controllerRefOf(live)?.uid === cs.metadata.uid;
 }
 
 async function createPvc(cs: CloneSet, key: string, pvc: PodToCreate['pvcs'][number], deps: ExecuteDeps): Promise<void> {

@@ -69,6 +69,7 @@ test('losing the lease aborts the executor: the in-flight create is cut, no late
     rvExpectations: new ResourceVersionExpectations(clock, 60_000),
     recorder: new SeenEvents({ sink: { create: async () => undefined, patch: async () => undefined }, clock, logger: silent }),
     nowMs: () => clock.now(),
+    sleep: async () => undefined,
     signal: leading,
   };
   const pods = ['sample-a', 'sample-b', 'sample-c'].map((name) => ({ pod: pod(name), pvcs: [], revision: 'r1' }));
@@ -102,6 +103,7 @@ test('an executor whose signal has aborted starts no write at all', async () => 
     rvExpectations: new ResourceVersionExpectations(clock, 60_000),
     recorder: new SeenEvents({ sink: { create: async () => undefined, patch: async () => undefined }, clock, logger: silent }),
     nowMs: () => clock.now(),
+    sleep: async () => undefined,
     signal: stopping.signal,
   };
   const result = await executePlan(cloneSet, 'ns/sample', 'update', [{ kind: 'PatchPodLifecycle', pod: { name: 'sample-a', uid: 'u' }, state: 'Normal' }], deps);

@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import type { FeatureGates } from '../api/well-known.ts';
 import { errorText, isConflict } from '../kube/api-error.ts';
-import type { Clock } from '../runtime/clock.ts';
+import { sleep, type Clock } from '../runtime/clock.ts';
 import type { ReconcileResult } from '../runtime/controller.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import type { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.ts';
@@ -95,6 +95,7 @@ export async function reconcileCloneSet(key: string, d: ReconcileDeps): Promise<
     rvExpectations: d.rvExpectations,
     recorder: d.recorder,
     nowMs: () => d.clock.now(),
+    sleep: (ms) => sleep(d.clock, ms, d.signal ?? new AbortController().signal),
     signal: d.signal,
   });
   // Stopping (SIGTERM) or fenced (lease lost): no status or history writes; the next leader recomputes them.

@@ -176,8 +176,10 @@ describe('Kruise parity on a real API server', () => {
       await eventually('status.replicas 2', async () => ((await getCloneSet(client, ans, 'adopt')).status?.replicas === 2 ? true : undefined));
       // The adopted pod carries no revision label, so the rollout may replace it right after (ReCreate, as Kruise
       // does): wait for 2 controlled pods rather than reading them once at status.replicas 2.
-      const controlled = async (): Promise<Pod[]> => (await activePods(client, ans, 'adopt')).filter((p) => p.metadata.ownerReferences?.some((r) => r.uid === cs.metadata.uid && r.controller === true));
-      await eventually('2 active pods controlled by the CloneSet', async () => ((await controlled()).length === 2 ? true : undefined));
+      await eventually('2 active pods controlled by the CloneSet', async () => {
+        const owned = (await activePods(client, ans, 'adopt')).filter((p) => p.metadata.ownerReferences?.some((r) => r.uid === cs.metadata.uid && r.controller === true));
+        return owned.length === 2 ? true : undefined;
+      });
       const foreign = await client.get<Pod>(PODS, ans, 'foreign');
       assert.deepEqual(foreign.metadata.ownerReferences?.map((r) => [r.kind, r.controller]), [['ConfigMap', true], ['CloneSet', false]]);
     } finally {

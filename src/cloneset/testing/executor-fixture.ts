@@ -30,7 +30,6 @@ export class SeenEvents extends EventRecorder {
   }
 }
 
-/** executePlan over the given stub ports (the others are empty objects: calling them fails the test). */
 export interface Executor {
   readonly recorder: SeenEvents;
   readonly scaleExpectations: ScaleExpectations;
@@ -41,6 +40,7 @@ export interface Executor {
   run(actions: PlanAction[]): Promise<Outcome>;
 }
 
+/** executePlan over the given stub ports (the others are empty objects: calling them fails the test). */
 export function executorFor(clock: FakeClock, stubs: Partial<Ports>, phase: PlanPhase): Executor {
   const pauses: number[] = [];
   const sleeps = async (ms: number): Promise<void> => {
