@@ -14,6 +14,7 @@
 import type { Logger } from 'pino';
 import type { CloneSetManager } from './cloneset/manager.ts';
 import { startCloneSetManager } from './cloneset/manager.ts';
+import type { InstanceIdSource } from './cloneset/plan/instance-ids.ts';
 import type { ControllerConfig } from './config.ts';
 import type { KubeClient } from './kube/client.ts';
 import type { MonotonicClock } from './runtime/clock.ts';
@@ -50,6 +51,8 @@ export interface RunOptions {
   /** Ends the process at once (process.exit in main.ts). */
   readonly exit: (code: number) => void;
   readonly drainTimeoutMs?: number;
+  /** New instance ids (the simulation seeds them; crypto-random when absent). */
+  readonly instanceIds?: InstanceIdSource;
 }
 
 /** /readyz: a leader is ready when its caches synced; a standby when it can reach the API server. */
@@ -64,7 +67,7 @@ export function isReady(state: ProcessState): boolean {
  */
 function startTerm(o: RunOptions, fence: AbortSignal, stopping: AbortSignal, leaseValid?: () => boolean): CloneSetManager {
   const bind = (c: KubeClient): KubeClient => c.withSignal(fence, { unsent: stopping, ...(leaseValid === undefined ? {} : { guard: leaseValid }) });
-  const manager = startCloneSetManager(bind(o.clients.client), bind(o.clients.eventsClient), o.config, o.clock, o.logger, stopping);
+  const manager = startCloneSetManager(bind(o.clients.client), bind(o.clients.eventsClient), o.config, o.clock, o.logger, stopping, o.instanceIds);
   o.state.manager = manager;
   return manager;
 }

@@ -17,7 +17,7 @@ import { indexByNamespace, indexByOwnerUid } from '../runtime/store.ts';
 import { defaultControllerRateLimiter, type RateLimiterOptions } from '../runtime/rate-limiter.ts';
 import { podTransform, transformNode } from './cache-transforms.ts';
 import { cloneSetHandlers, newPodEventCounts, podHandlers, pvcHandlers, type PodEventCounts } from './event-handlers.ts';
-import { randomInstanceIdSource } from './plan/instance-ids.ts';
+import { randomInstanceIdSource, type InstanceIdSource } from './plan/instance-ids.ts';
 import type { SurgeRule } from './plan/replica-diff.ts';
 import { apiPorts } from './ports.ts';
 import { apiImagePullJobPort, discoverInPlaceCapabilities, ImagePreDownloader } from './predownload-sync.ts';
@@ -67,6 +67,8 @@ export function startCloneSetManager(
   clock: Clock,
   logger: Logger,
   signal: AbortSignal,
+  /** The source of new instance ids (the simulation seeds it; crypto-random otherwise). */
+  ids: InstanceIdSource = randomInstanceIdSource((n) => randomInt(n)),
 ): CloneSetManager {
   const ns = config.namespace;
   const common = { client, clock, logger, ...(ns !== undefined ? { namespace: ns } : {}) };
@@ -115,7 +117,7 @@ export function startCloneSetManager(
     recorder,
     clock,
     config: reconcileConfig,
-    ids: randomInstanceIdSource((n) => randomInt(n)),
+    ids,
     logger,
     signal,
   };

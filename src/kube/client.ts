@@ -2,14 +2,14 @@
 // errors, client-side QPS/burst limits per resource kind (rate-limits.ts), the request policy of request-policy.ts (retries, Retry-After, retry
 // budget, per-attempt deadline), cancellation by signal (`withSignal`) and client-go's `rest_client_*` metrics.
 
-import { setTimeout as sleepTimer } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import pkg from '../../package.json' with { type: 'json' };
 import { ApiError, ConnectionError, RequestAbortedError, apiErrorFromResponse, isGone } from './api-error.ts';
 import { DEFAULT_REQUEST_POLICY, RetryBudget, retryDecision, type AttemptFailure, type RequestPolicy } from './request-policy.ts';
 import { resourcePath, type ResourceRef } from './resources.ts';
 import { NON_RESOURCE_KEY, RateLimits, limiterKey } from './rate-limits.ts';
-import { Transport, type Query } from './transport.ts';
+import { Transport, type HttpTransport, type Query } from './transport.ts';
+import { realBucketTime, type BucketTime } from './token-bucket.ts';
 import type { KubeList, KubeObject } from './types.ts';
 
 export { loadKubeConfig, KubeConfigError } from './kubeconfig.ts';
@@ -34,6 +34,8 @@ export interface ClientOptions {
   metrics?: RequestMetrics;
   /** Jitter source in [0, 1) (tests inject a fixed one). */
   random?: () => number;
+  /** Where retry backoffs wait (tests and the simulation inject a virtual clock). */
+  time?: BucketTime;
 }
 
 /** Where the client reports each attempt and retry (server.ts backs it with client-go's `rest_client_*` metrics). */
@@ -105,12 +107,13 @@ export function parseWatchLine(line: string): WatchEvent {
 
 /** What every view of one client shares: one connection pool, the rate limiters, one retry budget, counters. */
 interface Shared {
-  readonly transport: Transport;
+  readonly transport: HttpTransport;
   readonly limits: RateLimits;
   readonly policy: RequestPolicy;
   readonly budget: RetryBudget;
   readonly metrics: RequestMetrics;
   readonly random: () => number;
+  readonly time: BucketTime;
   readonly watchIdleTimeoutMs: number;
   readonly counts: Map<Verb, number>;
   total: number;
@@ -124,13 +127,14 @@ export class KubeClient {
   /** Asked before each request is sent (see withSignal). */
   #guard: (() => boolean) | undefined;
 
-  constructor(transport: Transport, limits: RateLimits, opts: Omit<ClientOptions, 'qps' | 'burst' | 'userAgent'> = {}, signal?: AbortSignal) {
+  constructor(transport: HttpTransport, limits: RateLimits, opts: Omit<ClientOptions, 'qps' | 'burst' | 'userAgent'> = {}, signal?: AbortSignal) {
     const policy = { ...DEFAULT_REQUEST_POLICY, ...opts.policy };
     this.#s = {
       transport, limits, policy,
       budget: new RetryBudget(policy.budgetCapacity, policy.budgetRatio),
       metrics: opts.metrics ?? NO_METRICS,
       random: opts.random ?? Math.random,
+      time: opts.time ?? realBucketTime,
       watchIdleTimeoutMs: opts.watchIdleTimeoutMs ?? DEFAULT_WATCH_IDLE_TIMEOUT_MS,
       counts: new Map(),
       total: 0,
@@ -235,7 +239,7 @@ export class KubeClient {
   async #sleep(ms: number, what: string): Promise<void> {
     const signal = this.#unsent;
     try {
-      await sleepTimer(ms, undefined, signal === undefined ? {} : { signal });
+      await this.#s.time.sleep(ms, signal);
     } catch (e) {
       if (aborted(signal)) throw new RequestAbortedError(what);
       throw e;

@@ -45,7 +45,18 @@ export class WatchIdleError extends Error {
   override readonly name = 'WatchIdleError';
 }
 
-export class Transport {
+/**
+ * What KubeClient needs of its transport: `Transport` (node:http to a real API server), or an in-memory API
+ * server (the deterministic simulation in sim/ plugs in here, so the client's retries and request policy run).
+ */
+export interface HttpTransport {
+  readonly server: URL;
+  request(method: string, path: string, query: Query, body?: { contentType: string; data: string }, control?: RequestControl): Promise<HttpResponse>;
+  stream(path: string, query: Query, onLine: (line: string) => void, signal: AbortSignal, deadlineMs: number, idleMs?: number): Promise<void>;
+  close(): void;
+}
+
+export class Transport implements HttpTransport {
   readonly server: URL;
   readonly #kc: KubeConfig;
   readonly #agent: http.Agent;
