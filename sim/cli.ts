@@ -1,0 +1,102 @@
+// npm run sim -- [--seeds N] [--from S] [--seed S [--trace] [--logs]]
+// Runs seeds one after another (virtual time, one process), shows progress, prints the figures, and for each
+// failing seed a one-line reproduction. Exit status 1 when any seed violated an invariant.
+import { FAULT_KINDS, faultCounts } from './faults.ts';
+import { runSeed, type RunResult } from './harness.ts';
+
+interface Args {
+  seeds: number;
+  from: number;
+  seed: number | undefined;
+  trace: boolean;
+  logs: boolean;
+  stopAfter: number;
+}
+
+function usage(): never {
+  process.stderr.write('usage: npm run sim -- [--seeds N] [--from FIRST] [--stop-after FAILURES] | --seed S [--trace] [--logs]\n');
+  process.exit(2);
+}
+
+function parseArgs(argv: readonly string[]): Args {
+  const a: Args = { seeds: 1000, from: 1, seed: undefined, trace: false, logs: false, stopAfter: 1 };
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = (argv[i] ?? '').split('=', 2);
+    const value = (): number => {
+      const v = Number(inline ?? argv[++i]);
+      if (!Number.isInteger(v) || v < 0) usage();
+      return v;
+    };
+    if (flag === '--seeds') a.seeds = value();
+    else if (flag === '--from') a.from = value();
+    else if (flag === '--seed') a.seed = value();
+    else if (flag === '--stop-after') a.stopAfter = value();
+    else if (flag === '--trace') a.trace = true;
+    else if (flag === '--logs') a.logs = true;
+    else usage();
+  }
+  return a;
+}
+
+function reproduction(seed: number): string {
+  return `npm run sim -- --seed ${seed} --trace`;
+}
+
+async function main(): Promise<number> {
+  const args = parseArgs(process.argv.slice(2));
+  if (args.seed !== undefined) {
+    const r = await runSeed({ seed: args.seed, trace: true, logs: args.logs });
+    if (args.trace || args.logs) for (const line of r.trace) process.stdout.write(`${line}\n`);
+    process.stdout.write(`seed ${r.seed}: ${r.events} events, ${r.requests} requests, ${(r.virtualMs / 1000).toFixed(1)} s virtual, ` +
+      `${r.converged ? `converged ${((r.convergedAfterMs ?? 0) / 1000).toFixed(1)} s after the last fault` : 'not converged'}\n`);
+    process.stdout.write(`scenario: ${r.scenario}\n`);
+    for (const v of r.violations) process.stdout.write(`VIOLATION at ${(v.atMs / 1000).toFixed(3)}s ${v.invariant}: ${v.message}\n`);
+    return r.violations.length === 0 ? 0 : 1;
+  }
+  const started = performance.now();
+  const faults = faultCounts();
+  let events = 0;
+  let requests = 0;
+  let violations = 0;
+  let worstConvergence = 0;
+  const failing: RunResult[] = [];
+  const byInvariant = new Map<string, number>();
+  const tty = process.stderr.isTTY;
+  let lastProgress = 0;
+  let run = 0;
+  for (let seed = args.from; seed < args.from + args.seeds; seed++) {
+    const r = await runSeed({ seed });
+    run++;
+    events += r.events;
+    requests += r.requests;
+    for (const k of FAULT_KINDS) faults[k] += r.faults[k];
+    if (r.convergedAfterMs !== undefined) worstConvergence = Math.max(worstConvergence, r.convergedAfterMs);
+    if (r.violations.length > 0) {
+      violations += r.violations.length;
+      for (const v of r.violations) byInvariant.set(v.invariant, (byInvariant.get(v.invariant) ?? 0) + 1);
+      failing.push(r);
+      const first = r.violations[0];
+      process.stderr.write(`${tty ? '\r\x1b[K' : ''}seed ${seed} FAILED: ${first?.invariant ?? ''}: ${first?.message ?? ''}\n  reproduce: ${reproduction(seed)}\n`);
+      if (args.stopAfter > 0 && failing.length >= args.stopAfter) break;
+    }
+    const now = performance.now();
+    if (now - lastProgress > (tty ? 200 : 10_000)) {
+      lastProgress = now;
+      const rate = run / ((now - started) / 1000);
+      const line = `${run}/${args.seeds} seeds, ${events} events, ${failing.length} failing, ${rate.toFixed(0)} seeds/s`;
+      process.stderr.write(tty ? `\r\x1b[K${line}` : `${line}\n`);
+    }
+  }
+  if (tty) process.stderr.write('\r\x1b[K');
+  const seconds = (performance.now() - started) / 1000;
+  const out = (s: string): boolean => process.stdout.write(`${s}\n`);
+  out(`seeds run        ${run} (from ${args.from}) in ${seconds.toFixed(1)} s (${(run / seconds).toFixed(0)} seeds/s)`);
+  out(`events           ${events} (${requests} API requests)`);
+  out(`faults by kind   ${FAULT_KINDS.map((k) => `${k} ${faults[k]}`).join(', ')}`);
+  out(`violations       ${violations}${byInvariant.size === 0 ? '' : ` (${[...byInvariant].map(([k, n]) => `${k} ${n}`).join(', ')})`}`);
+  out(`worst convergence after the last fault: ${(worstConvergence / 1000).toFixed(1)} s (virtual)`);
+  for (const r of failing) out(`failing seed ${r.seed}: ${reproduction(r.seed)}`);
+  return failing.length === 0 ? 0 : 1;
+}
+
+process.exitCode = await main();

@@ -1,0 +1,355 @@
+// One simulated run: an API server, a kubelet, one or two controller processes (the real runController with
+// leader election, informers, work queue, expectations, executor and planner) on virtual time, a user who
+// changes the CloneSet, and the faults of the seed. Returns the figures, the violations and the trace.
+import { pino, type Logger } from 'pino';
+import { KubeClient } from '../src/kube/client.ts';
+import { RateLimits } from '../src/kube/rate-limits.ts';
+import { parseConfig, type ControllerConfig } from '../src/config.ts';
+import { runController, type ProcessState } from '../src/leadership.ts';
+import { INSTANCE_ID_ALPHABET } from '../src/cloneset/plan/instance-ids.ts';
+import { ApiServer, type Obj } from './api-server.ts';
+import { Checker, specView, type Violation } from './checker.ts';
+import { ProcessClock, SimClock } from './clock.ts';
+import { drawFaults, faultCounts, type Episode, type FaultKind, type FaultPlan } from './faults.ts';
+import { Kubelet } from './kubelet.ts';
+import { Network } from './network.ts';
+import { Rng } from './random.ts';
+
+export const NAMESPACE = 'default';
+export const NAME = 'web';
+const CS_PATH = `/apis/apps.kruise.io/v1beta1/namespaces/${NAMESPACE}/clonesets`;
+/** No fault starts after this; user edits end earlier. */
+const FAULT_WINDOW_MS = 40_000;
+const EDIT_WINDOW_MS = 25_000;
+/** The world must have converged this long after the last fault ended and the last edit (virtual time). */
+export const CONVERGENCE_BOUND_MS = 180_000;
+
+export interface RunOptions {
+  readonly seed: number;
+  /** Keep the trace (every request, fault and edit); off for bulk runs. */
+  readonly trace?: boolean;
+  /** Controller log lines into the trace (pino, debug level). */
+  readonly logs?: boolean;
+}
+
+export interface RunResult {
+  readonly seed: number;
+  readonly events: number;
+  readonly requests: number;
+  readonly faults: Record<FaultKind, number>;
+  readonly violations: readonly Violation[];
+  readonly converged: boolean;
+  /** Virtual ms from the quiet point (last fault, last edit) to convergence. */
+  readonly convergedAfterMs: number | undefined;
+  readonly virtualMs: number;
+  readonly trace: readonly string[];
+  readonly scenario: string;
+}
+
+interface Scenario {
+  readonly replicas: number;
+  readonly maxSurge: number | string;
+  readonly maxUnavailable: number | string;
+  readonly partition: number | string;
+  readonly policy: 'ReCreate' | 'InPlaceIfPossible';
+  readonly withPvcs: boolean;
+  readonly replicasOfController: 1 | 2;
+  readonly edits: readonly Edit[];
+}
+
+type Edit =
+  | { readonly at: number; readonly kind: 'scale'; readonly replicas: number }
+  | { readonly at: number; readonly kind: 'image'; readonly image: string }
+  | { readonly at: number; readonly kind: 'partition'; readonly partition: number | string };
+
+function drawScenario(rng: Rng): Scenario {
+  const replicas = rng.int(0, 6);
+  const maxSurge = rng.pick([0, 0, 1, 2, '50%']);
+  const edits: Edit[] = [];
+  for (let i = rng.int(1, 3); i > 0; i--) {
+    const at = rng.int(2_000, EDIT_WINDOW_MS);
+    const kind = rng.pick(['scale', 'image', 'image', 'partition'] as const);
+    if (kind === 'scale') edits.push({ at, kind, replicas: rng.int(0, 7) });
+    else if (kind === 'image') edits.push({ at, kind, image: `app:v${rng.int(2, 9)}` });
+    else edits.push({ at, kind, partition: rng.pick([0, 0, 1, 2, '50%']) });
+  }
+  edits.sort((a, b) => a.at - b.at);
+  return {
+    replicas,
+    maxSurge,
+    maxUnavailable: rng.pick([1, 1, 2, '50%']),
+    partition: rng.pick([0, 0, 0, 1, '50%']),
+    policy: rng.pick(['ReCreate', 'InPlaceIfPossible'] as const),
+    withPvcs: rng.chance(0.4),
+    replicasOfController: rng.chance(0.6) ? 2 : 1,
+    edits,
+  };
+}
+
+function cloneSetObject(s: Scenario): unknown {
+  return {
+    apiVersion: 'apps.kruise.io/v1beta1',
+    kind: 'CloneSet',
+    metadata: { name: NAME, namespace: NAMESPACE },
+    spec: {
+      replicas: s.replicas,
+      selector: { matchLabels: { app: NAME } },
+      template: {
+        metadata: { labels: { app: NAME } },
+        spec: { containers: [{ name: 'app', image: 'app:v1' }] },
+      },
+      ...(s.withPvcs ? { volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }] } : {}),
+      updateStrategy: {
+        type: 'RollingUpdate',
+        rollingUpdate: { partition: s.partition, maxSurge: s.policy === 'InPlaceIfPossible' ? s.maxSurge : s.maxSurge, maxUnavailable: s.maxUnavailable, podUpdatePolicy: s.policy },
+      },
+    },
+  };
+}
+
+/** Kruise's admission refuses replicas > 0 with maxUnavailable < 1 (v1beta1): keep the scenario admissible. */
+function admissible(cs: Obj): boolean {
+  const v = specView(cs);
+  return v.replicas === 0 || v.maxUnavailable >= 1;
+}
+
+function controllerConfig(): ControllerConfig {
+  const parsed = parseConfig(['--leader-elect', '--metrics-bind-address=0', '--health-probe-bind-address=0', '--webhook-port=0', '--log-level=debug'], {});
+  if (parsed === 'help') throw new Error('unreachable: --help was not passed');
+  return parsed;
+}
+
+interface Proc {
+  readonly identity: string;
+  readonly clock: ProcessClock;
+  readonly state: ProcessState;
+}
+
+function seededIds(rng: Rng): { random(): string } {
+  return { random: () => Array.from({ length: 5 }, () => INSTANCE_ID_ALPHABET[rng.int(0, INSTANCE_ID_ALPHABET.length - 1)]).join('') };
+}
+
+/** Lets every pending promise job run (the simulated processes only ever wait on virtual timers). */
+function settle(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+export async function runSeed(opts: RunOptions): Promise<RunResult> {
+  const rng = new Rng(opts.seed);
+  const scenarioRng = rng.fork();
+  const faultRng = rng.fork();
+  const netRng = rng.fork();
+  const kubeletRng = rng.fork();
+  const procRng = rng.fork();
+  const scenario = drawScenario(scenarioRng);
+  const plan: FaultPlan = drawFaults(faultRng, FAULT_WINDOW_MS);
+  const trace: string[] = [];
+  const clock = new SimClock();
+  const log = (line: string): void => {
+    if (opts.trace === true) trace.push(`${(clock.now() / 1000).toFixed(3).padStart(8)} ${line}`);
+  };
+  const faults = faultCounts();
+  const server = new ApiServer(clock);
+  const net = new Network(clock, server, netRng, plan, faults, log);
+  const kubelet = new Kubelet(server, clock, kubeletRng);
+  const procs: Proc[] = [];
+  const isController = (origin: string): boolean => origin.startsWith('controller-');
+  const checker = new Checker(server, clock, NAMESPACE, NAME, isController, (identity) => net.podsSeen.get(identity) ?? 0);
+  net.onWrite = (origin, method, path) => checker.onWrite(origin, method, path);
+  const config = controllerConfig();
+  let nextId = 0;
+
+  // The controller's jitter (informer watch timeouts, leader election) comes from Math.random: seeded for the run.
+  const realRandom = Math.random;
+  Math.random = () => procRng.float();
+
+  const logger = (identity: string): Logger => opts.logs === true
+    ? pino({ level: 'debug', base: { p: identity }, timestamp: false }, { write: (s: string) => log(s.trimEnd()) })
+    : pino({ level: 'silent' });
+
+  const startProcess = (): Proc => {
+    const identity = `controller-${nextId++}`;
+    const pclock = new ProcessClock(clock);
+    const transport = net.transportFor({ identity, clock: pclock });
+    const time = pclock.bucketTime();
+    const client = (qps: number, burst: number, policy: Record<string, number> = {}): KubeClient =>
+      new KubeClient(transport, new RateLimits(qps, burst, time), { random: () => procRng.float(), time, policy: { requestTimeoutMs: config.requestTimeoutMs, ...policy }, watchIdleTimeoutMs: config.watchIdleTimeoutMs });
+    const state: ProcessState = { manager: undefined, elector: undefined };
+    const proc: Proc = { identity, clock: pclock, state };
+    procs.push(proc);
+    log(`${identity} starts`);
+    const sigterm = new AbortController();
+    runController({
+      clients: { client: client(config.qps, config.burst), eventsClient: client(config.qps, config.burst), leaseClient: client(5, 10, { budgetCapacity: 20, budgetRatio: 1 }) },
+      config,
+      clock: pclock,
+      logger: logger(identity),
+      identity,
+      state,
+      signal: sigterm.signal,
+      exit: (code) => {
+        log(`${identity} exits with status ${code}`);
+        kill(proc);
+        // The kubelet restarts the container: a new process, memory lost.
+        clock.after(procRng.int(1_000, 5_000), () => startProcess());
+      },
+      instanceIds: seededIds(procRng),
+    }).catch((e: unknown) => log(`${identity} failed: ${String(e)}`));
+    return proc;
+  };
+
+  const kill = (p: Proc): void => {
+    if (p.clock.dead) return;
+    p.clock.kill();
+    net.dropStreams((s) => s.identity === p.identity);
+  };
+
+  const leader = (): Proc | undefined => {
+    const lease = server.peek('leases', config.leaderElectionNamespace, config.leaderElectionId);
+    const holder = ((lease?.['spec'] ?? {}) as { holderIdentity?: string }).holderIdentity;
+    return procs.find((p) => p.identity === holder && !p.clock.dead) ?? procs.find((p) => !p.clock.dead);
+  };
+
+  // The user's CloneSet, then the controller replicas.
+  const created = server.write('user', 'POST', CS_PATH, cloneSetObject(scenario));
+  if (created.status !== 201) throw new Error(`creating the CloneSet: ${created.body}`);
+  const initial = server.peek('clonesets', NAMESPACE, NAME);
+  const valid = initial !== undefined && admissible(initial);
+  for (let i = 0; i < scenario.replicasOfController; i++) startProcess();
+
+  let lastEditAt = 0;
+  for (const e of scenario.edits) {
+    clock.at(e.at, () => {
+      const cs = server.peek('clonesets', NAMESPACE, NAME);
+      if (cs === undefined) return;
+      const spec = structuredClone(cs['spec']) as { replicas: number; template: { spec: { containers: { image: string }[] } }; updateStrategy: { rollingUpdate: { partition?: number | string } } };
+      if (e.kind === 'scale') spec.replicas = e.replicas;
+      if (e.kind === 'image') {
+        const c = spec.template.spec.containers[0];
+        if (c !== undefined) c.image = e.image;
+      }
+      if (e.kind === 'partition') spec.updateStrategy.rollingUpdate.partition = e.partition;
+      const next = { ...cs, spec };
+      if (!admissible(next)) return;
+      const a = server.write('user', 'PUT', `${CS_PATH}/${NAME}`, next);
+      log(`user ${e.kind} ${JSON.stringify(e)} → ${a.status}`);
+      lastEditAt = clock.now();
+    });
+  }
+
+  // Episodes.
+  const snapshots: { at: number; snap: ReturnType<ApiServer['snapshot']> }[] = [];
+  if (plan.episodes.some((e) => e.kind === 'etcdRestore')) {
+    const take = (): void => {
+      snapshots.push({ at: clock.now(), snap: server.snapshot() });
+      if (snapshots.length > 40) snapshots.shift();
+      if (clock.now() < FAULT_WINDOW_MS) clock.after(1_000, take);
+    };
+    clock.after(1_000, take);
+  }
+  let faultsEndAt = 0;
+  const episode = (e: Episode): void => {
+    faults[e.kind]++;
+    const until = (ms: number): void => {
+      faultsEndAt = Math.max(faultsEndAt, clock.now() + ms);
+    };
+    until(0);
+    switch (e.kind) {
+      case 'watchDrop':
+        log(`fault: ${net.dropStreams()} watch connections dropped`);
+        return;
+      case 'watchStall':
+        net.stall(e.forMs);
+        until(e.forMs);
+        log(`fault: watches stalled for ${e.forMs} ms`);
+        return;
+      case 'slowCache':
+        net.slow(e.forMs, e.delayMs);
+        until(e.forMs + e.delayMs);
+        log(`fault: watch events ${e.delayMs} ms late for ${e.forMs} ms`);
+        return;
+      case 'compaction':
+        server.compact();
+        log('fault: watch history compacted');
+        return;
+      case 'wallStep': {
+        const p = e.target === 'leader' ? leader() : e.target === 'standby' ? procs.find((x) => !x.clock.dead && x !== leader()) : undefined;
+        if (e.target === 'apiserver') server.stepWall(e.byMs);
+        else p?.clock.stepWall(e.byMs);
+        log(`fault: wall clock of ${e.target === 'apiserver' ? 'the API server' : (p?.identity ?? 'nobody')} stepped by ${e.byMs / 1000}s`);
+        return;
+      }
+      case 'restart': {
+        const p = leader();
+        if (p === undefined) return;
+        log(`fault: ${p.identity} killed (memory lost); a new process in ${e.downMs} ms`);
+        kill(p);
+        clock.after(e.downMs, () => startProcess());
+        until(e.downMs);
+        return;
+      }
+      case 'pause': {
+        const p = leader();
+        if (p === undefined || p.clock.dead) return;
+        log(`fault: ${p.identity} paused for ${e.forMs} ms`);
+        p.clock.pause();
+        clock.after(e.forMs, () => {
+          log(`${p.identity} resumes`);
+          p.clock.resume();
+        });
+        until(e.forMs);
+        return;
+      }
+      case 'etcdRestore': {
+        const target = snapshots.find((s) => s.at >= clock.now() - e.backMs);
+        if (target === undefined) return;
+        log(`fault: etcd restored to its state at ${(target.at / 1000).toFixed(1)}s`);
+        checker.restored();
+        server.restore(target.snap);
+        return;
+      }
+    }
+  };
+  for (const e of plan.episodes) clock.at(e.at, () => episode(e));
+
+  let events = 0;
+  let convergedAt: number | undefined;
+  const quietAt = (): number => Math.max(lastEditAt, faultsEndAt, scenario.edits.at(-1)?.at ?? 0, plan.episodes.at(-1)?.at ?? 0);
+  try {
+    for (;;) {
+      await settle();
+      if (checker.violations.length > 0) break;
+      const now = clock.now();
+      if (now >= quietAt() && valid) {
+        if (checker.notConverged() === undefined) {
+          convergedAt = now;
+          break;
+        }
+      }
+      const next = clock.nextAt();
+      if (next === undefined) break;
+      if (next > quietAt() + CONVERGENCE_BOUND_MS) break;
+      clock.fireNext();
+      events++;
+    }
+    if (convergedAt === undefined && checker.violations.length === 0 && valid) {
+      checker.convergenceFailed(checker.notConverged() ?? 'ran out of events', CONVERGENCE_BOUND_MS);
+    }
+  } finally {
+    for (const p of procs) kill(p);
+    Math.random = realRandom;
+  }
+  for (const v of checker.violations) log(`VIOLATION ${v.invariant}: ${v.message}`);
+  return {
+    seed: opts.seed,
+    events,
+    requests: net.requests,
+    faults,
+    violations: checker.violations,
+    converged: convergedAt !== undefined,
+    convergedAfterMs: convergedAt === undefined ? undefined : convergedAt - quietAt(),
+    virtualMs: clock.now(),
+    trace,
+    scenario: JSON.stringify({ ...scenario, kubeletActions: kubelet.actions, faultPlan: plan.rates }),
+  };
+}

@@ -1,0 +1,271 @@
+// Between the controller processes and the API server: latency, lost answers, injected 409s and 429s, and the
+// watch streams (delayed, stalled or dropped). `SimTransport` is what a process's KubeClient talks to: the
+// client's own code (rate limits, retries, Retry-After, the fencing guard) runs unchanged above it.
+import { ConnectionError, RequestAbortedError } from '../src/kube/api-error.ts';
+import { WatchIdleError, type HttpResponse, type HttpTransport, type Query, type RequestControl } from '../src/kube/transport.ts';
+import { errorAnswer, type ApiAnswer, type ApiServer } from './api-server.ts';
+import type { ProcessClock, SimClock } from './clock.ts';
+import type { FaultKind, FaultPlan } from './faults.ts';
+import type { Rng } from './random.ts';
+
+/** Who sent a request: the API server attributes writes to it (the checker asks whether it was the leader). */
+export interface Sender {
+  readonly identity: string;
+  readonly clock: ProcessClock;
+}
+
+interface ClientStream {
+  readonly sender: Sender;
+  readonly drop: () => void;
+}
+
+export class Network {
+  readonly #clock: SimClock;
+  readonly #server: ApiServer;
+  readonly #rng: Rng;
+  readonly #plan: FaultPlan;
+  readonly #faults: Record<FaultKind, number>;
+  readonly #trace: (line: string) => void;
+  readonly #streams = new Set<ClientStream>();
+  /** Watch events enqueued before this are held until it (a stalled watch cache). */
+  #stallUntil = 0;
+  /** Extra delay of watch events (a slow cache) until `#slowUntil`. */
+  #slowUntil = 0;
+  #slowMs = 0;
+  requests = 0;
+  /** Per process: the newest resourceVersion of pods its cache can have seen (list answers and watch events delivered). */
+  readonly podsSeen = new Map<string, number>();
+  /** Told of every write that reaches the server, before it is applied (the checker's leader check). */
+  onWrite: (origin: string, method: string, path: string) => void = () => undefined;
+
+  constructor(clock: SimClock, server: ApiServer, rng: Rng, plan: FaultPlan, faults: Record<FaultKind, number>, trace: (line: string) => void) {
+    this.#clock = clock;
+    this.#server = server;
+    this.#rng = rng;
+    this.#plan = plan;
+    this.#faults = faults;
+    this.#trace = trace;
+  }
+
+  get clock(): SimClock {
+    return this.#clock;
+  }
+
+  transportFor(sender: Sender): HttpTransport {
+    return new SimTransport(this, sender);
+  }
+
+  stall(forMs: number): void {
+    this.#stallUntil = Math.max(this.#stallUntil, this.#clock.now() + forMs);
+  }
+
+  slow(forMs: number, delayMs: number): void {
+    this.#slowUntil = this.#clock.now() + forMs;
+    this.#slowMs = delayMs;
+  }
+
+  /** Cuts every open watch connection (events still in flight are lost with it). */
+  dropStreams(filter: (s: Sender) => boolean = () => true): number {
+    let n = 0;
+    for (const s of [...this.#streams]) {
+      if (!filter(s.sender)) continue;
+      s.drop();
+      n++;
+    }
+    return n;
+  }
+
+  #latency(): number {
+    return this.#rng.int(1, 20);
+  }
+
+  #faultsOn(): boolean {
+    return this.#clock.now() <= this.#plan.windowEndMs;
+  }
+
+  /** A pod list or watch event of resourceVersion `rv` reached `identity`. */
+  sawPods(identity: string, rv: number): void {
+    if (rv > (this.podsSeen.get(identity) ?? 0)) this.podsSeen.set(identity, rv);
+  }
+
+  get serverResourceVersion(): number {
+    return this.#server.resourceVersion;
+  }
+
+  /** Decides the fate of one request at its arrival and returns the answer the client will get (or 'lost'). */
+  exchange(sender: Sender, method: string, path: string, query: Query, body: { contentType: string; data: string } | undefined): ApiAnswer | 'lost' {
+    this.requests++;
+    const write = method !== 'GET';
+    const lease = path.includes('/leases');
+    const events = path.includes('/events');
+    const faulty = this.#faultsOn() && !events;
+    if (write) this.onWrite(sender.identity, method, path);
+    if (faulty && this.#plan.rates.throttle > 0 && this.#rng.chance(this.#plan.rates.throttle)) {
+      this.#faults.throttle++;
+      const seconds = this.#rng.int(0, 3);
+      this.#trace(`${sender.identity} ${method} ${path} → 429 (Retry-After ${seconds})`);
+      return errorAnswer(429, 'TooManyRequests', 'the server has received too many requests and has asked us to try again later', seconds);
+    }
+    if (faulty && method === 'PUT' && this.#plan.rates.conflict > 0 && this.#rng.chance(this.#plan.rates.conflict)) {
+      this.#faults.conflict++;
+      this.#trace(`${sender.identity} ${method} ${path} → 409 (injected)`);
+      return errorAnswer(409, 'Conflict', 'Operation cannot be fulfilled: the object has been modified; please apply your changes to the latest version and try again');
+    }
+    const answer = this.#server.handleTyped(sender.identity, method, path, query, body?.data, body?.contentType);
+    this.#trace(`${sender.identity} ${method} ${path}${query['watch'] === undefined ? '' : ' (watch)'} → ${answer.status}`);
+    if (faulty && write && !lease && this.#plan.rates.lostAnswer > 0 && this.#rng.chance(this.#plan.rates.lostAnswer)) {
+      const kind: FaultKind = path.endsWith('/status') ? 'lostStatusAnswer' : method === 'POST' ? 'lostCreateAnswer' : method === 'DELETE' ? 'lostDeleteAnswer' : 'lostPatchAnswer';
+      this.#faults[kind]++;
+      this.#trace(`  answer lost (${kind})`);
+      return 'lost';
+    }
+    return answer;
+  }
+
+  /** When a watch event sent now reaches its client. */
+  watchDeliveryAt(): number {
+    const now = this.#clock.now();
+    let at = now + this.#rng.int(1, 5);
+    if (now < this.#slowUntil) at += this.#slowMs;
+    return Math.max(at, this.#stallUntil);
+  }
+
+  watchServer(): ApiServer {
+    return this.#server;
+  }
+
+  register(s: ClientStream): () => boolean {
+    this.#streams.add(s);
+    return () => this.#streams.delete(s);
+  }
+
+  latency(): number {
+    return this.#latency();
+  }
+}
+
+const ORIGIN = 'https://apiserver.sim';
+
+class SimTransport implements HttpTransport {
+  readonly server = new URL(ORIGIN);
+  readonly #net: Network;
+  readonly #sender: Sender;
+
+  constructor(net: Network, sender: Sender) {
+    this.#net = net;
+    this.#sender = sender;
+  }
+
+  close(): void {
+    // Nothing pooled.
+  }
+
+  request(method: string, path: string, query: Query, body?: { contentType: string; data: string }, control: RequestControl = {}): Promise<HttpResponse> {
+    const what = `${method} ${path}`;
+    const { signal, timeoutMs } = control;
+    if (signal?.aborted === true) return Promise.reject(new RequestAbortedError(what));
+    const clock = this.#net.clock;
+    const proc = this.#sender.clock;
+    return new Promise<HttpResponse>((resolve, reject) => {
+      let settled = false;
+      let arrived = false;
+      const settle = (fn: () => void): void => {
+        if (settled) return;
+        settled = true;
+        deadline?.cancel();
+        signal?.removeEventListener('abort', onAbort);
+        fn();
+      };
+      const onAbort = (): void => {
+        if (!arrived) arrival.cancel();
+        settle(() => reject(new RequestAbortedError(what)));
+      };
+      const deadline = timeoutMs !== undefined && timeoutMs > 0
+        ? proc.setTimeout(() => {
+          if (!arrived) arrival.cancel();
+          settle(() => reject(new ConnectionError(ORIGIN, what, new Error(`no complete answer within ${timeoutMs / 1000}s`))));
+        }, timeoutMs)
+        : undefined;
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const arrival = clock.after(this.#net.latency(), () => {
+        arrived = true;
+        const answer = this.#net.exchange(this.#sender, method, path, query, body);
+        const listedPods = method === 'GET' && /\/pods$/.test(path) ? this.#net.serverResourceVersion : 0;
+        clock.after(this.#net.latency(), () => proc.run(() => {
+          if (listedPods > 0 && answer !== 'lost' && answer.status === 200) this.#net.sawPods(this.#sender.identity, listedPods);
+          if (answer === 'lost') settle(() => reject(new ConnectionError(ORIGIN, what, new Error('socket hang up'))));
+          else settle(() => resolve(answer.retryAfter === undefined ? { status: answer.status, body: answer.body } : { status: answer.status, body: answer.body, retryAfter: answer.retryAfter }));
+        }));
+      });
+    });
+  }
+
+  stream(path: string, query: Query, onLine: (line: string) => void, signal: AbortSignal, deadlineMs: number, idleMs = 0): Promise<void> {
+    if (signal.aborted) return Promise.resolve();
+    const net = this.#net;
+    const clock = net.clock;
+    const proc = this.#sender.clock;
+    const what = `WATCH ${path}`;
+    const podWatch = /\/pods$/.test(path);
+    return new Promise<void>((resolve, reject) => {
+      let finished = false;
+      let lastAt = 0;
+      let cancelServer: () => void = () => undefined;
+      let unregister: () => boolean = () => false;
+      let idle: { cancel(): void } | undefined;
+      const finish = (err?: unknown): void => {
+        if (finished) return;
+        finished = true;
+        deadline.cancel();
+        idle?.cancel();
+        signal.removeEventListener('abort', onAbort);
+        cancelServer();
+        unregister();
+        if (err === undefined) resolve();
+        else reject(err);
+      };
+      const armIdle = (): void => {
+        if (idleMs <= 0) return;
+        idle?.cancel();
+        idle = proc.setTimeout(() => finish(new WatchIdleError(`${what}: no data and no bookmark for ${idleMs / 1000}s; reconnecting`)), idleMs);
+      };
+      const onAbort = (): void => finish();
+      const deadline = proc.setTimeout(() => finish(), deadlineMs);
+      signal.addEventListener('abort', onAbort, { once: true });
+      armIdle();
+      // A dropped connection ends the server's side at once; the client notices when it next runs.
+      unregister = net.register({
+        sender: this.#sender,
+        drop: () => {
+          cancelServer();
+          proc.run(() => finish(new ConnectionError(ORIGIN, what, new Error('connection reset by peer'))));
+        },
+      });
+      // Opening the watch takes one trip; events then flow in order, each no earlier than the one before.
+      clock.after(net.latency(), () => {
+        if (finished) return;
+        const at = (): number => {
+          lastAt = Math.max(lastAt, net.watchDeliveryAt());
+          return lastAt;
+        };
+        cancelServer = net.watchServer().watch(path, query, {
+          send: (line, rv) => {
+            clock.at(at(), () => proc.run(() => {
+              if (finished) return;
+              if (podWatch) net.sawPods(this.#sender.identity, rv);
+              armIdle();
+              try {
+                onLine(line);
+              } catch (e) {
+                finish(e);
+              }
+            }));
+          },
+          end: () => {
+            clock.at(at(), () => proc.run(() => finish()));
+          },
+        });
+      });
+    });
+  }
+}
