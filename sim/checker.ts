@@ -118,6 +118,13 @@ function runningImageOf(p: Obj): string | undefined {
   return ((p['status'] ?? {}) as { containerStatuses?: readonly { image?: string; ready?: boolean }[] }).containerStatuses?.[0]?.image;
 }
 
+/** `name:image:A` (available) or `name:image:-` for violation messages. */
+function describePod(p: Obj): string {
+  const conditions = ((p['status'] ?? {}) as { conditions?: readonly { type: string; status: string }[] }).conditions ?? [];
+  const why = available(p) ? 'A' : conditions.filter((c) => c.status !== 'True').map((c) => c.type).join('+') || (p.metadata.labels?.[LIFECYCLE_STATE] ?? 'no-conditions');
+  return `${p.metadata.name}:${imageOf(p)}:${why}`;
+}
+
 export class Checker {
   readonly #server: ApiServer;
   readonly #clock: SimClock;
@@ -230,7 +237,7 @@ export class Checker {
       const availableNow = pods.filter(available).length;
       const floor = Math.min(...specs.map((s) => s.replicas - s.maxUnavailable));
       if (availableNow < floor) {
-        this.#violate('unavailable', `${m.origin} ${m.verb} ${m.before.metadata.name} made it unavailable: ${availableNow} available pods, fewer than replicas − maxUnavailable = ${floor}`);
+        this.#violate('unavailable', `${m.origin} ${m.verb} ${m.before.metadata.name} made it unavailable: ${availableNow} available pods, fewer than replicas − maxUnavailable = ${floor} [${pods.filter(active).map(describePod).join(' ')}]`);
       }
     }
   }
