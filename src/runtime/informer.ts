@@ -106,7 +106,7 @@ export class Informer<T extends KubeObject> {
         source: this.#listWatch(),
         sink: (events) => this.#ingest(events),
         log: ({ level, msg, err }) => this.#log[level](err === undefined ? {} : { err }, msg),
-        now: () => clock.now(),
+        now: () => clock.monotonicNow(),
         sleep: (ms, s) => sleep(clock, ms, s),
         random: this.#opts.random ?? Math.random,
         ...(this.#opts.resumeFrom === undefined ? {} : { resumeFrom: this.#opts.resumeFrom }),
