@@ -6,7 +6,7 @@ import { randomInt } from 'node:crypto';
 import type { CloneSet } from '../api/cloneset.ts';
 import type { FeatureGates } from '../api/well-known.ts';
 import type { KubeClient } from '../kube/client.ts';
-import { CLONESETS_V1BETA1, CONTROLLER_REVISIONS, EVENTS, NODES, PODS, PVCS } from '../kube/resources.ts';
+import { CLONESETS_V1BETA1, CONTROLLER_REVISIONS, NODES, PODS, PVCS } from '../kube/resources.ts';
 import type { ControllerRevision, Node, PersistentVolumeClaim, Pod } from '../kube/types.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { Controller } from '../runtime/controller.ts';
@@ -19,7 +19,7 @@ import { podTransform, transformNode } from './cache-transforms.ts';
 import { cloneSetHandlers, newPodEventCounts, podHandlers, pvcHandlers, revisionHandlers, type PodEventCounts } from './event-handlers.ts';
 import { randomInstanceIdSource } from './plan/instance-ids.ts';
 import type { SurgeRule } from './plan/replica-diff.ts';
-import { apiImagePullJobControl, apiPorts, type Ports } from './ports.ts';
+import { apiEventSink, apiImagePullJobControl, apiPorts, type Ports } from './ports.ts';
 import { discoverInPlaceCapabilities } from './predownload-sync.ts';
 import { reconcileCloneSet } from './reconciler.ts';
 import { INDEX_NAMESPACE, INDEX_OWNER_UID } from './snapshot.ts';
@@ -87,10 +87,7 @@ export function startCloneSetManager(
   const scaleExpectations = new ScaleExpectations(clock, config.expectationTimeoutMs);
   const rvExpectations = new ResourceVersionExpectations(clock, config.expectationTimeoutMs);
   const recorder = new EventRecorder({
-    sink: {
-      create: (namespace, event) => eventsClient.create(EVENTS, namespace, event),
-      patch: (namespace, name, patch) => eventsClient.patch(EVENTS, namespace, name, patch, 'merge'),
-    },
+    sink: apiEventSink(eventsClient),
     clock,
     logger,
   });

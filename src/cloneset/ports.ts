@@ -4,7 +4,8 @@
 import type { CloneSet, CloneSetStatus } from '../api/cloneset.ts';
 import type { ControllerRevision, PersistentVolumeClaim, Pod } from '../kube/types.ts';
 import type { KubeClient, PatchType } from '../kube/client.ts';
-import { CLONESETS_V1BETA1, CONTROLLER_REVISIONS, PODS, PVCS, type ResourceRef } from '../kube/resources.ts';
+import { CLONESETS_V1BETA1, CONTROLLER_REVISIONS, EVENTS, PODS, PVCS, type ResourceRef } from '../kube/resources.ts';
+import type { EventSink } from '../runtime/events.ts';
 import type { ImagePullJob } from './inplace/image-pull-job.ts';
 import { cloneSetToV1beta1 } from '../api/conversion.ts';
 import { KIND, STORAGE_API_VERSION } from '../api/cloneset.ts';
@@ -64,6 +65,17 @@ export interface Ports {
   readonly cloneSets: CloneSetWriter;
   /** Only when the ImagePullJob kind is served and pre-download is on. */
   readonly imagePullJobs?: ImagePullJobControl | undefined;
+}
+
+/**
+ * Where the event recorder (runtime/events.ts) writes Events: the one API write that is not the executor's, as
+ * Events are observations about a pass (rate-limited and aggregated by the recorder), not part of its plan.
+ */
+export function apiEventSink(eventsClient: KubeClient): EventSink {
+  return {
+    create: (namespace, event) => eventsClient.create(EVENTS, namespace, event),
+    patch: (namespace, name, patch) => eventsClient.patch(EVENTS, namespace, name, patch, 'merge'),
+  };
 }
 
 export function apiImagePullJobControl(client: KubeClient): ImagePullJobControl {
