@@ -6,7 +6,7 @@ import { randomInt } from 'node:crypto';
 import type { CloneSet } from '../api/cloneset.ts';
 import type { FeatureGates } from '../api/well-known.ts';
 import type { KubeClient } from '../kube/client.ts';
-import { CLONESETS_V1BETA1, CONTROLLER_REVISIONS, EVENTS, NODES, PODS, PVCS } from '../kube/resources.ts';
+import { CLONESETS_V1BETA1, CONTROLLER_REVISIONS, NODES, PODS, PVCS } from '../kube/resources.ts';
 import type { ControllerRevision, Node, PersistentVolumeClaim, Pod } from '../kube/types.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { Controller } from '../runtime/controller.ts';
@@ -16,11 +16,11 @@ import { Informer } from '../runtime/informer.ts';
 import { indexByNamespace, indexByOwnerUid } from '../runtime/store.ts';
 import { defaultControllerRateLimiter, type RateLimiterOptions } from '../runtime/rate-limiter.ts';
 import { podTransform, transformNode } from './cache-transforms.ts';
-import { cloneSetHandlers, newPodEventCounts, podHandlers, pvcHandlers, type PodEventCounts } from './event-handlers.ts';
+import { cloneSetHandlers, newPodEventCounts, podHandlers, pvcHandlers, revisionHandlers, type PodEventCounts } from './event-handlers.ts';
 import { randomInstanceIdSource, type InstanceIdSource } from './plan/instance-ids.ts';
 import type { SurgeRule } from './plan/replica-diff.ts';
-import { apiPorts } from './ports.ts';
-import { apiImagePullJobPort, discoverInPlaceCapabilities, ImagePreDownloader } from './predownload-sync.ts';
+import { apiEventSink, apiImagePullJobControl, apiPorts, type Ports } from './ports.ts';
+import { discoverInPlaceCapabilities } from './predownload-sync.ts';
 import { reconcileCloneSet } from './reconciler.ts';
 import { INDEX_NAMESPACE, INDEX_OWNER_UID } from './snapshot.ts';
 
@@ -89,10 +89,7 @@ export function startCloneSetManager(
   const scaleExpectations = new ScaleExpectations(clock, config.expectationTimeoutMs);
   const rvExpectations = new ResourceVersionExpectations(clock, config.expectationTimeoutMs);
   const recorder = new EventRecorder({
-    sink: {
-      create: (namespace, event) => eventsClient.create(EVENTS, namespace, event),
-      patch: (namespace, name, patch) => eventsClient.patch(EVENTS, namespace, name, patch, 'merge'),
-    },
+    sink: apiEventSink(eventsClient),
     clock,
     logger,
   });
@@ -105,13 +102,18 @@ export function startCloneSetManager(
     surgeRule: config.surgeRule,
     resizeSubresource: false,
   };
-  let preDownload: ImagePreDownloader | undefined;
+  let preDownload = false;
+  const basePorts = apiPorts(client);
+  let ports: Ports = basePorts;
   const deps = {
-    get preDownload(): ImagePreDownloader | undefined {
+    get preDownload(): boolean {
       return preDownload;
     },
+    get ports(): Ports {
+      return ports;
+    },
+    cleanedPreDownloads: new Set<string>(),
     stores,
-    ports: apiPorts(client),
     scaleExpectations,
     rvExpectations,
     recorder,
@@ -134,7 +136,7 @@ export function startCloneSetManager(
   const podEvents = newPodEventCounts();
   pods.addHandlers(podHandlers(enqueue, scaleExpectations, rvExpectations, cloneSets.store, podEvents));
   pvcs.addHandlers(pvcHandlers(enqueue, scaleExpectations));
-  revisions.addHandlers({});
+  revisions.addHandlers(revisionHandlers(enqueue, scaleExpectations));
 
   const informers: readonly Runnable[] = [cloneSets, pods, pvcs, revisions, nodes];
   for (const inf of informers) inf.start(signal);
@@ -145,7 +147,8 @@ export function startCloneSetManager(
     reconcileConfig.resizeSubresource = caps.resizeSubresource;
     if (config.gates.PreDownloadImageForInPlaceUpdate && config.gates.KruiseDaemon) {
       if (caps.imagePullJob) {
-        preDownload = new ImagePreDownloader({ jobs: apiImagePullJobPort(client), revisions: deps.ports.revisions, recorder, logger, gates: config.gates });
+        ports = { ...basePorts, imagePullJobs: apiImagePullJobControl(client) };
+        preDownload = true;
       } else {
         logger.info('PreDownloadImageForInPlaceUpdate: the ImagePullJob kind (apps.kruise.io/v1alpha1) is not served; image pre-download is off');
       }
