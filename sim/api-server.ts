@@ -207,7 +207,8 @@ export class ApiServer {
     this.#objects.clear();
     for (const [k, o] of snapshot) this.#objects.set(k, o);
     this.#history.length = 0;
-    this.#compactedRv = this.#rv;
+    // Every resourceVersion handed out before the restore is now too old to watch from (410 → relist).
+    this.#compactedRv = ++this.#rv;
     for (const w of [...this.#watches]) this.#closeWatch(w);
     for (const [k, o] of before) {
       const now = this.#objects.get(k);
