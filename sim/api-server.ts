@@ -75,6 +75,8 @@ interface HistoryEntry {
   readonly plural: string;
   readonly type: 'ADDED' | 'MODIFIED' | 'DELETED';
   readonly object: Obj;
+  /** The watch event line, serialised once for every watch that gets it. */
+  line?: string;
 }
 
 /** Events kept for watches resuming from an older resourceVersion (the watch cache's window). */
@@ -548,7 +550,8 @@ export class ApiServer {
     if (w.name !== undefined && e.object.metadata.name !== w.name) return;
     const kind = KINDS.find((k) => k.plural === e.plural);
     if (kind === undefined) return;
-    w.sink.send(JSON.stringify({ type: e.type, object: this.#wire(kind, e.object) }), e.rv);
+    e.line ??= JSON.stringify({ type: e.type, object: this.#wire(kind, e.object) });
+    w.sink.send(e.line, e.rv);
   }
 
   #closeWatch(w: OpenWatch): void {

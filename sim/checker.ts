@@ -140,6 +140,11 @@ export class Checker {
   readonly #availableAt = new Map<string, number>();
   readonly #podsSeen: (identity: string) => number;
   #suspendedUntil = -1;
+  /**
+   * After a restore a pod may exist without its PVC for good: the restore dropped the PVC while the pod's create
+   * was being resent (a lost answer), and neither Kruise nor we create PVCs for a pod that exists.
+   */
+  #restoredOnce = false;
   checks = 0;
 
   constructor(server: ApiServer, clock: SimClock, namespace: string, name: string, isController: (origin: string) => boolean, podsSeen: (identity: string) => number) {
@@ -155,6 +160,7 @@ export class Checker {
   /** An etcd restore happened: the safety checks pause (the Lease and pods may have gone back in time). */
   restored(): void {
     this.#suspendedUntil = this.#clock.now() + RESTORE_GRACE_MS;
+    this.#restoredOnce = true;
     this.#renewedAt.clear();
   }
 
@@ -267,7 +273,7 @@ export class Checker {
     const ids = pods.map((p) => p.metadata.labels?.[INSTANCE_ID] ?? '');
     if (new Set(ids).size !== ids.length) return 'duplicate instance ids';
     const pvcs = this.#server.all('persistentvolumeclaims').filter((c) => ownedBy(c, { uid: cs.metadata.uid }));
-    if (s.withPvcs) {
+    if (s.withPvcs && !this.#restoredOnce) {
       const missing = ids.filter((id) => !pvcs.some((c) => c.metadata.labels?.[INSTANCE_ID] === id));
       if (missing.length > 0) return `no PVC for instance ids ${missing.join(', ')}`;
     }

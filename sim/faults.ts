@@ -60,14 +60,14 @@ export function drawFaults(rng: Rng, windowEndMs: number): FaultPlan {
   const at = (): number => rng.int(1_000, windowEndMs);
   const n = (p: number, max: number): number => (on(p) ? rng.int(1, max) : 0);
   for (let i = n(0.4, 3); i > 0; i--) episodes.push({ kind: 'watchDrop', at: at() });
-  for (let i = n(0.3, 2); i > 0; i--) episodes.push({ kind: 'watchStall', at: at(), forMs: rng.int(1_000, 20_000) });
-  for (let i = n(0.5, 2); i > 0; i--) episodes.push({ kind: 'slowCache', at: at(), forMs: rng.int(2_000, 25_000), delayMs: rng.int(200, 8_000) });
+  for (let i = n(0.3, 2); i > 0; i--) episodes.push({ kind: 'watchStall', at: at(), forMs: rng.int(1_000, 15_000) });
+  for (let i = n(0.5, 2); i > 0; i--) episodes.push({ kind: 'slowCache', at: at(), forMs: rng.int(2_000, 15_000), delayMs: rng.int(200, 8_000) });
   for (let i = n(0.2, 2); i > 0; i--) episodes.push({ kind: 'compaction', at: at() });
   for (let i = n(0.35, 2); i > 0; i--) {
     episodes.push({ kind: 'wallStep', at: at(), byMs: rng.pick([-3_600_000, -600_000, 600_000, 3_600_000, 86_400_000]), target: rng.pick(['leader', 'leader', 'standby', 'apiserver'] as const) });
   }
   for (let i = n(0.25, 2); i > 0; i--) episodes.push({ kind: 'restart', at: at(), downMs: rng.int(0, 10_000) });
-  for (let i = n(0.25, 1); i > 0; i--) episodes.push({ kind: 'pause', at: at(), forMs: rng.int(5_000, 30_000) });
+  for (let i = n(0.25, 1); i > 0; i--) episodes.push({ kind: 'pause', at: at(), forMs: rng.int(5_000, 25_000) });
   if (on(0.1)) episodes.push({ kind: 'etcdRestore', at: at(), backMs: rng.int(2_000, 30_000) });
   episodes.sort((a, b) => a.at - b.at);
   return { rates, episodes, windowEndMs };

@@ -19,8 +19,8 @@ export const NAMESPACE = 'default';
 export const NAME = 'web';
 const CS_PATH = `/apis/apps.kruise.io/v1beta1/namespaces/${NAMESPACE}/clonesets`;
 /** No fault starts after this; user edits end earlier. */
-const FAULT_WINDOW_MS = 40_000;
-const EDIT_WINDOW_MS = 25_000;
+const FAULT_WINDOW_MS = 25_000;
+const EDIT_WINDOW_MS = 15_000;
 /** The world must have converged this long after the last fault ended and the last edit (virtual time). */
 export const CONVERGENCE_BOUND_MS = 180_000;
 
@@ -63,13 +63,13 @@ type Edit =
   | { readonly at: number; readonly kind: 'partition'; readonly partition: number | string };
 
 function drawScenario(rng: Rng): Scenario {
-  const replicas = rng.int(0, 6);
+  const replicas = rng.int(0, 5);
   const maxSurge = rng.pick([0, 0, 1, 2, '50%']);
   const edits: Edit[] = [];
-  for (let i = rng.int(1, 3); i > 0; i--) {
+  for (let i = rng.int(1, 2); i > 0; i--) {
     const at = rng.int(2_000, EDIT_WINDOW_MS);
     const kind = rng.pick(['scale', 'image', 'image', 'partition'] as const);
-    if (kind === 'scale') edits.push({ at, kind, replicas: rng.int(0, 7) });
+    if (kind === 'scale') edits.push({ at, kind, replicas: rng.int(0, 6) });
     else if (kind === 'image') edits.push({ at, kind, image: `app:v${rng.int(2, 9)}` });
     else edits.push({ at, kind, partition: rng.pick([0, 0, 1, 2, '50%']) });
   }
