@@ -13,7 +13,7 @@ step "type-check"
 npx tsc -p tsconfig.json --noEmit
 
 step "unit tests"
-node --disable-warning=ExperimentalWarning --test --test-concurrency=2 "src/**/*.test.ts" "bench/**/*.test.ts"
+node --disable-warning=ExperimentalWarning --test --test-concurrency=2 "src/**/*.test.ts" "bench/**/*.test.ts" "sim/**/*.test.ts"
 
 step "build dist/ (the controller as it ships: bin/cloneset-controller and the image run it)"
 bash hack/build.sh

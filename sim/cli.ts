@@ -1,8 +1,27 @@
-// npm run sim -- [--seeds N] [--from S] [--seed S [--trace] [--logs]]
-// Runs seeds one after another (virtual time, one process), shows progress, prints the figures, and for each
-// failing seed a one-line reproduction. Exit status 1 when any seed violated an invariant.
-import { FAULT_KINDS, faultCounts } from './faults.ts';
-import { runSeed, type RunResult } from './harness.ts';
+// npm run sim -- [--seeds N] [--from S] [--jobs J] [--stop-after F] | --seed S [--trace] [--logs]
+// Runs seeds on J worker threads (each seed alone on virtual time, so the split changes nothing in a run),
+// shows progress, prints the figures, and for each failing seed a one-line reproduction. Exit status 1 when
+// any seed violated an invariant.
+import { availableParallelism } from 'node:os';
+import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { FAULT_KINDS, faultCounts, type FaultKind } from './faults.ts';
+import { runSeed } from './harness.ts';
+
+/** What a worker reports per seed. */
+interface SeedSummary {
+  readonly seed: number;
+  readonly events: number;
+  readonly requests: number;
+  readonly faults: Record<FaultKind, number>;
+  readonly violations: readonly { readonly invariant: string; readonly message: string }[];
+  readonly convergedAfterMs: number | undefined;
+}
+
+interface WorkerTask {
+  readonly first: number;
+  readonly last: number;
+  readonly stride: number;
+}
 
 interface Args {
   seeds: number;
@@ -11,15 +30,16 @@ interface Args {
   trace: boolean;
   logs: boolean;
   stopAfter: number;
+  jobs: number;
 }
 
 function usage(): never {
-  process.stderr.write('usage: npm run sim -- [--seeds N] [--from FIRST] [--stop-after FAILURES] | --seed S [--trace] [--logs]\n');
+  process.stderr.write('usage: npm run sim -- [--seeds N] [--from FIRST] [--jobs J] [--stop-after FAILURES (0 = never)] | --seed S [--trace] [--logs]\n');
   process.exit(2);
 }
 
 function parseArgs(argv: readonly string[]): Args {
-  const a: Args = { seeds: 1000, from: 1, seed: undefined, trace: false, logs: false, stopAfter: 1 };
+  const a: Args = { seeds: 1000, from: 1, seed: undefined, trace: false, logs: false, stopAfter: 1, jobs: Math.max(1, availableParallelism()) };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = (argv[i] ?? '').split('=', 2);
     const value = (): number => {
@@ -31,6 +51,7 @@ function parseArgs(argv: readonly string[]): Args {
     else if (flag === '--from') a.from = value();
     else if (flag === '--seed') a.seed = value();
     else if (flag === '--stop-after') a.stopAfter = value();
+    else if (flag === '--jobs') a.jobs = Math.max(1, value());
     else if (flag === '--trace') a.trace = true;
     else if (flag === '--logs') a.logs = true;
     else usage();
@@ -59,44 +80,77 @@ async function main(): Promise<number> {
   let requests = 0;
   let violations = 0;
   let worstConvergence = 0;
-  const failing: RunResult[] = [];
   const byInvariant = new Map<string, number>();
   const tty = process.stderr.isTTY;
   let lastProgress = 0;
   let run = 0;
-  for (let seed = args.from; seed < args.from + args.seeds; seed++) {
-    const r = await runSeed({ seed });
-    run++;
-    events += r.events;
-    requests += r.requests;
-    for (const k of FAULT_KINDS) faults[k] += r.faults[k];
-    if (r.convergedAfterMs !== undefined) worstConvergence = Math.max(worstConvergence, r.convergedAfterMs);
-    if (r.violations.length > 0) {
-      violations += r.violations.length;
-      for (const v of r.violations) byInvariant.set(v.invariant, (byInvariant.get(v.invariant) ?? 0) + 1);
-      failing.push(r);
-      const first = r.violations[0];
-      process.stderr.write(`${tty ? '\r\x1b[K' : ''}seed ${seed} FAILED: ${first?.invariant ?? ''}: ${first?.message ?? ''}\n  reproduce: ${reproduction(seed)}\n`);
-      if (args.stopAfter > 0 && failing.length >= args.stopAfter) break;
+  const failing: SeedSummary[] = [];
+  const jobs = Math.min(args.jobs, args.seeds);
+  const workers: Worker[] = [];
+  await new Promise<void>((resolve, reject) => {
+    let running = jobs;
+    const onSeed = (r: SeedSummary): void => {
+      run++;
+      events += r.events;
+      requests += r.requests;
+      for (const k of FAULT_KINDS) faults[k] += r.faults[k];
+      if (r.convergedAfterMs !== undefined) worstConvergence = Math.max(worstConvergence, r.convergedAfterMs);
+      if (r.violations.length > 0) {
+        violations += r.violations.length;
+        for (const v of r.violations) byInvariant.set(v.invariant, (byInvariant.get(v.invariant) ?? 0) + 1);
+        failing.push(r);
+        const first = r.violations[0];
+        process.stderr.write(`${tty ? '\r\x1b[K' : ''}seed ${r.seed} FAILED: ${first?.invariant ?? ''}: ${first?.message ?? ''}\n  reproduce: ${reproduction(r.seed)}\n`);
+        if (args.stopAfter > 0 && failing.length >= args.stopAfter) {
+          for (const w of workers) void w.terminate();
+          resolve();
+          return;
+        }
+      }
+      const now = performance.now();
+      if (now - lastProgress > (tty ? 200 : 10_000)) {
+        lastProgress = now;
+        const rate = run / ((now - started) / 1000);
+        const line = `${run}/${args.seeds} seeds, ${events} events, ${failing.length} failing, ${rate.toFixed(0)} seeds/s`;
+        process.stderr.write(tty ? `\r\x1b[K${line}` : `${line}\n`);
+      }
+    };
+    for (let j = 0; j < jobs; j++) {
+      const task: WorkerTask = { first: args.from + j, last: args.from + args.seeds - 1, stride: jobs };
+      const w = new Worker(new URL(import.meta.url), { workerData: task, execArgv: process.execArgv });
+      workers.push(w);
+      w.on('message', (m: SeedSummary) => onSeed(m));
+      w.on('error', reject);
+      w.on('exit', () => {
+        running--;
+        if (running === 0) resolve();
+      });
     }
-    const now = performance.now();
-    if (now - lastProgress > (tty ? 200 : 10_000)) {
-      lastProgress = now;
-      const rate = run / ((now - started) / 1000);
-      const line = `${run}/${args.seeds} seeds, ${events} events, ${failing.length} failing, ${rate.toFixed(0)} seeds/s`;
-      process.stderr.write(tty ? `\r\x1b[K${line}` : `${line}\n`);
-    }
-  }
+  });
   if (tty) process.stderr.write('\r\x1b[K');
   const seconds = (performance.now() - started) / 1000;
   const out = (s: string): boolean => process.stdout.write(`${s}\n`);
-  out(`seeds run        ${run} (from ${args.from}) in ${seconds.toFixed(1)} s (${(run / seconds).toFixed(0)} seeds/s)`);
+  out(`seeds run        ${run} (from ${args.from}, ${jobs} worker threads) in ${seconds.toFixed(1)} s (${(run / seconds).toFixed(0)} seeds/s)`);
   out(`events           ${events} (${requests} API requests)`);
   out(`faults by kind   ${FAULT_KINDS.map((k) => `${k} ${faults[k]}`).join(', ')}`);
   out(`violations       ${violations}${byInvariant.size === 0 ? '' : ` (${[...byInvariant].map(([k, n]) => `${k} ${n}`).join(', ')})`}`);
   out(`worst convergence after the last fault: ${(worstConvergence / 1000).toFixed(1)} s (virtual)`);
-  for (const r of failing) out(`failing seed ${r.seed}: ${reproduction(r.seed)}`);
+  for (const r of [...failing].sort((a, b) => a.seed - b.seed)) out(`failing seed ${r.seed}: ${reproduction(r.seed)}`);
   return failing.length === 0 ? 0 : 1;
 }
 
-process.exitCode = await main();
+/** A worker thread: runs its share of the seeds and reports each. */
+async function work(task: WorkerTask): Promise<void> {
+  for (let seed = task.first; seed <= task.last; seed += task.stride) {
+    const r = await runSeed({ seed });
+    const summary: SeedSummary = {
+      seed, events: r.events, requests: r.requests, faults: r.faults,
+      violations: r.violations.map((v) => ({ invariant: v.invariant, message: v.message })),
+      convergedAfterMs: r.convergedAfterMs,
+    };
+    parentPort?.postMessage(summary);
+  }
+}
+
+if (isMainThread) process.exitCode = await main();
+else await work(workerData as WorkerTask);
