@@ -161,6 +161,13 @@ export class Transport {
       if (deadline === undefined) req.setTimeout(REQUEST_IDLE_TIMEOUT_MS, () => req.destroy(new Error(`no answer within ${REQUEST_IDLE_TIMEOUT_MS / 1000}s`)));
       // A request still waiting for a socket has not been written: destroying it means it is never sent.
       req.once('socket', () => {
+        // Handed a socket after a pause (SIGSTOP, GC) or a long queue: the deadline may be past before the timer
+        // below had a chance to run; the request is not written then.
+        if (fenceAt !== undefined && performance.now() >= fenceAt) {
+          settle(() => reject(new FenceDeadlineError(what, false)));
+          req.destroy();
+          return;
+        }
         onWire = true;
       });
       const fence = fenceAt === undefined ? undefined : setTimeout(() => {
