@@ -1,7 +1,7 @@
 // Between the controller processes and the API server: latency, lost answers, injected 409s and 429s, and the
 // watch streams (delayed, stalled or dropped). `SimTransport` is what a process's KubeClient talks to: the
 // client's own code (rate limits, retries, Retry-After, the fencing guard) runs unchanged above it.
-import { ConnectionError, RequestAbortedError } from '../src/kube/api-error.ts';
+import { ConnectionError, FenceDeadlineError, RequestAbortedError } from '../src/kube/api-error.ts';
 import { WatchIdleError, type HttpResponse, type HttpTransport, type Query, type RequestControl } from '../src/kube/transport.ts';
 import { errorAnswer, type ApiAnswer, type ApiServer } from './api-server.ts';
 import type { ProcessClock, SimClock } from './clock.ts';
@@ -162,8 +162,10 @@ class SimTransport implements HttpTransport {
 
   request(method: string, path: string, query: Query, body?: { contentType: string; data: string }, control: RequestControl = {}): Promise<HttpResponse> {
     const what = `${method} ${path}`;
-    const { signal, timeoutMs } = control;
+    const { signal, timeoutMs, fenceMs } = control;
     if (signal?.aborted === true) return Promise.reject(new RequestAbortedError(what));
+    // The fence deadline as the real transport keeps it: not sent once it passed, cut if unanswered at it.
+    if (fenceMs !== undefined && fenceMs <= 0) return Promise.reject(new FenceDeadlineError(what, false));
     const clock = this.#net.clock;
     const proc = this.#sender.clock;
     return new Promise<HttpResponse>((resolve, reject) => {
@@ -173,6 +175,7 @@ class SimTransport implements HttpTransport {
         if (settled) return;
         settled = true;
         deadline?.cancel();
+        fence?.cancel();
         signal?.removeEventListener('abort', onAbort);
         fn();
       };
@@ -186,6 +189,10 @@ class SimTransport implements HttpTransport {
           settle(() => reject(new ConnectionError(ORIGIN, what, new Error(`no complete answer within ${timeoutMs / 1000}s`))));
         }, timeoutMs)
         : undefined;
+      const fence = fenceMs === undefined ? undefined : proc.setTimeout(() => {
+        if (!arrived) arrival.cancel();
+        settle(() => reject(new FenceDeadlineError(what, arrived)));
+      }, fenceMs);
       signal?.addEventListener('abort', onAbort, { once: true });
       const arrival = clock.after(this.#net.latency(), () => {
         arrived = true;

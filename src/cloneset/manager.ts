@@ -13,6 +13,7 @@ import { Controller } from '../runtime/controller.ts';
 import { EventRecorder } from '../runtime/events.ts';
 import { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.ts';
 import { Informer } from '../runtime/informer.ts';
+import { startResync } from '../runtime/resync.ts';
 import { indexByNamespace, indexByOwnerUid } from '../runtime/store.ts';
 import { defaultControllerRateLimiter, type RateLimiterOptions } from '../runtime/rate-limiter.ts';
 import { podTransform, transformNode } from './cache-transforms.ts';
@@ -39,6 +40,8 @@ export interface CloneSetManagerConfig {
   readonly excludePreparingDelete: boolean;
   readonly surgeRule: SurgeRule;
   readonly expectationTimeoutMs: number;
+  /** --sync-period: every CloneSet is reconciled at least this often; 0 or absent = never. */
+  readonly syncPeriodMs?: number;
   readonly rateLimiter: Partial<RateLimiterOptions>;
 }
 
@@ -132,11 +135,11 @@ export function startCloneSetManager(
     rateLimiter: defaultControllerRateLimiter(clock, config.rateLimiter),
   });
   const enqueue = (key: string): void => controller.enqueue(key);
-  cloneSets.addHandlers(cloneSetHandlers(enqueue));
+  cloneSets.addHandlers(cloneSetHandlers(enqueue, rvExpectations));
   const podEvents = newPodEventCounts();
   pods.addHandlers(podHandlers(enqueue, scaleExpectations, rvExpectations, cloneSets.store, podEvents));
   pvcs.addHandlers(pvcHandlers(enqueue, scaleExpectations));
-  revisions.addHandlers(revisionHandlers(enqueue, scaleExpectations));
+  revisions.addHandlers(revisionHandlers(enqueue, scaleExpectations, rvExpectations));
 
   const informers: readonly Runnable[] = [cloneSets, pods, pvcs, revisions, nodes];
   for (const inf of informers) inf.start(signal);
@@ -154,6 +157,7 @@ export function startCloneSetManager(
       }
     }
     logger.info({ namespace: ns ?? '(all)', workers: config.workers }, 'caches synced; starting workers');
+    startResync(clock, config.syncPeriodMs ?? 0, () => cloneSets.store.list().map((cs) => `${cs.metadata.namespace ?? ''}/${cs.metadata.name ?? ''}`), enqueue, signal);
     return controller.run(signal);
   });
   return { controller, informers, synced, done, podEvents: () => structuredClone(podEvents) };
