@@ -229,6 +229,22 @@ describe('in-place update, step by step', () => {
     assert.deepEqual(new World(cs, drained, revs).plan().actions.map((a) => a.kind), ['SetInPlaceUpdateReady'], 'partition 1 keeps the one pod on r2');
   });
 
+  test('update revision == current revision with a partition: a pass never gives a pod its readiness back and patches it in place', () => {
+    // A controller that never wrote a status takes the update revision as current; pods drained for the rollout
+    // before it are still on r2. Refresh and update step disagreed on such a pod: 409 on every pass
+    // (`npm run sim -- --seed 365`, docs/simulation.md).
+    const cs = inPlaceCloneSet(2, { partition: 1 });
+    const { revs, drained } = rolledBackToR1(cs);
+    const other = readyPods(cs, 2, 'r2').slice(1);
+    const pods = [...drained, ...other];
+    const plan = new World(cs, pods, revs).plan();
+    const podOf = (a: { readonly pod?: { readonly name: string } }): string => a.pod?.name ?? '';
+    const updated = plan.actions.filter((a) => a.kind === 'UpdatePodInPlace').map((a) => podOf(a as { pod?: { name: string } }));
+    const givenBack = plan.actions.filter((a) => a.kind === 'SetInPlaceUpdateReady').map((a) => podOf(a as { pod?: { name: string } }));
+    assert.ok(updated.length + givenBack.length > 0, JSON.stringify(plan.actions.map((a) => a.kind)));
+    assert.deepEqual(updated.filter((n) => givenBack.includes(n)), []);
+  });
+
   test('kruise#2276: the refresh never turns a pod marked for its update back to True; a pod patch from a stale cache is refused', () => {
     const cs = inPlaceCloneSet(1);
     const w = new World(cs, readyPods(cs, 1), revisions(cs, 'r1', 'r2'));

@@ -15,7 +15,6 @@
 // While a rollout is in progress, the refresh never turns a drained pod that still waits for its update back
 // to True (`deferReadyToUpdate`); the update step decides: update it, keep it (no budget yet) or give it back.
 import type { CloneSet, CloneSetUpdateStrategyType } from '../../api/cloneset.ts';
-import { partitionAbs } from '../plan/int-or-percent.ts';
 import { ANNOTATION_VCT_HASH, CONDITION_INPLACE_UPDATE_READY, LABEL_LIFECYCLE_STATE, type FeatureGates } from '../../api/well-known.ts';
 import type { Pod } from '../../kube/types.ts';
 import { podRefOf, type PlanAction, type PlannedEvent } from '../plan/actions.ts';
@@ -134,22 +133,21 @@ export function deferReadyToUpdate(cloneSet: CloneSet, pod: Pod, ctx: Pick<InPla
   const cond = podCondition(pod, CONDITION_INPLACE_UPDATE_READY);
   if (cond?.status !== 'False' || cond.reason !== REASON_START_INPLACE_UPDATE) return false;
   if (graceAnnotationOf(pod) !== undefined) return false;
-  if (ctx.currentRevision === ctx.updateRevision) return waitsToGoBack(cloneSet, pod, ctx.updateRevision);
+  if (ctx.currentRevision === ctx.updateRevision) return waitsToGoBack(pod, ctx.updateRevision);
   // Waiting: not on the update revision — or, with partition rollback, maybe waiting to go back.
   return !revisionMatches(pod, ctx.updateRevision) || ctx.gates.CloneSetPartitionRollback;
 }
 
 /**
- * The template went back to the current revision before a rollout finished (update revision == current
- * revision): a drained pod still on the abandoned revision goes back in place. Without a partition (and not
- * paused) the update step takes every such pod, so the refresh must not give it back first: it did, and the
- * update step marked it again in the same pass, whose status write moved the resourceVersion under the guarded
- * pod patch — 409, re-plan, for ever (found by `npm run chaos`, docs/chaos.md). With a partition the update step
- * may keep the pod on its revision, and giving it back here is what makes it Ready again, as before.
+ * Update revision == current revision (the template went back before a rollout finished, or a controller that
+ * never wrote a status took the update revision as current): a drained pod on another revision may still be
+ * updated in place. Only the update step knows whether it takes the pod this pass, and it gives the readiness of
+ * the pods it does not take back itself (`restoreReadiness`: paused, partition, not wanted), so the refresh must
+ * not give it back first: when it did, the update step marked it again in the same pass, whose status write
+ * moved the resourceVersion under the guarded pod patch — 409, re-plan, for ever (found by `npm run chaos`,
+ * docs/chaos.md, without a partition, and by `npm run sim -- --seed 365`, docs/simulation.md, with one).
  */
-function waitsToGoBack(cloneSet: CloneSet, pod: Pod, updateRevision: string): boolean {
-  const strategy = cloneSet.spec.updateStrategy;
-  if (strategy?.paused === true || partitionAbs(strategy?.partition, cloneSet.spec.replicas ?? 1) > 0) return false;
+function waitsToGoBack(pod: Pod, updateRevision: string): boolean {
   return !revisionMatches(pod, updateRevision);
 }
 
