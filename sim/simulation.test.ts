@@ -9,7 +9,7 @@ import { runSeedRange } from './seed-range.ts';
 
 describe('the deterministic simulation', () => {
   test('the same seed always gives the same trace, and another seed a different one', async () => {
-    // Seed 7 has two controller replicas, lost answers, 429s and a restart of the leader (see its scenario line).
+    // Seed 7: two controller replicas, both restarted with their memory lost, dropped watches, a slow cache, a rollout.
     const first = await runSeed({ seed: 7, trace: true, logs: true });
     const again = await runSeed({ seed: 7, trace: true, logs: true });
     const other = await runSeed({ seed: 8, trace: true, logs: true });
