@@ -11,6 +11,7 @@ import {
   adoptPod, setInPlaceUpdateReady,
 } from './execute-pod.ts';
 import { cleanupPvc, createPods, deletePods, reownPvc } from './execute-scale.ts';
+import { executeExtension } from './execute-extensions.ts';
 import type { PlanAction, PlanPhase } from './plan/actions.ts';
 import type { ExecuteDeps } from './execute-deps.ts';
 import { runBounded } from '../runtime/bounded-parallel.ts';
@@ -121,5 +122,7 @@ async function executeAction(cs: CloneSet, key: string, action: PlanAction, deps
       return reownPvc(cs, action, deps);
     case 'DeletePvc':
       return cleanupPvc(cs, key, action, deps);
+    default:
+      return executeExtension(cs, key, action, deps);
   }
 }

@@ -109,6 +109,7 @@ export async function reconcileCloneSet(key: string, d: ReconcileDeps): Promise<
     collisionCount: revisions.collisionCount,
     nowMs,
     ...(failure !== undefined ? { failure } : {}),
+    ...(plan.conditions !== undefined ? { extensionConditions: plan.conditions } : {}),
   });
   let statusRequeueMs: number | undefined;
   if (isStatusChanged(cloneSet.status, status)) {

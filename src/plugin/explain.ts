@@ -2,6 +2,7 @@
 // (replica diff, candidate order, maxUnavailable budget) recomputed read-only to say which pods update next and
 // why those, what blocks the rest, and each planned write in words. Nothing here changes a decision; a test
 // keeps the chosen pods of this explanation equal to the planner's own.
+import { describeExtensionAction } from '../cloneset/plan/extensions.ts';
 import type { CloneSet } from '../api/cloneset.ts';
 import { ANNOTATION_POD_DELETION_COST, LABEL_SPECIFIED_DELETE } from '../api/well-known.ts';
 import { inGracePeriod } from '../cloneset/inplace/plan.ts';
@@ -64,6 +65,8 @@ export function describeAction(a: PlanAction): string {
       return `hand PVC ${a.pvc.name} over ${a.podRef !== undefined ? `to pod ${a.podRef.name}` : 'to nobody'} (PVC reuse disabled)`;
     case 'DeletePvc':
       return `delete PVC ${a.pvc.name}: no pod has its instance id (PVC reuse disabled)`;
+    default:
+      return describeExtensionAction(a);
   }
 }
 

@@ -18,6 +18,7 @@ import { deletionFacts, describeAction, explainUpdate, UNKNOWABLE, type Explanat
 import type { PlanAction } from '../cloneset/plan/actions.ts';
 import type { Flags, OutputFormat } from './flags.ts';
 import { getCloneSet, PluginError, type Session } from './session.ts';
+import { deadlineActionNote } from './rollout-status.ts';
 
 export interface PlanReport {
   readonly cloneSet: string;
@@ -32,6 +33,8 @@ export interface PlanReport {
   readonly explanation: Explanation;
   readonly requeueAfterMs?: number;
   readonly cannotKnow: readonly string[];
+  /** The last action of cloneset-controller.io/progress-deadline-action (docs/features.md#progress-deadline-action). */
+  readonly progressDeadlineAction?: string;
 }
 
 export function plannerConfigOf(flags: Flags): PlannerConfig {
@@ -124,6 +127,7 @@ export async function planCommand(s: Session, name: string, flags: Flags): Promi
     explanation,
     ...(plan.requeueAfterMs !== undefined ? { requeueAfterMs: plan.requeueAfterMs } : {}),
     cannotKnow: UNKNOWABLE,
+    ...(deadlineActionNote(cs) !== '' ? { progressDeadlineAction: deadlineActionNote(cs) } : {}),
   };
 }
 
@@ -145,6 +149,7 @@ export function formatPlan(r: PlanReport, output: OutputFormat): string {
   lines.push(`CloneSet ${r.namespace}/${r.cloneSet} — dry run of the next reconcile (snapshot ${r.observedAt}; nothing is written)`);
   lines.push(`Revisions: current ${r.revisions.current}, update ${r.revisions.update}`);
   if (r.revisions.pending !== undefined) lines.push(`  note: ${r.revisions.pending}`);
+  if (r.progressDeadlineAction !== undefined) lines.push(`Progress deadline action taken:${r.progressDeadlineAction}`);
   lines.push(`Pods: ${r.pods.active} active, ${r.pods.updated} on the update revision, ${r.pods.unavailable.length} unavailable${r.pods.unavailable.length > 0 ? ` (${r.pods.unavailable.join(', ')})` : ''}`);
   lines.push(`Limits: partition ${e.limits.partition}, maxUnavailable ${e.limits.maxUnavailable}, maxSurge ${e.limits.maxSurge}; this pass: update ${e.diff.updateNum} with an unavailable budget of ${e.diff.updateMaxUnavailable}, create ${e.diff.scaleUpNum}, delete ${e.diff.scaleDownNum}`);
   lines.push('');

@@ -93,7 +93,20 @@ export type PlanAction =
   /** PVC reuse disabled (docs/features.md#pvcs; Kruise pkg/controller/cloneset/cloneset_controller.go): drop the CloneSet reference at ownerRefIndex, add `podRef` when given. */
   | { readonly kind: 'ReownPvc'; readonly pvc: PvcRef; readonly ownerRefIndex: number; readonly ownerUid: string; readonly podRef?: OwnerReference }
   /** PVC reuse disabled (docs/features.md#pvcs; Kruise pkg/controller/cloneset/cloneset_controller.go): a PVC whose instance id matches no owned pod. */
-  | { readonly kind: 'DeletePvc'; readonly pvc: PvcRef };
+  | { readonly kind: 'DeletePvc'; readonly pvc: PvcRef }
+  | ExtensionAction;
+
+/** The writes of our opt-in extensions (docs/features.md#beyond-kruise); the executor is src/cloneset/execute-extensions.ts. */
+export type ExtensionAction =
+  /** An inactive pod beyond `cloneset-controller.io/inactive-pods-limit` (docs/features.md#inactive-pod-clean-up): deleted, its PVCs kept. */
+  | { readonly kind: 'DeleteInactivePod'; readonly pod: PodRef; readonly phase: 'Failed' | 'Succeeded'; readonly limit: number; readonly replacement?: string }
+  /**
+   * A missed progress deadline (docs/features.md#progress-deadline-action): a JSON patch of the CloneSet that tests
+   * the cached resourceVersion (a stale cache gets a 422 and the next pass re-decides), pausing or rolling back.
+   */
+  | { readonly kind: 'PatchCloneSetForProgressDeadline'; readonly decision: 'pause' | 'rollback'; readonly patch: readonly unknown[]; readonly message: string }
+  /** Annotations merged into a ControllerRevision (the change-cause of a rollback). */
+  | { readonly kind: 'AnnotateRevision'; readonly revision: string; readonly annotations: Readonly<Record<string, string>> };
 
 export type PlanPhase = 'claim' | 'scale' | 'update' | 'idle';
 

@@ -1,10 +1,11 @@
 // planCloneSet: one reconcile pass as a pure function — claim, then scale OR update (never both, docs/features.md#reconcile-pass; Kruise pkg/controller/cloneset/cloneset_controller.go).
-import type { CloneSet } from '../../api/cloneset.ts';
+import type { CloneSet, CloneSetCondition } from '../../api/cloneset.ts';
 import type { FeatureGates } from '../../api/well-known.ts';
 import type { Node, PersistentVolumeClaim, Pod } from '../../kube/types.ts';
 import { inPlaceRevisions, withoutInPlaceOnlySurge, type InPlaceContext } from '../inplace/plan.ts';
 import { minDelay, type Plan, type PlanAction } from './actions.ts';
 import { claimPods } from './claim.ts';
+import { planExtensions, type ExtensionsPlan } from './extensions.ts';
 import type { InstanceIdSource } from './instance-ids.ts';
 import { planPvcCleanup } from './pvc-cleanup.ts';
 import { planRefresh } from './refresh.ts';
@@ -39,14 +40,32 @@ export interface PlannerConfig {
 export interface PlanResult extends Plan {
   /** The claimed active pods the plan was made for (the status counts them). */
   readonly claimed: readonly Pod[];
+  /** Conditions our opt-in extensions want in the status (docs/features.md#beyond-kruise). */
+  readonly conditions?: readonly CloneSetCondition[];
 }
 
 export function planCloneSet(snapshot: Snapshot, revisions: ResolvedRevisions, cfg: PlannerConfig, ids: InstanceIdSource): PlanResult {
   // InPlaceOnly never surges (docs/features.md#update-types): the whole pass works on a copy without maxSurge.
   const surge = withoutInPlaceOnlySurge(snapshot.cloneSet);
   const s: Snapshot = surge.cloneSet === snapshot.cloneSet ? snapshot : { ...snapshot, cloneSet: surge.cloneSet };
-  const planned = planPass(s, revisions, cfg, ids);
+  const pass = planPass(s, revisions, cfg, ids);
+  const planned = withExtensions(pass, planExtensions(s, revisions, pass.claimed));
   return surge.event === undefined ? planned : { ...planned, events: [surge.event, ...planned.events] };
+}
+
+/** The extensions' writes go last (docs/features.md#beyond-kruise): nothing Kruise would write waits for them. */
+function withExtensions(pass: PlanResult, ext: ExtensionsPlan): PlanResult {
+  if (ext.actions.length === 0 && ext.events.length === 0 && ext.conditions.length === 0 && ext.explain.length === 0) return pass;
+  const requeueAfterMs = minDelay(pass.requeueAfterMs, ext.requeueAfterMs);
+  return {
+    ...pass,
+    phase: pass.phase === 'idle' && ext.actions.length > 0 ? 'claim' : pass.phase,
+    actions: [...pass.actions, ...ext.actions],
+    events: [...pass.events, ...ext.events],
+    explain: [...pass.explain, ...ext.explain],
+    ...(ext.conditions.length > 0 ? { conditions: ext.conditions } : {}),
+    ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}),
+  };
 }
 
 function planPass(s: Snapshot, revisions: ResolvedRevisions, cfg: PlannerConfig, ids: InstanceIdSource): PlanResult {
