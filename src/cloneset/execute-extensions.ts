@@ -2,6 +2,8 @@
 // under the same rules as the rest of the executor: a scale expectation before every pod delete, uid
 // preconditions, guarded patches whose refusal means "the cache was stale, re-plan".
 import type { CloneSet } from '../api/cloneset.ts';
+import { LABEL_RETAINED_BY } from '../api/extensions.ts';
+import { escapePointerToken } from '../api/json-diff.ts';
 import { errorText, isConflict, isInvalid, isNotFound } from '../kube/api-error.ts';
 import type { ExecuteDeps } from './execute-deps.ts';
 import type { ExtensionAction } from './plan/actions.ts';
@@ -14,7 +16,84 @@ export async function executeExtension(cs: CloneSet, key: string, action: Extens
       return patchForProgressDeadline(cs, action, deps);
     case 'AnnotateRevision':
       return annotateRevision(cs, action, deps);
+    case 'ReleasePvc':
+      return releasePvc(cs, action, deps);
+    case 'AdoptPvc':
+      return adoptPvc(cs, action, deps);
+    case 'ResizePvc':
+      return resizePvc(cs, action, deps);
   }
+}
+
+/**
+ * Grows a claim's storage request (docs/features.md#pvc-resize-in-place): a JSON patch that tests the uid and the
+ * request the plan saw, so a stale cache or a concurrent change is refused (422) instead of overwritten. The API
+ * server's PersistentVolumeClaimResize admission may still refuse (e.g. the claim is not Bound yet): a Warning event,
+ * and the next pass tries again.
+ */
+async function resizePvc(cs: CloneSet, action: Extract<ExtensionAction, { kind: 'ResizePvc' }>, deps: ExecuteDeps): Promise<number> {
+  const path = '/spec/resources/requests/storage';
+  const patch = [
+    { op: 'test', path: '/metadata/uid', value: action.pvc.uid },
+    { op: 'test', path, value: action.from },
+    { op: 'replace', path, value: action.to },
+  ];
+  try {
+    await deps.ports.pvcs.patchPvc(cs.metadata.namespace ?? '', action.pvc.name, patch, 'json');
+  } catch (e) {
+    if (isNotFound(e)) return 0;
+    if (isInvalid(e)) return 0; // a failed test: the cache was stale, the next pass decides again
+    deps.recorder.event(cs, 'Warning', 'FailedResizePVC', `failed to grow PVC ${action.pvc.name} to ${action.to}: ${errorText(e)}`);
+    throw e;
+  }
+  deps.recorder.event(cs, 'Normal', 'ResizingPVC', `growing PVC ${action.pvc.name} in place: storage ${action.from} → ${action.to}`);
+  return 1;
+}
+
+const RETAINED_BY_PATH = `/metadata/labels/${escapePointerToken(LABEL_RETAINED_BY)}`;
+
+/**
+ * Releases a PVC the policy retains (docs/features.md#pvc-retention-policy): one JSON patch that tests the uid and
+ * the CloneSet reference it removes, and adds the retained-by label. A failed test (422) means the cache was stale
+ * (typically our own earlier release): nothing to do. Never a delete.
+ */
+async function releasePvc(cs: CloneSet, action: Extract<ExtensionAction, { kind: 'ReleasePvc' }>, deps: ExecuteDeps): Promise<number> {
+  const ref = action.ownerRefIndex !== undefined ? `/metadata/ownerReferences/${action.ownerRefIndex}` : undefined;
+  const patch = [
+    { op: 'test', path: '/metadata/uid', value: action.pvc.uid },
+    ...(ref !== undefined ? [{ op: 'test', path: `${ref}/uid`, value: action.ownerUid }, { op: 'remove', path: ref }] : []),
+    { op: 'add', path: RETAINED_BY_PATH, value: action.cloneSetName },
+  ];
+  try {
+    await deps.ports.pvcs.patchPvc(cs.metadata.namespace ?? '', action.pvc.name, patch, 'json');
+  } catch (e) {
+    if (isInvalid(e) || isNotFound(e)) return 0;
+    deps.recorder.event(cs, 'Warning', 'FailedUpdate', `failed to release PVC ${action.pvc.name}: ${errorText(e)}`);
+    throw e;
+  }
+  deps.recorder.event(cs, 'Normal', 'RetainedPVC', `retained PVC ${action.pvc.name} (${action.why}): released, labelled ${LABEL_RETAINED_BY}=${action.cloneSetName}`);
+  return 1;
+}
+
+/** Re-adopts a retained PVC whose instance id has a pod again: tests uid and label, adds the controller reference, drops the label. */
+async function adoptPvc(cs: CloneSet, action: Extract<ExtensionAction, { kind: 'AdoptPvc' }>, deps: ExecuteDeps): Promise<number> {
+  const patch = [
+    { op: 'test', path: '/metadata/uid', value: action.pvc.uid },
+    { op: 'test', path: RETAINED_BY_PATH, value: action.cloneSetName },
+    action.hasOwnerRefs
+      ? { op: 'add', path: '/metadata/ownerReferences/-', value: action.ownerRef }
+      : { op: 'add', path: '/metadata/ownerReferences', value: [action.ownerRef] },
+    { op: 'remove', path: RETAINED_BY_PATH },
+  ];
+  try {
+    await deps.ports.pvcs.patchPvc(cs.metadata.namespace ?? '', action.pvc.name, patch, 'json');
+  } catch (e) {
+    if (isInvalid(e) || isNotFound(e)) return 0;
+    deps.recorder.event(cs, 'Warning', 'FailedUpdate', `failed to re-adopt PVC ${action.pvc.name}: ${errorText(e)}`);
+    throw e;
+  }
+  deps.recorder.event(cs, 'Normal', 'AdoptedPVC', `re-adopted retained PVC ${action.pvc.name}: the pod with its instance id is back`);
+  return 1;
 }
 
 /**

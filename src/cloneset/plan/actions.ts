@@ -105,6 +105,15 @@ export type ExtensionAction =
    * the cached resourceVersion (a stale cache gets a 422 and the next pass re-decides), pausing or rolling back.
    */
   | { readonly kind: 'PatchCloneSetForProgressDeadline'; readonly decision: 'pause' | 'rollback'; readonly patch: readonly unknown[]; readonly message: string }
+  /**
+   * A retained PVC (docs/features.md#pvc-retention-policy): a JSON patch testing the uid (and the CloneSet reference at
+   * `ownerRefIndex`, removed), adding the label cloneset-controller.io/retained-by=<cloneSetName>.
+   */
+  | { readonly kind: 'ReleasePvc'; readonly pvc: PvcRef; readonly ownerRefIndex?: number; readonly ownerUid: string; readonly cloneSetName: string; readonly why: string }
+  /** A retained PVC whose instance id has a pod again: the CloneSet's controller reference back, the label gone. */
+  | { readonly kind: 'AdoptPvc'; readonly pvc: PvcRef; readonly ownerRef: OwnerReference; readonly cloneSetName: string; readonly hasOwnerRefs: boolean }
+  /** docs/features.md#pvc-resize-in-place: the claim's storage request `from` → `to` (a JSON patch testing the uid and `from`). */
+  | { readonly kind: 'ResizePvc'; readonly pvc: PvcRef; readonly from: string; readonly to: string }
   /** Annotations merged into a ControllerRevision (the change-cause of a rollback). */
   | { readonly kind: 'AnnotateRevision'; readonly revision: string; readonly annotations: Readonly<Record<string, string>> };
 
