@@ -28,3 +28,9 @@ test('lease timings that would let a standby take over from a live leader are re
     e instanceof UsageError && /--leader-election-lease-duration \(15s\) > --leader-election-renew-deadline \(20s\)/.test(e.message));
   assert.throws(() => parse('--leader-election-retry-period=9s'), UsageError);
 });
+
+test('--sync-period defaults to Kruise\'s 10h and takes a Go duration or 0 (never)', () => {
+  assert.equal(parse().syncPeriodMs, 36_000_000);
+  assert.equal(parse('--sync-period=30m').syncPeriodMs, 1_800_000);
+  assert.equal(parse('--sync-period=0').syncPeriodMs, 0);
+});

@@ -1,12 +1,18 @@
 // The writes of our opt-in extensions (docs/features.md#beyond-kruise), performed for executePlan (execute.ts)
 // under the same rules as the rest of the executor: a scale expectation before every pod delete, uid
-// preconditions, guarded patches whose refusal means "the cache was stale, re-plan".
+// preconditions, guarded patches whose refusal means "the cache was stale, re-plan", and after every successful
+// PATCH the object's resourceVersion expectation, so the next pass waits for the cache to show the write.
 import type { CloneSet } from '../api/cloneset.ts';
 import { LABEL_RETAINED_BY } from '../api/extensions.ts';
 import { escapePointerToken } from '../api/json-diff.ts';
 import { errorText, isConflict, isInvalid, isNotFound } from '../kube/api-error.ts';
 import type { ExecuteDeps } from './execute-deps.ts';
 import type { ExtensionAction } from './plan/actions.ts';
+
+function expectRv(deps: ExecuteDeps, obj: { metadata: { uid?: string; resourceVersion?: string } }): void {
+  const { uid, resourceVersion } = obj.metadata;
+  if (uid !== undefined && uid !== '' && resourceVersion !== undefined) deps.rvExpectations.expect(uid, resourceVersion);
+}
 
 export async function executeExtension(cs: CloneSet, key: string, action: ExtensionAction, deps: ExecuteDeps): Promise<number> {
   switch (action.kind) {
@@ -39,7 +45,7 @@ async function resizePvc(cs: CloneSet, action: Extract<ExtensionAction, { kind: 
     { op: 'replace', path, value: action.to },
   ];
   try {
-    await deps.ports.pvcs.patchPvc(cs.metadata.namespace ?? '', action.pvc.name, patch, 'json');
+    expectRv(deps, await deps.ports.pvcs.patchPvc(cs.metadata.namespace ?? '', action.pvc.name, patch, 'json'));
   } catch (e) {
     if (isNotFound(e)) return 0;
     if (isInvalid(e)) return 0; // a failed test: the cache was stale, the next pass decides again
@@ -65,7 +71,7 @@ async function releasePvc(cs: CloneSet, action: Extract<ExtensionAction, { kind:
     { op: 'add', path: RETAINED_BY_PATH, value: action.cloneSetName },
   ];
   try {
-    await deps.ports.pvcs.patchPvc(cs.metadata.namespace ?? '', action.pvc.name, patch, 'json');
+    expectRv(deps, await deps.ports.pvcs.patchPvc(cs.metadata.namespace ?? '', action.pvc.name, patch, 'json'));
   } catch (e) {
     if (isInvalid(e) || isNotFound(e)) return 0;
     deps.recorder.event(cs, 'Warning', 'FailedUpdate', `failed to release PVC ${action.pvc.name}: ${errorText(e)}`);
@@ -86,7 +92,7 @@ async function adoptPvc(cs: CloneSet, action: Extract<ExtensionAction, { kind: '
     { op: 'remove', path: RETAINED_BY_PATH },
   ];
   try {
-    await deps.ports.pvcs.patchPvc(cs.metadata.namespace ?? '', action.pvc.name, patch, 'json');
+    expectRv(deps, await deps.ports.pvcs.patchPvc(cs.metadata.namespace ?? '', action.pvc.name, patch, 'json'));
   } catch (e) {
     if (isInvalid(e) || isNotFound(e)) return 0;
     deps.recorder.event(cs, 'Warning', 'FailedUpdate', `failed to re-adopt PVC ${action.pvc.name}: ${errorText(e)}`);
@@ -122,7 +128,7 @@ async function deleteInactivePod(cs: CloneSet, key: string, action: Extract<Exte
 async function patchForProgressDeadline(cs: CloneSet, action: Extract<ExtensionAction, { kind: 'PatchCloneSetForProgressDeadline' }>, deps: ExecuteDeps): Promise<number> {
   const name = cs.metadata.name ?? '';
   try {
-    await deps.ports.cloneSets.patchCloneSet(cs.metadata.namespace ?? '', name, action.patch, 'json');
+    expectRv(deps, await deps.ports.cloneSets.patchCloneSet(cs.metadata.namespace ?? '', name, action.patch, 'json'));
   } catch (e) {
     // The resourceVersion test failed (422) or the object changed (409): the cache was stale; the CloneSet's
     // update event brings a new pass that decides again on the newer object.
@@ -136,7 +142,7 @@ async function patchForProgressDeadline(cs: CloneSet, action: Extract<ExtensionA
 
 async function annotateRevision(cs: CloneSet, action: Extract<ExtensionAction, { kind: 'AnnotateRevision' }>, deps: ExecuteDeps): Promise<number> {
   try {
-    await deps.ports.revisions.patchRevision(cs.metadata.namespace ?? '', action.revision, { metadata: { annotations: action.annotations } });
+    expectRv(deps, await deps.ports.revisions.patchRevision(cs.metadata.namespace ?? '', action.revision, { metadata: { annotations: action.annotations } }));
   } catch (e) {
     if (isNotFound(e)) return 0; // truncated from the history meanwhile
     throw e;

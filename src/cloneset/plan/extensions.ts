@@ -49,6 +49,14 @@ export function planExtensions(s: ExtensionsInput, revisions: ResolvedRevisions,
   };
 }
 
+const EXTENSION_KINDS: ReadonlySet<PlanAction['kind']> = new Set<ExtensionAction['kind']>([
+  'DeleteInactivePod', 'PatchCloneSetForProgressDeadline', 'ReleasePvc', 'AdoptPvc', 'ResizePvc', 'AnnotateRevision',
+]);
+
+export function isExtensionAction(a: PlanAction): a is ExtensionAction {
+  return EXTENSION_KINDS.has(a.kind);
+}
+
 /** One extension write in words (kubectl cloneset plan, the simulator's step tables). */
 export function describeExtensionAction(a: ExtensionAction): string {
   switch (a.kind) {

@@ -1,7 +1,7 @@
 // An in-memory world for driving the pure planner: a CloneSet, its pods and PVCs, a clock, and a fake
 // scheduler + kubelet. `applyPlan` performs a Plan's actions the way the API server and our executor would;
 // `converge` runs plan → apply → status → kubelet until nothing changes, checking invariants on every step.
-import { describeExtensionAction } from '../../extensions.ts';
+import { describeExtensionAction, isExtensionAction } from '../../extensions.ts';
 import type { CloneSet } from '../../../../api/cloneset.ts';
 import {
   ANNOTATION_LIFECYCLE_TIMESTAMP,
@@ -558,7 +558,7 @@ function planViolations(world: World, result: PlanResult): string[] {
     out.push(`scaling and updating in the same pass: ${result.actions.map(describeAction).join('; ')}`);
   }
   for (const a of result.actions) {
-    if (a.kind === 'CreatePods' || a.kind === 'DeletePods' || a.kind === 'ReownPvc' || a.kind === 'DeletePvc' || a.kind === 'FailUpdate' || !('pod' in a)) continue;
+    if (!('pod' in a)) continue;
     const pod = world.pods.find((p) => p.metadata.name === a.pod.name);
     if (pod !== undefined && !isOwned(world, pod)) out.push(`${a.kind} on ${a.pod.name}, which the CloneSet does not own`);
   }
@@ -614,7 +614,7 @@ export function describeAction(a: PlanAction): string {
     case 'FailUpdate':
       return `fail: ${a.message}`;
     default:
-      return describeExtensionAction(a);
+      return isExtensionAction(a) ? describeExtensionAction(a) : a.kind;
   }
 }
 
