@@ -72,6 +72,7 @@ describe('inactive pod clean-up on a real API server', () => {
       const list = (await eventsOf(client, ns, 'web')).filter((e) => e.reason === 'DeletedInactivePod');
       return list.length >= 2 ? list : undefined;
     });
+    assert.deepEqual(events.map((e) => e.count ?? 1), [1, 1], 'each pod deleted once');
     assert.deepEqual(
       events.map((e) => (e.message ?? '').split(':')[0]).sort(),
       [`deleted Failed pod ${oldest?.metadata.name ?? ''}`, `deleted Failed pod ${middle?.metadata.name ?? ''}`].sort(),

@@ -50,8 +50,9 @@ async function pushNeverReadyRevision(client: KubeClient, ns: string, name: stri
   await client.patch(CLONESETS, ns, name, [{ op: 'replace', path: '/spec/template', value: { ...template, spec: { ...spec, containers, readinessGates: [{ conditionType: 'example.com/never' }] } } }], 'json');
 }
 
+/** How often an event was recorded (the recorder folds repeats into one Event's count, as client-go does). */
 const reasons = async (client: KubeClient, ns: string, name: string, reason: string): Promise<number> =>
-  (await eventsOf(client, ns, name)).filter((e) => e.reason === reason).length;
+  (await eventsOf(client, ns, name)).filter((e) => e.reason === reason).reduce((n, e) => n + (e.count ?? 1), 0);
 
 describe('progress deadline action on a real API server', () => {
   let client: KubeClient;
