@@ -4,6 +4,7 @@
 import { randomInt } from 'node:crypto';
 import { stringify } from 'yaml';
 import type { CloneSet } from '../api/cloneset.ts';
+import { LABEL_RETAINED_BY, pvcResizePolicyOf } from '../api/extensions.ts';
 import { FEATURE_GATE_DEFAULTS, type FeatureGates } from '../api/well-known.ts';
 import { parseFeatureGates, parseSurgeRule } from '../config.ts';
 import { planCloneSet, type PlannerConfig, type ResolvedRevisions, type Snapshot } from '../cloneset/plan/index.ts';
@@ -12,8 +13,8 @@ import { chooseRevisions, templateFromRevision } from '../cloneset/plan/revision
 import { selectorProblem } from '../cloneset/plan/selector-check.ts';
 import { controllerRefOf } from '../kube/owner-refs.ts';
 import { matchesLabelSelector, selectorToString } from '../kube/selectors.ts';
-import { CONTROLLER_REVISIONS, NODES, PODS, PVCS } from '../kube/resources.ts';
-import type { ControllerRevision, Node, PersistentVolumeClaim, Pod } from '../kube/types.ts';
+import { CONTROLLER_REVISIONS, NODES, PODS, PVCS, STORAGE_CLASSES } from '../kube/resources.ts';
+import type { ControllerRevision, Node, PersistentVolumeClaim, Pod, StorageClass } from '../kube/types.ts';
 import { deletionFacts, describeAction, explainUpdate, UNKNOWABLE, type Explanation } from './explain.ts';
 import type { PlanAction } from '../cloneset/plan/actions.ts';
 import type { Flags, OutputFormat } from './flags.ts';
@@ -68,8 +69,16 @@ export async function readSnapshot(s: Session, cs: CloneSet, nowMs: number): Pro
     const owner = controllerRefOf(r);
     return (owner === undefined || owner.uid === uid) && matchesLabelSelector(cs.spec.selector, r.metadata.labels ?? {});
   });
+  // Our extensions (docs/features.md#beyond-kruise): the retained PVCs, and the StorageClasses for in-place resize.
+  const retainedPvcs = pvcs.items.filter((c) => c.metadata.labels?.[LABEL_RETAINED_BY] === cs.metadata.name);
+  const storageClasses = pvcResizePolicyOf(cs) === undefined
+    ? undefined
+    : new Map((await s.client.listAll<StorageClass>(STORAGE_CLASSES, undefined)).items.map((c) => [c.metadata.name ?? '', c] as const));
   return {
-    snapshot: { cloneSet: cs, pods: owned, pvcs: pvcs.items.filter(isOwnedBy(uid)).filter((c) => c.metadata.deletionTimestamp === undefined), nodes, nowMs },
+    snapshot: {
+      cloneSet: cs, pods: owned, pvcs: pvcs.items.filter(isOwnedBy(uid)).filter((c) => c.metadata.deletionTimestamp === undefined), nodes, nowMs,
+      ...(retainedPvcs.length > 0 ? { retainedPvcs } : {}), ...(storageClasses !== undefined ? { storageClasses } : {}),
+    },
     revisions,
   };
 }
