@@ -11,6 +11,8 @@
 //   loseCreateAnswers(n)    the next n pod creates (POST …/pods) go through to the API server, and once it has
 //                           answered, every client connection is cut instead (as resetConnections): the pod exists,
 //                           the client cannot know, and its watches are down, so its cache does not show the pod yet
+//   delayRequests(ms)       every request but a watch is held that long before it is forwarded, and dropped if the
+//                           client closed its connection meanwhile (bench/fencing.ts: a slow network path)
 import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -32,6 +34,8 @@ export interface ProxyStats {
   upstreamErrors: number;
   /** pod creates applied by the API server whose answer the client never got (loseCreateAnswers) */
   answersLost: number;
+  /** delayed requests whose client went away before they were forwarded (delayRequests) */
+  dropped: number;
 }
 
 export interface FaultProxy {
@@ -41,6 +45,7 @@ export interface FaultProxy {
   throttle(ms: number, fraction: number): void;
   resetConnections(): void;
   loseCreateAnswers(n: number): void;
+  delayRequests(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -58,8 +63,9 @@ export async function startFaultProxy(upstream: string, tls: ProxyTls, random: (
   const newAgent = (): https.Agent => new https.Agent({ keepAlive: true, maxSockets: 500, ca: tls.ca, cert: tls.clientCert, key: tls.clientKey });
   let agent = newAgent();
   const sockets = new Set<Socket>();
-  const stats: ProxyStats = { requests: 0, throttled: 0, resets: 0, upstreamErrors: 0, answersLost: 0 };
+  const stats: ProxyStats = { requests: 0, throttled: 0, resets: 0, upstreamErrors: 0, answersLost: 0, dropped: 0 };
   let answersToLose = 0;
+  let delayMs = 0;
   let throttleUntil = 0;
   let throttleFraction = 0;
 
@@ -86,6 +92,22 @@ export async function startFaultProxy(upstream: string, tls: ProxyTls, random: (
       req.resume();
       return;
     }
+    const url = new URL(req.url ?? '/', 'https://x');
+    if (delayMs > 0 && url.searchParams.get('watch') !== 'true') {
+      let gone = false;
+      res.on('close', () => {
+        gone = true;
+      });
+      setTimeout(() => {
+        if (gone) stats.dropped++;
+        else forward(req, res);
+      }, delayMs);
+      return;
+    }
+    forward(req, res);
+  };
+
+  const forward = (req: IncomingMessage, res: ServerResponse): void => {
     const lose = answersToLose > 0 && req.method === 'POST' && /\/pods$/.test(new URL(req.url ?? '/', 'https://x').pathname);
     if (lose) answersToLose--;
     const up = https.request({
@@ -147,6 +169,9 @@ export async function startFaultProxy(upstream: string, tls: ProxyTls, random: (
     resetConnections,
     loseCreateAnswers(n) {
       answersToLose += n;
+    },
+    delayRequests(ms) {
+      delayMs = ms;
     },
     close: () => new Promise<void>((resolve) => {
       for (const s of sockets) s.destroy();

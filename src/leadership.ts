@@ -5,8 +5,9 @@
 //   start no more writes (slow-start batches included), requests not yet sent are dropped, the watches end;
 // - `fence` (the lease lost, or the drain bound passed): every in-flight request of the controller's clients has
 //   its socket destroyed and every later one fails at once — a replica that is not the leader cannot write.
-// Before each request goes on the wire the lease is also checked by the monotonic clock (LeaderElector.leaseValid):
-// after a long pause (GC, SIGSTOP) queued writes would otherwise go out before the renew loop notices.
+// Every request also carries the lease's fence deadline (LeaderElector.fenceRemainingMs, monotonic clock), counted
+// from before it waits for a socket: a request not on the wire by then is never sent, one not answered by then is
+// cut — after a long pause (GC, SIGSTOP) or behind a full socket queue, no write goes out on an expired lease.
 // On SIGTERM the in-flight reconciles drain (bounded by DRAIN_TIMEOUT_MS) while the lease is still renewed, then
 // the lease is released so the standby leads at once (it watches the Lease; at its next retry if it cannot).
 // On lease loss the process exits at once with status 1, like controller-runtime: its successor may already be
@@ -59,11 +60,11 @@ export function isReady(state: ProcessState): boolean {
 }
 
 /**
- * One term of work: the manager on fenced views of the clients. `leaseValid` (leader election only) is asked
- * before each request is sent, so writes queued across a long pause never go out on an expired lease.
+ * One term of work: the manager on fenced views of the clients. `fenceMs` (leader election only) is the lease's
+ * fence deadline every request carries, so writes queued across a long pause never go out on an expired lease.
  */
-function startTerm(o: RunOptions, fence: AbortSignal, stopping: AbortSignal, leaseValid?: () => boolean): CloneSetManager {
-  const bind = (c: KubeClient): KubeClient => c.withSignal(fence, { unsent: stopping, ...(leaseValid === undefined ? {} : { guard: leaseValid }) });
+function startTerm(o: RunOptions, fence: AbortSignal, stopping: AbortSignal, fenceMs?: () => number): CloneSetManager {
+  const bind = (c: KubeClient): KubeClient => c.withSignal(fence, { unsent: stopping, ...(fenceMs === undefined ? {} : { fence: fenceMs }) });
   const manager = startCloneSetManager(bind(o.clients.client), bind(o.clients.eventsClient), o.config, o.clock, o.logger, stopping);
   o.state.manager = manager;
   return manager;
@@ -118,7 +119,7 @@ export async function runController(o: RunOptions): Promise<number> {
     onStartedLeading: (leading) => {
       o.logger.info({ identity: o.identity }, 'became leader; starting the controller');
       leading.addEventListener('abort', () => stopping.abort(), { once: true });
-      manager = startTerm(o, leading, stopping.signal, () => elector.leaseValid());
+      manager = startTerm(o, leading, stopping.signal, () => elector.fenceRemainingMs());
     },
     drain: async () => {
       o.logger.info('stopping: no new work; draining in-flight reconciles before releasing the lease');

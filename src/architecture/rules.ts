@@ -55,7 +55,7 @@ export const PURE: readonly ((file: string) => boolean)[] = [
 export const isTestFile = (file: string): boolean => file.endsWith('.test.ts');
 
 /**
- * The executor: the only modules that write to the API for the CloneSet controller (docs/adr/0012-single-write-policy.md).
+ * The executor: the only modules that write to the API for the CloneSet controller (docs/adr/0006-single-write-policy.md).
  * ports.ts implements the write ports on the client; write-policy.ts wraps them (fencing, log line, 409/422 requeue).
  */
 export const isWriter = (file: string): boolean => /^cloneset\/(execute(-[a-z-]+)?|write-policy|ports)\.ts$/.test(file);

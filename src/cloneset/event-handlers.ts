@@ -28,12 +28,15 @@ function ownerKey(obj: KubeObject, ref: OwnerReference): string {
   return `${obj.metadata?.namespace ?? ''}/${ref.name}`;
 }
 
-export function cloneSetHandlers(enqueue: Enqueue): InformerHandlers<CloneSet> {
+export function cloneSetHandlers(enqueue: Enqueue, rv?: ResourceVersionExpectations): InformerHandlers<CloneSet> {
   const keyOf = (cs: CloneSet): string => `${cs.metadata.namespace ?? ''}/${cs.metadata.name ?? ''}`;
   return {
     onAdd: (cs) => enqueue(keyOf(cs)),
     onUpdate: (_old, cs) => enqueue(keyOf(cs)),
-    onDelete: (cs) => enqueue(keyOf(cs)),
+    onDelete: (cs) => {
+      rv?.forget(cs.metadata.uid ?? '');
+      enqueue(keyOf(cs));
+    },
   };
 }
 
@@ -181,12 +184,13 @@ export function pvcHandlers(enqueue: Enqueue, scale: ScaleExpectations): Informe
  * ControllerRevisions: observe the executor's name expectations of revision creates and deletes, and wake the
  * owning CloneSet on every change (a renumbered or labelled revision satisfies its resourceVersion expectation).
  */
-export function revisionHandlers(enqueue: Enqueue, scale: ScaleExpectations): InformerHandlers<ControllerRevision> {
+export function revisionHandlers(enqueue: Enqueue, scale: ScaleExpectations, rv?: ResourceVersionExpectations): InformerHandlers<ControllerRevision> {
   const owner = (rev: ControllerRevision): string | undefined => {
     const ref = cloneSetOwnerOf(rev);
     return ref === undefined ? undefined : ownerKey(rev, ref);
   };
   const deleted = (rev: ControllerRevision): void => {
+    rv?.forget(rev.metadata.uid ?? '');
     const key = owner(rev);
     if (key === undefined) return;
     scale.observe(key, 'delete', rev.metadata.name ?? '', 'revision');

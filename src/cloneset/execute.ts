@@ -39,6 +39,9 @@ export interface Outcome {
 
 const SILENT = pino({ level: 'silent' });
 
+/** When a housekeeping write (BEST_EFFORT_KINDS) that failed is tried again. */
+export const HOUSEKEEPING_RETRY_MS = 10_000;
+
 const POD_WRITE_CONCURRENCY = 16;
 
 /** A run of per-pod writes (grouped by pod, each group in plan order), or one barrier action. */
@@ -77,7 +80,9 @@ export async function executePlan(
 ): Promise<Outcome> {
   let writes = 0;
   let conflicted = false;
-  const requeue = (): { requeueAfterMs?: number } => (conflicted ? { requeueAfterMs: CONFLICT_REQUEUE_MS } : {});
+  let deferred = false;
+  const requeue = (): { requeueAfterMs?: number } =>
+    (conflicted ? { requeueAfterMs: CONFLICT_REQUEUE_MS } : deferred ? { requeueAfterMs: HOUSEKEEPING_RETRY_MS } : {});
   const fail = (e: unknown): Outcome => {
     const error = e instanceof Error ? e : new Error(String(e));
     return { writes, failure: { type: phase === 'scale' ? 'FailedScale' : 'FailedUpdate', error }, ...requeue() };
@@ -89,6 +94,8 @@ export async function executePlan(
     try {
       return await executeAction(cloneSet, key, action, { ...deps, ports });
     } catch (e) {
+      // Deferred, not dropped: the CloneSet is requeued for it even if no event comes.
+      deferred = true;
       logger.info({ cloneset: key, action: action.kind, err: errorText(e) }, 'housekeeping write deferred to a later pass');
       return 0;
     }

@@ -135,11 +135,11 @@ export function startCloneSetManager(
     rateLimiter: defaultControllerRateLimiter(clock, config.rateLimiter),
   });
   const enqueue = (key: string): void => controller.enqueue(key);
-  cloneSets.addHandlers(cloneSetHandlers(enqueue));
+  cloneSets.addHandlers(cloneSetHandlers(enqueue, rvExpectations));
   const podEvents = newPodEventCounts();
   pods.addHandlers(podHandlers(enqueue, scaleExpectations, rvExpectations, cloneSets.store, podEvents));
   pvcs.addHandlers(pvcHandlers(enqueue, scaleExpectations));
-  revisions.addHandlers(revisionHandlers(enqueue, scaleExpectations));
+  revisions.addHandlers(revisionHandlers(enqueue, scaleExpectations, rvExpectations));
 
   const informers: readonly Runnable[] = [cloneSets, pods, pvcs, revisions, nodes, storageClasses];
   for (const inf of informers) inf.start(signal);

@@ -1,4 +1,4 @@
-// The one write policy of the executor (docs/adr/0012-single-write-policy.md): every API write of the CloneSet
+// The one write policy of the executor (docs/adr/0006-single-write-policy.md): every API write of the CloneSet
 // controller goes through the ports returned by `policedPorts`, which
 // - refuse the write once the pass is fenced (this replica stops or lost its lease: `signal` aborted);
 // - log one info line per write: the CloneSet, the object, the verb, the plan's reason and the outcome;

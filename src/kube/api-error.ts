@@ -164,6 +164,20 @@ export class RequestAbortedError extends Error {
 }
 
 /**
+ * The leader lease could expire before this request reaches the API server (the fence deadline, leader-election.ts
+ * `fenceRemainingMs`, passed while it waited for a token, the auth hook, a socket or the answer): it was not sent,
+ * or its socket was destroyed before an answer. A kind of RequestAbortedError: not a failure of the CloneSet.
+ */
+export class FenceDeadlineError extends RequestAbortedError {
+  constructor(request: string, sent: boolean) {
+    super(request);
+    this.message = sent
+      ? `${request}: cut at the leader lease's fence deadline before an answer (it may or may not have been applied)`
+      : `${request}: not sent — the leader lease's fence deadline passed before it could go on the wire`;
+  }
+}
+
+/**
  * The request may or may not have been applied: the connection dropped after it was sent (no answer), or the
  * server answered 504, which says it "may still be processing the request". Only a read can tell.
  */

@@ -5,7 +5,7 @@
 import { setTimeout as sleepTimer } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import pkg from '../../package.json' with { type: 'json' };
-import { ApiError, ConnectionError, RequestAbortedError, apiErrorFromResponse, isGone } from './api-error.ts';
+import { ApiError, ConnectionError, FenceDeadlineError, RequestAbortedError, apiErrorFromResponse, isGone } from './api-error.ts';
 import { DEFAULT_REQUEST_POLICY, RetryBudget, retryDecision, type AttemptFailure, type RequestPolicy } from './request-policy.ts';
 import { resourcePath, type ResourceRef } from './resources.ts';
 import { NON_RESOURCE_KEY, RateLimits, limiterKey } from './rate-limits.ts';
@@ -121,8 +121,8 @@ export class KubeClient {
   readonly #signal: AbortSignal | undefined;
   /** Aborts requests not yet sent (see withSignal); includes #signal. */
   #unsent: AbortSignal | undefined;
-  /** Asked before each request is sent (see withSignal). */
-  #guard: (() => boolean) | undefined;
+  /** The fence: ms left before a request must have been answered (see withSignal). */
+  #fence: (() => number) | undefined;
 
   constructor(transport: Transport, limits: RateLimits, opts: Omit<ClientOptions, 'qps' | 'burst' | 'userAgent'> = {}, signal?: AbortSignal) {
     const policy = { ...DEFAULT_REQUEST_POLICY, ...opts.policy };
@@ -151,17 +151,19 @@ export class KubeClient {
    * view bound to its leadership, so a replica that lost its lease cannot write any more (fencing).
    * `unsent` aborts only what has not been sent yet (waiting for a token or a retry): a replica that is shutting
    * down lets the requests already on the wire finish but sends no new ones.
-   * `guard` is asked right before each request goes on the wire; false refuses it. Leadership passes "my lease is
-   * still valid by my own monotonic clock": after a long pause (GC, SIGSTOP, a frozen VM) timers fire all at once
-   * and queued writes would go out before the renew loop notices the lease is gone; the guard stops them.
+   * `fence` gives, when asked, how many ms a request may still take (leadership: the leader lease's fence
+   * deadline, leader-election.ts `fenceRemainingMs`). Asked once the request has its token: ≤ 0 refuses it;
+   * otherwise the request carries that deadline, counted from before the auth hook and the wait for a socket,
+   * and is never sent (or has its socket destroyed) once it passes — after a long pause (GC, SIGSTOP, a frozen VM)
+   * or behind a socket queue full of slow requests, a write cannot reach the server after the lease expired.
    */
-  withSignal(signal: AbortSignal, opts: { unsent?: AbortSignal; guard?: () => boolean } = {}): KubeClient {
+  withSignal(signal: AbortSignal, opts: { unsent?: AbortSignal; fence?: () => number } = {}): KubeClient {
     const view = new KubeClient(this.#s.transport, this.#s.limits, {}, any(this.#signal, signal));
     view.#s = this.#s;
     view.#unsent = any(any(view.#signal, this.#unsent), opts.unsent);
-    const outer = this.#guard;
-    const inner = opts.guard;
-    view.#guard = outer === undefined ? inner : inner === undefined ? outer : () => outer() && inner();
+    const outer = this.#fence;
+    const inner = opts.fence;
+    view.#fence = outer === undefined ? inner : inner === undefined ? outer : () => Math.min(outer(), inner());
     return view;
   }
 
@@ -207,13 +209,15 @@ export class KubeClient {
     s.budget.deposit();
     for (let retry = 0; ; retry++) {
       await this.#take(what, limiter);
-      if (aborted(this.#unsent) || this.#guard?.() === false) throw new RequestAbortedError(what);
+      if (aborted(this.#unsent)) throw new RequestAbortedError(what);
+      const fenceMs = this.#fence?.();
+      if (fenceMs !== undefined && fenceMs <= 0) throw new FenceDeadlineError(what, false);
       this.#count(verb);
       const started = performance.now();
       let failure: AttemptFailure;
       let error: Error;
       try {
-        const res = await s.transport.request(method, path, query, payload, { signal: this.#signal, timeoutMs: s.policy.requestTimeoutMs });
+        const res = await s.transport.request(method, path, query, payload, { signal: this.#signal, timeoutMs: s.policy.requestTimeoutMs, fenceMs });
         s.metrics.request({ method, host, code: String(res.status), seconds: (performance.now() - started) / 1000 });
         if (res.status >= 200 && res.status <= 299) return res.body === '' ? undefined : (JSON.parse(res.body) as unknown);
         const apiError = withRetryAfter(apiErrorFromResponse(res.status, res.body, { request: what }), res.retryAfter);

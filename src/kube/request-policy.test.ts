@@ -6,7 +6,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
-import { ApiError, ConnectionError, RequestAbortedError } from './api-error.ts';
+import { ApiError, ConnectionError, FenceDeadlineError, RequestAbortedError } from './api-error.ts';
 import { CONFIGMAPS, KubeClient, PODS, type ClientOptions, type RequestMetrics } from './client.ts';
 import { DEFAULT_REQUEST_POLICY, RetryBudget, backoffMs, retryDecision } from './request-policy.ts';
 import { WatchIdleError } from './transport.ts';
@@ -221,14 +221,39 @@ describe('KubeClient request policy', () => {
     await client.get(PODS, 'ns', 'p'); // the unbound client is unaffected
   });
 
-  it('a view whose guard says no sends nothing', async () => {
+  it('a view whose fence deadline has passed sends nothing', async () => {
     const client = await clientWith();
-    let valid = true;
-    const view = client.withSignal(new AbortController().signal, { guard: () => valid });
+    let left = 1000;
+    const view = client.withSignal(new AbortController().signal, { fence: () => left });
     await view.get(PODS, 'ns', 'p');
-    valid = false;
-    await assert.rejects(view.patch(PODS, 'ns', 'p', {}, 'merge'), RequestAbortedError);
+    left = 0;
+    await assert.rejects(view.patch(PODS, 'ns', 'p', {}, 'merge'), (e: unknown) => e instanceof FenceDeadlineError && /not sent/.test(e.message));
     assert.deepEqual(seen.map((s) => s.method), ['GET']);
+  });
+
+  it('a write queued for a socket past its fence deadline is never sent, even once sockets free up', async () => {
+    const client = await clientWith({ qps: 1000, burst: 1000 });
+    const release: (() => void)[] = [];
+    handler = (_req, res) => { release.push(() => ok(res)); }; // every socket of the pool is held by a slow request
+    const slow = Array.from({ length: 32 }, (_, i) => client.get(PODS, 'ns', `slow-${i}`));
+    while (seen.length < 32) await new Promise((r) => setTimeout(r, 5));
+    const fenced = client.withSignal(new AbortController().signal, { fence: () => 100 });
+    await assert.rejects(fenced.patch(PODS, 'ns', 'late', {}, 'merge'), (e: unknown) => e instanceof FenceDeadlineError && /not sent/.test(e.message));
+    handler = (_req, res) => ok(res);
+    for (const r of release) r();
+    await Promise.all(slow);
+    await client.get(PODS, 'ns', 'after'); // a later request goes through the freed pool
+    assert.deepEqual(seen.filter((s) => s.url.includes('late')), [], 'the fenced write never reached the server');
+  });
+
+  it('a write without an answer by its fence deadline has its socket destroyed', async () => {
+    const client = await clientWith();
+    handler = () => undefined; // the write hangs
+    const fenced = client.withSignal(new AbortController().signal, { fence: () => 100 });
+    await assert.rejects(fenced.patch(PODS, 'ns', 'p', {}, 'merge'), (e: unknown) => e instanceof FenceDeadlineError && /may or may not/.test(e.message));
+    while (closedSockets.length === 0) await new Promise((r) => setTimeout(r, 5));
+    assert.deepEqual(closedSockets, ['PATCH /api/v1/namespaces/ns/pods/p']);
+    assert.equal(seen.length, 1, 'not retried');
   });
 
   it('an `unsent` abort drops requests waiting for a token but lets the one on the wire finish', async () => {

@@ -4,7 +4,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { ConnectionError, RequestAbortedError, apiErrorFromResponse } from './api-error.ts';
+import { ConnectionError, FenceDeadlineError, RequestAbortedError, apiErrorFromResponse } from './api-error.ts';
 
 export type Query = Readonly<Record<string, string | number | boolean | undefined>>;
 
@@ -20,6 +20,12 @@ export interface RequestControl {
   readonly signal?: AbortSignal | undefined;
   /** The whole exchange (connect, send, answer read) must finish within this; 0/undefined = no deadline. */
   readonly timeoutMs?: number | undefined;
+  /**
+   * The fence deadline, in ms from the call (counted before the auth hook and the wait for a socket): a request
+   * not on the wire by then is never sent, one without an answer by then has its socket destroyed; both reject
+   * with FenceDeadlineError. Not retried.
+   */
+  readonly fenceMs?: number | undefined;
 }
 
 /** A socket idle this long during a non-watch request is a dead connection (when no deadline is set). */
@@ -112,15 +118,22 @@ export class Transport {
   async request(method: string, path: string, query: Query, body?: { contentType: string; data: string }, control: RequestControl = {}): Promise<HttpResponse> {
     const url = this.url(path, query);
     const what = `${method} ${url.pathname}`;
-    const { signal, timeoutMs } = control;
+    const { signal, timeoutMs, fenceMs } = control;
     if (signal?.aborted === true) throw new RequestAbortedError(what);
+    // The fence deadline counts from here: the auth hook (exec plugins can take seconds) and the wait for one of
+    // the MAX_SOCKETS sockets (shared with long-lived watches) come after.
+    const fenceAt = fenceMs === undefined ? undefined : performance.now() + fenceMs;
+    if (fenceAt !== undefined && fenceMs !== undefined && fenceMs <= 0) throw new FenceDeadlineError(what, false);
     const opts = await this.#options(method, body);
+    if (fenceAt !== undefined && fenceAt - performance.now() <= 0) throw new FenceDeadlineError(what, false);
     return new Promise<HttpResponse>((resolve, reject) => {
       let settled = false;
+      let onWire = false;
       const settle = (fn: () => void): void => {
         if (settled) return;
         settled = true;
         if (deadline !== undefined) clearTimeout(deadline);
+        if (fence !== undefined) clearTimeout(fence);
         signal?.removeEventListener('abort', onAbort);
         fn();
       };
@@ -146,6 +159,21 @@ export class Transport {
         }, timeoutMs)
         : undefined;
       if (deadline === undefined) req.setTimeout(REQUEST_IDLE_TIMEOUT_MS, () => req.destroy(new Error(`no answer within ${REQUEST_IDLE_TIMEOUT_MS / 1000}s`)));
+      // A request still waiting for a socket has not been written: destroying it means it is never sent.
+      req.once('socket', () => {
+        // Handed a socket after a pause (SIGSTOP, GC) or a long queue: the deadline may be past before the timer
+        // below had a chance to run; the request is not written then.
+        if (fenceAt !== undefined && performance.now() >= fenceAt) {
+          settle(() => reject(new FenceDeadlineError(what, false)));
+          req.destroy();
+          return;
+        }
+        onWire = true;
+      });
+      const fence = fenceAt === undefined ? undefined : setTimeout(() => {
+        settle(() => reject(new FenceDeadlineError(what, onWire)));
+        req.destroy();
+      }, Math.max(0, fenceAt - performance.now()));
       signal?.addEventListener('abort', onAbort, { once: true });
       req.on('error', fail);
       req.end(body?.data);

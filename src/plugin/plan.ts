@@ -89,7 +89,7 @@ function template(rev: ControllerRevision): { name: string; template: NonNullabl
   return { name: rev.metadata.name ?? '', template: t };
 }
 
-/** syncRevisions without its writes: what the controller would use, and what it would first create or renumber. */
+/** planRevisions (cloneset/plan/pass.ts) read-only: what the controller would use, and what it would first create or renumber. */
 export function resolveReadOnly(cs: CloneSet, revisions: readonly ControllerRevision[]): { resolved: ResolvedRevisions; pending?: string } {
   const choice = chooseRevisions(cs, revisions);
   switch (choice.kind) {

@@ -164,13 +164,23 @@ export class LeaderElector {
   }
 
   /**
-   * Leading, and the last successful renewal started less than the renew deadline ago by the monotonic clock.
-   * A standby cannot take over before it has seen our last record unchanged for the lease duration, which
-   * started after that renewal did, so while this holds no other replica leads. Checked before every write
-   * (leadership.ts): after a long pause it turns false at once, before the renew loop has had a chance to run.
+   * How long (monotonic ms) a request of ours may still reach the API server: the fence deadline
+   * `last renewal + lease duration − safety margin − now`, where the last renewal is the START of the last
+   * successful acquire/renew and the safety margin is `lease duration − renew deadline` (5 s with the defaults).
+   * A standby cannot take over before it has seen our last record unchanged for a lease duration by its own
+   * clock, which started after our renewal did; the margin covers the two clocks running at different rates
+   * and the network delay between a request leaving us and reaching the server. ≤ 0 when not leading.
+   * Every request of the controller carries it (kube/client.ts `withSignal` fence): one that has not been
+   * answered by then is aborted, and one not yet sent is never sent.
    */
+  fenceRemainingMs(): number {
+    if (!this.#leading) return 0;
+    return this.#renewedAt + this.#o.renewDeadlineMs - this.#clock.monotonicNow();
+  }
+
+  /** The fence deadline has not passed (see fenceRemainingMs): after a long pause it turns false at once. */
   leaseValid(): boolean {
-    return this.#leading && this.#clock.monotonicNow() - this.#renewedAt < this.#o.renewDeadlineMs;
+    return this.fenceRemainingMs() > 0;
   }
 
   /** The API server answered a Lease call within the last lease duration (readiness of a standby). */

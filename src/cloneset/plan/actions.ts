@@ -143,6 +143,8 @@ export type ExtensionAction =
 export interface RevisionRef {
   readonly name: string;
   readonly uid: string;
+  /** Its controller is this CloneSet: the revision informer observes its deletion for this CloneSet's key. */
+  readonly controlled: boolean;
 }
 
 /** Writes that are housekeeping or an optimisation: their failure is logged and never fails the pass. */

@@ -1,4 +1,4 @@
-// Which ControllerRevisions history truncation deletes (docs/features.md#revisions; Kruise pkg/controller/cloneset/cloneset_controller.go), decided purely; revision-sync.ts deletes them.
+// Which ControllerRevisions history truncation deletes (docs/features.md#revisions; Kruise pkg/controller/cloneset/cloneset_controller.go), decided purely; plan/pass.ts makes it a TruncateHistory action, execute-cloneset.ts deletes them.
 import type { CloneSet } from '../../api/cloneset.ts';
 import { DEFAULT_REVISION_HISTORY_LIMIT } from '../../api/well-known.ts';
 import type { ControllerRevision, Pod } from '../../kube/types.ts';

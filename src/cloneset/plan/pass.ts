@@ -6,7 +6,8 @@ import type { CloneSet, CloneSetCondition, CloneSetStatus } from '../../api/clon
 import type { FeatureGates } from '../../api/well-known.ts';
 import type { ControllerRevision, Pod } from '../../kube/types.ts';
 import { LABEL_PREDOWNLOAD_CREATED, LABEL_PREDOWNLOAD_IGNORED, planImagePreDownload } from '../inplace/predownload.ts';
-import type { PlanAction } from './actions.ts';
+import { controllerRefOf } from '../../kube/owner-refs.ts';
+import type { PlanAction, RevisionRef } from './actions.ts';
 import { revisionsToTruncate } from './history.ts';
 import { truncatedPodsToDelete } from './pods-to-delete.ts';
 import type { ResolvedRevisions } from './resolved-revisions.ts';
@@ -134,6 +135,8 @@ export function planPassEnd(input: PassEndInput): PassEndPlan {
   if (kept !== undefined) actions.push({ kind: 'TruncatePodsToDelete', expected: cloneSet.spec.scaleStrategy?.podsToDelete ?? [], kept });
   const live = { current: revisions.current.name, update: revisions.update.name };
   const old = revisionsToTruncate(cloneSet, input.listed, claimed, live);
-  if (old.length > 0) actions.push({ kind: 'TruncateHistory', revisions: old.map((r) => ({ name: r.metadata.name ?? '', uid: r.metadata.uid ?? '' })) });
+  const uid = cloneSet.metadata.uid;
+  const ref = (r: ControllerRevision): RevisionRef => ({ name: r.metadata.name ?? '', uid: r.metadata.uid ?? '', controlled: controllerRefOf(r)?.uid === uid });
+  if (old.length > 0) actions.push({ kind: 'TruncateHistory', revisions: old.map(ref) });
   return { actions, ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}) };
 }

@@ -58,7 +58,7 @@ export function reconcileHarness(clock: FakeClock, initial: CloneSet): Reconcile
   const rvExpectations = new ResourceVersionExpectations(clock, 60_000);
   const enqueue = (): void => undefined;
   const podEvents = podHandlers(enqueue, scaleExpectations, rvExpectations, stores.cloneSets);
-  const revisionEvents = revisionHandlers(enqueue, scaleExpectations);
+  const revisionEvents = revisionHandlers(enqueue, scaleExpectations, rvExpectations);
   const deliver = <T>(deltas: readonly StoreDelta<T>[], h: InformerHandlers<T>): void => {
     for (const d of deltas) {
       if (d.type === 'add') h.onAdd?.(d.obj);
