@@ -19,6 +19,7 @@ import { controllerRefOf } from '../kube/owner-refs.ts';
 import { isEmptySelector, matchesLabelSelector, validateLabelKey, validateLabelValue } from '../kube/selectors.ts';
 import type { LabelSelector, Pod, PodTemplateSpec } from '../kube/types.ts';
 import { decodeErrors } from './decode.ts';
+import { validateExtensionAnnotations } from './extensions.ts';
 import type { CloneSetVersion } from './defaults.ts';
 import { child, forbidden, index, invalid, notSupported, required, type FieldError } from './field-errors.ts';
 import { scaledValueFromIntOrPercent } from './int-or-percent.ts';
@@ -335,6 +336,7 @@ export function validateCloneSet(req: AdmissionInput, ctx: ValidationContext): F
   const oldSpec = old !== undefined && decodeErrors(old, req.version).length === 0 ? (objAt(old, 'spec') ?? {}) : undefined;
   if (oldSpec !== undefined) validateUpdate(req.version, spec, oldSpec, errs);
   validateMetadata(meta, errs);
+  validateExtensionAnnotations(objAt(meta, 'annotations'), errs);
   validateSpecCommon(spec, errs);
   validateScaleStrategy(req.version, spec, oldSpec, meta, ctx, errs);
   if (req.version === 'v1alpha1') {

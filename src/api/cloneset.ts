@@ -104,7 +104,10 @@ export interface CloneSetSpec {
   readonly progressDeadlineSeconds?: number;
 }
 
-export type CloneSetConditionType = 'FailedScale' | 'FailedUpdate' | 'Progressing';
+export type CloneSetConditionType = 'FailedScale' | 'FailedUpdate' | 'Progressing' | ExtensionConditionType;
+
+/** Conditions only our opt-in extensions write (docs/features.md#beyond-kruise); a Kruise CloneSet never gets them. */
+export type ExtensionConditionType = 'ProgressDeadlineActionTaken' | 'PVCResize';
 
 export type ProgressingReason =
   | 'CloneSetUpdated'

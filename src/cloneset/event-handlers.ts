@@ -4,6 +4,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { CloneSet } from '../api/cloneset.ts';
 import { GROUP, KIND } from '../api/cloneset.ts';
+import { LABEL_RETAINED_BY } from '../api/extensions.ts';
 import type { ControllerRevision, KubeObject, OwnerReference, PersistentVolumeClaim, Pod } from '../kube/types.ts';
 import { controllerRefOf } from '../kube/owner-refs.ts';
 import { matchesLabelSelector } from '../kube/selectors.ts';
@@ -142,25 +143,38 @@ function podEventHandlers(
   };
 }
 
+/**
+ * The CloneSet a PVC belongs to: its controller, or for a retained PVC (no owner reference,
+ * docs/features.md#pvc-retention-policy) the CloneSet named by its cloneset-controller.io/retained-by label.
+ */
+function pvcCloneSetKey(pvc: PersistentVolumeClaim): string | undefined {
+  const ref = cloneSetOwnerOf(pvc);
+  if (ref !== undefined) return ownerKey(pvc, ref);
+  const retainedBy = pvc.metadata.labels?.[LABEL_RETAINED_BY];
+  return retainedBy === undefined ? undefined : `${pvc.metadata.namespace ?? ''}/${retainedBy}`;
+}
+
 export function pvcHandlers(enqueue: Enqueue, scale: ScaleExpectations): InformerHandlers<PersistentVolumeClaim> {
   const deleted = (pvc: PersistentVolumeClaim): void => {
-    const ref = cloneSetOwnerOf(pvc);
-    if (ref === undefined) return;
-    const key = ownerKey(pvc, ref);
+    const key = pvcCloneSetKey(pvc);
+    if (key === undefined) return;
     scale.observe(key, 'delete', pvc.metadata.name ?? '', 'pvc');
     enqueue(key);
   };
   return {
     onAdd: (pvc) => {
       if (pvc.metadata.deletionTimestamp !== undefined) return deleted(pvc);
-      const ref = cloneSetOwnerOf(pvc);
-      if (ref === undefined) return;
-      const key = ownerKey(pvc, ref);
+      const key = pvcCloneSetKey(pvc);
+      if (key === undefined) return;
       scale.observe(key, 'create', pvc.metadata.name ?? '', 'pvc');
       enqueue(key);
     },
-    onUpdate: (_old, pvc) => {
-      if (pvc.metadata.deletionTimestamp !== undefined) deleted(pvc);
+    onUpdate: (old, pvc) => {
+      if (pvc.metadata.deletionTimestamp !== undefined) return deleted(pvc);
+      // A volume plugin's progress on a resize (capacity, Resizing/FileSystemResizePending): docs/features.md#pvc-resize-in-place.
+      if (isDeepStrictEqual(old.status, pvc.status)) return;
+      const key = pvcCloneSetKey(pvc);
+      if (key !== undefined) enqueue(key);
     },
     onDelete: deleted,
   };

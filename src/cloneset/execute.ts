@@ -14,6 +14,7 @@ import {
   adoptPod, setInPlaceUpdateReady,
 } from './execute-pod.ts';
 import { cleanupPvc, createPods, deletePods, reownPvc } from './execute-scale.ts';
+import { executeExtension } from './execute-extensions.ts';
 import {
   createImagePullJob, createRevision, deleteImagePullJobs, labelRevision, PassEnded, truncateHistory, truncatePodsToDelete, updateRevision, updateStatus,
 } from './execute-cloneset.ts';
@@ -209,5 +210,7 @@ async function executeAction(cs: CloneSet, key: string, action: PlanAction, deps
       return labelRevision(cs, action, deps);
     case 'DeleteImagePullJobs':
       return deleteImagePullJobs(cs, action, deps);
+    default:
+      return executeExtension(cs, key, action, deps);
   }
 }

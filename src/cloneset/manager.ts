@@ -6,8 +6,8 @@ import { randomInt } from 'node:crypto';
 import type { CloneSet } from '../api/cloneset.ts';
 import type { FeatureGates } from '../api/well-known.ts';
 import type { KubeClient } from '../kube/client.ts';
-import { CLONESETS_V1BETA1, CONTROLLER_REVISIONS, NODES, PODS, PVCS } from '../kube/resources.ts';
-import type { ControllerRevision, Node, PersistentVolumeClaim, Pod } from '../kube/types.ts';
+import { CLONESETS_V1BETA1, CONTROLLER_REVISIONS, NODES, PODS, PVCS, STORAGE_CLASSES } from '../kube/resources.ts';
+import type { ControllerRevision, Node, PersistentVolumeClaim, Pod, StorageClass } from '../kube/types.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { Controller } from '../runtime/controller.ts';
 import { EventRecorder } from '../runtime/events.ts';
@@ -23,7 +23,7 @@ import type { SurgeRule } from './plan/replica-diff.ts';
 import { apiEventSink, apiImagePullJobControl, apiPorts, type Ports } from './ports.ts';
 import { discoverInPlaceCapabilities } from './predownload-sync.ts';
 import { reconcileCloneSet } from './reconciler.ts';
-import { INDEX_NAMESPACE, INDEX_OWNER_UID } from './snapshot.ts';
+import { INDEX_NAMESPACE, INDEX_OWNER_UID, INDEX_RETAINED_BY, indexByRetainedBy } from './snapshot.ts';
 
 
 interface Runnable {
@@ -85,9 +85,11 @@ export function startCloneSetManager(
   });
   // Only what the controller reads is cached (cache-transforms.ts): most pods and every node are not ours.
   const pods = new Informer<Pod>({ ...common, resource: PODS, indexers: { [INDEX_OWNER_UID]: indexByOwnerUid }, transform: podTransform() });
-  const pvcs = new Informer<PersistentVolumeClaim>({ ...common, resource: PVCS, indexers: { [INDEX_OWNER_UID]: indexByOwnerUid } });
+  const pvcs = new Informer<PersistentVolumeClaim>({ ...common, resource: PVCS, indexers: { [INDEX_OWNER_UID]: indexByOwnerUid, [INDEX_RETAINED_BY]: indexByRetainedBy } });
   const revisions = new Informer<ControllerRevision>({ ...common, resource: CONTROLLER_REVISIONS, indexers: { [INDEX_NAMESPACE]: indexByNamespace } });
   const nodes = new Informer<Node>({ client, clock, logger, resource: NODES, transform: transformNode });
+  // Cluster-scoped, a handful of objects: whether a class allows volume expansion (docs/features.md#pvc-resize-in-place).
+  const storageClasses = new Informer<StorageClass>({ client, clock, logger, resource: STORAGE_CLASSES });
 
   const scaleExpectations = new ScaleExpectations(clock, config.expectationTimeoutMs);
   const rvExpectations = new ResourceVersionExpectations(clock, config.expectationTimeoutMs);
@@ -96,7 +98,7 @@ export function startCloneSetManager(
     clock,
     logger,
   });
-  const stores = { cloneSets: cloneSets.store, pods: pods.store, pvcs: pvcs.store, revisions: revisions.store, nodes: nodes.store };
+  const stores = { cloneSets: cloneSets.store, pods: pods.store, pvcs: pvcs.store, revisions: revisions.store, nodes: nodes.store, storageClasses: storageClasses.store };
   // Decided once at start-up (before the workers start): the pods/resize subresource and the ImagePullJob kind.
   const discovery = discoverInPlaceCapabilities(client, logger);
   const reconcileConfig = {
@@ -141,7 +143,7 @@ export function startCloneSetManager(
   pvcs.addHandlers(pvcHandlers(enqueue, scaleExpectations));
   revisions.addHandlers(revisionHandlers(enqueue, scaleExpectations, rvExpectations));
 
-  const informers: readonly Runnable[] = [cloneSets, pods, pvcs, revisions, nodes];
+  const informers: readonly Runnable[] = [cloneSets, pods, pvcs, revisions, nodes, storageClasses];
   for (const inf of informers) inf.start(signal);
   const synced = Promise.all(informers.map((inf) => inf.waitForSync(signal))).then(() => undefined);
   // Workers start only after every cache has synced: a half-filled cache would look like missing pods.

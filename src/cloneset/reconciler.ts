@@ -83,7 +83,7 @@ export async function reconcileCloneSet(key: string, d: ReconcileDeps): Promise<
   // The cache still shows an object older than our own last write to it (the CloneSet's status, a revision, a
   // pod): wait for the watch to catch up (the object's update event requeues us) instead of planning, and
   // PUTting, on the older copy. Unlike Kruise, a timed-out expectation never blocks for good.
-  const stale = staleCache(d, key, [cloneSet, ...listed, ...snapshot.pods]);
+  const stale = staleCache(d, key, [cloneSet, ...listed, ...snapshot.pods, ...snapshot.pvcs, ...(snapshot.retainedPvcs ?? [])]);
   if (stale !== undefined) return { requeueAfterMs: stale };
 
   // ---- plan
@@ -122,6 +122,7 @@ export async function reconcileCloneSet(key: string, d: ReconcileDeps): Promise<
     listed,
     nowMs,
     ...(outcome.failure === undefined ? {} : { failure: { type: outcome.failure.type, message: errorText(outcome.failure.error) } }),
+    ...(plan.conditions !== undefined ? { extensionConditions: plan.conditions } : {}),
   });
   const after = await executePlan(cloneSet, key, plan.phase, end.actions, deps);
   if (outcome.failure !== undefined) throw outcome.failure.error;

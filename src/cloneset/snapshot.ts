@@ -1,6 +1,7 @@
 // loadSnapshot: everything one reconcile decides on, read from the informer caches only (never the API).
 import type { CloneSet } from '../api/cloneset.ts';
-import type { ControllerRevision, Node, PersistentVolumeClaim, Pod } from '../kube/types.ts';
+import { LABEL_RETAINED_BY, pvcResizePolicyOf } from '../api/extensions.ts';
+import type { ControllerRevision, Node, PersistentVolumeClaim, Pod, StorageClass } from '../kube/types.ts';
 import { controllerRefOf } from '../kube/owner-refs.ts';
 import { matchesLabelSelector } from '../kube/selectors.ts';
 import type { Store } from '../runtime/store.ts';
@@ -9,6 +10,13 @@ import type { Snapshot } from './plan/index.ts';
 /** Index names registered on the informers (see cloneset/informers.ts). */
 export const INDEX_OWNER_UID = 'ownerUid';
 export const INDEX_NAMESPACE = 'namespace';
+/** PVCs by `<namespace>/<cloneset-controller.io/retained-by>`: the retained PVCs of a CloneSet (docs/features.md#pvc-retention-policy). */
+export const INDEX_RETAINED_BY = 'retainedBy';
+
+export function indexByRetainedBy(pvc: PersistentVolumeClaim): string[] {
+  const name = pvc.metadata.labels?.[LABEL_RETAINED_BY];
+  return name === undefined ? [] : [`${pvc.metadata.namespace ?? ''}/${name}`];
+}
 
 export interface CloneSetStores {
   readonly cloneSets: Store<CloneSet>;
@@ -16,6 +24,8 @@ export interface CloneSetStores {
   readonly pvcs: Store<PersistentVolumeClaim>;
   readonly revisions: Store<ControllerRevision>;
   readonly nodes: Store<Node>;
+  /** Only read for CloneSets with cloneset-controller.io/pvc-resize-policy (docs/features.md#pvc-resize-in-place). */
+  readonly storageClasses?: Store<StorageClass>;
 }
 
 export function loadSnapshot(stores: CloneSetStores, cloneSet: CloneSet, nowMs: number): Snapshot {
@@ -30,7 +40,21 @@ export function loadSnapshot(stores: CloneSetStores, cloneSet: CloneSet, nowMs: 
     const node = stores.nodes.get(nodeName);
     if (node !== undefined) nodes.set(nodeName, node);
   }
-  return { cloneSet, pods, pvcs, nodes, nowMs };
+  const retainedPvcs = stores.pvcs.byIndex(INDEX_RETAINED_BY, `${cloneSet.metadata.namespace ?? ''}/${cloneSet.metadata.name ?? ''}`);
+  const storageClasses = pvcResizePolicyOf(cloneSet) === undefined ? undefined : classesOf(stores, [...pvcs, ...retainedPvcs]);
+  return { cloneSet, pods, pvcs, nodes, nowMs, ...(retainedPvcs.length > 0 ? { retainedPvcs } : {}), ...(storageClasses !== undefined ? { storageClasses } : {}) };
+}
+
+/** The StorageClasses the claims name. */
+function classesOf(stores: CloneSetStores, pvcs: readonly PersistentVolumeClaim[]): ReadonlyMap<string, StorageClass> {
+  const out = new Map<string, StorageClass>();
+  for (const pvc of pvcs) {
+    const name = pvc.spec?.['storageClassName'];
+    if (typeof name !== 'string' || out.has(name)) continue;
+    const sc = stores.storageClasses?.get(name);
+    if (sc !== undefined) out.set(name, sc);
+  }
+  return out;
 }
 
 /** Revisions in the CloneSet's namespace that match its selector and are not controlled by someone else. */

@@ -11,6 +11,7 @@ export interface ResourceRef {
 
 export const PODS: ResourceRef = { group: '', version: 'v1', plural: 'pods', namespaced: true };
 export const PVCS: ResourceRef = { group: '', version: 'v1', plural: 'persistentvolumeclaims', namespaced: true };
+export const STORAGE_CLASSES: ResourceRef = { group: 'storage.k8s.io', version: 'v1', plural: 'storageclasses', namespaced: false };
 export const CONFIGMAPS: ResourceRef = { group: '', version: 'v1', plural: 'configmaps', namespaced: true };
 export const EVENTS: ResourceRef = { group: '', version: 'v1', plural: 'events', namespaced: true };
 export const NODES: ResourceRef = { group: '', version: 'v1', plural: 'nodes', namespaced: false };

@@ -132,6 +132,13 @@ export interface PersistentVolumeClaim extends KubeObject {
   readonly status?: Readonly<Record<string, unknown>>;
 }
 
+/** storage.k8s.io/v1 StorageClass: only what PVC expansion needs. */
+export interface StorageClass extends KubeObject {
+  readonly metadata: ObjectMeta;
+  readonly provisioner?: string;
+  readonly allowVolumeExpansion?: boolean;
+}
+
 export interface ControllerRevision extends KubeObject {
   readonly metadata: ObjectMeta;
   /** Kruise stores `{"spec":{"template":{...,"$patch":"replace"}}}` here (docs/features.md#revisions; Kruise pkg/controller/cloneset/revision/cloneset_revision.go). */

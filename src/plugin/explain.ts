@@ -2,6 +2,7 @@
 // (replica diff, candidate order, maxUnavailable budget) recomputed read-only to say which pods update next and
 // why those, what blocks the rest, and each planned write in words. Nothing here changes a decision; a test
 // keeps the chosen pods of this explanation equal to the planner's own.
+import { describeExtensionAction } from '../cloneset/plan/extensions.ts';
 import type { CloneSet } from '../api/cloneset.ts';
 import { ANNOTATION_POD_DELETION_COST, LABEL_SPECIFIED_DELETE } from '../api/well-known.ts';
 import { inGracePeriod } from '../cloneset/inplace/plan.ts';
@@ -80,6 +81,8 @@ export function describeAction(a: PlanAction): string {
       return `label ControllerRevision ${a.revision} ${a.label}`;
     case 'DeleteImagePullJobs':
       return `delete the CloneSet's ImagePullJobs (revision ${a.revision} rolled out)`;
+    default:
+      return describeExtensionAction(a);
   }
 }
 

@@ -4,6 +4,7 @@
 import { randomInt } from 'node:crypto';
 import { stringify } from 'yaml';
 import type { CloneSet } from '../api/cloneset.ts';
+import { LABEL_RETAINED_BY, pvcResizePolicyOf } from '../api/extensions.ts';
 import { FEATURE_GATE_DEFAULTS, type FeatureGates } from '../api/well-known.ts';
 import { parseFeatureGates, parseSurgeRule } from '../config.ts';
 import { planCloneSet, type PlannerConfig, type ResolvedRevisions, type Snapshot } from '../cloneset/plan/index.ts';
@@ -12,12 +13,13 @@ import { chooseRevisions, templateFromRevision } from '../cloneset/plan/revision
 import { selectorProblem } from '../cloneset/plan/selector-check.ts';
 import { controllerRefOf } from '../kube/owner-refs.ts';
 import { matchesLabelSelector, selectorToString } from '../kube/selectors.ts';
-import { CONTROLLER_REVISIONS, NODES, PODS, PVCS } from '../kube/resources.ts';
-import type { ControllerRevision, Node, PersistentVolumeClaim, Pod } from '../kube/types.ts';
+import { CONTROLLER_REVISIONS, NODES, PODS, PVCS, STORAGE_CLASSES } from '../kube/resources.ts';
+import type { ControllerRevision, Node, PersistentVolumeClaim, Pod, StorageClass } from '../kube/types.ts';
 import { deletionFacts, describeAction, explainUpdate, UNKNOWABLE, type Explanation } from './explain.ts';
 import type { PlanAction } from '../cloneset/plan/actions.ts';
 import type { Flags, OutputFormat } from './flags.ts';
 import { getCloneSet, PluginError, type Session } from './session.ts';
+import { deadlineActionNote } from './rollout-status.ts';
 
 export interface PlanReport {
   readonly cloneSet: string;
@@ -32,6 +34,8 @@ export interface PlanReport {
   readonly explanation: Explanation;
   readonly requeueAfterMs?: number;
   readonly cannotKnow: readonly string[];
+  /** The last action of cloneset-controller.io/progress-deadline-action (docs/features.md#progress-deadline-action). */
+  readonly progressDeadlineAction?: string;
 }
 
 export function plannerConfigOf(flags: Flags): PlannerConfig {
@@ -65,8 +69,16 @@ export async function readSnapshot(s: Session, cs: CloneSet, nowMs: number): Pro
     const owner = controllerRefOf(r);
     return (owner === undefined || owner.uid === uid) && matchesLabelSelector(cs.spec.selector, r.metadata.labels ?? {});
   });
+  // Our extensions (docs/features.md#beyond-kruise): the retained PVCs, and the StorageClasses for in-place resize.
+  const retainedPvcs = pvcs.items.filter((c) => c.metadata.labels?.[LABEL_RETAINED_BY] === cs.metadata.name);
+  const storageClasses = pvcResizePolicyOf(cs) === undefined
+    ? undefined
+    : new Map((await s.client.listAll<StorageClass>(STORAGE_CLASSES, undefined)).items.map((c) => [c.metadata.name ?? '', c] as const));
   return {
-    snapshot: { cloneSet: cs, pods: owned, pvcs: pvcs.items.filter(isOwnedBy(uid)).filter((c) => c.metadata.deletionTimestamp === undefined), nodes, nowMs },
+    snapshot: {
+      cloneSet: cs, pods: owned, pvcs: pvcs.items.filter(isOwnedBy(uid)).filter((c) => c.metadata.deletionTimestamp === undefined), nodes, nowMs,
+      ...(retainedPvcs.length > 0 ? { retainedPvcs } : {}), ...(storageClasses !== undefined ? { storageClasses } : {}),
+    },
     revisions,
   };
 }
@@ -124,6 +136,7 @@ export async function planCommand(s: Session, name: string, flags: Flags): Promi
     explanation,
     ...(plan.requeueAfterMs !== undefined ? { requeueAfterMs: plan.requeueAfterMs } : {}),
     cannotKnow: UNKNOWABLE,
+    ...(deadlineActionNote(cs) !== '' ? { progressDeadlineAction: deadlineActionNote(cs) } : {}),
   };
 }
 
@@ -145,6 +158,7 @@ export function formatPlan(r: PlanReport, output: OutputFormat): string {
   lines.push(`CloneSet ${r.namespace}/${r.cloneSet} — dry run of the next reconcile (snapshot ${r.observedAt}; nothing is written)`);
   lines.push(`Revisions: current ${r.revisions.current}, update ${r.revisions.update}`);
   if (r.revisions.pending !== undefined) lines.push(`  note: ${r.revisions.pending}`);
+  if (r.progressDeadlineAction !== undefined) lines.push(`Progress deadline action taken:${r.progressDeadlineAction}`);
   lines.push(`Pods: ${r.pods.active} active, ${r.pods.updated} on the update revision, ${r.pods.unavailable.length} unavailable${r.pods.unavailable.length > 0 ? ` (${r.pods.unavailable.join(', ')})` : ''}`);
   lines.push(`Limits: partition ${e.limits.partition}, maxUnavailable ${e.limits.maxUnavailable}, maxSurge ${e.limits.maxSurge}; this pass: update ${e.diff.updateNum} with an unavailable budget of ${e.diff.updateMaxUnavailable}, create ${e.diff.scaleUpNum}, delete ${e.diff.scaleDownNum}`);
   lines.push('');

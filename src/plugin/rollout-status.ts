@@ -31,6 +31,12 @@ export function watchRetryDelayMs(e: unknown): number | undefined {
 }
 
 export function rolloutVerdict(cs: CloneSet): RolloutVerdict {
+  const v = verdictOf(cs);
+  const note = deadlineActionNote(cs);
+  return note === '' ? v : { ...v, message: `${v.message}${note}` };
+}
+
+function verdictOf(cs: CloneSet): RolloutVerdict {
   const name = cs.metadata.name ?? '';
   const status = cs.status;
   const generation = cs.metadata.generation ?? 0;
@@ -62,6 +68,14 @@ export function rolloutVerdict(cs: CloneSet): RolloutVerdict {
   }
   const partial = expected < replicas ? ` (partition ${partition}: ${expected} of ${replicas} replicas updated)` : '';
   return { done: true, message: `cloneset "${name}" successfully rolled out${partial}` };
+}
+
+/** The action cloneset-controller.io/progress-deadline-action took last (docs/features.md#progress-deadline-action), if any. */
+export function deadlineActionNote(cs: CloneSet): string {
+  const taken = cs.status?.conditions?.find((c) => c.type === 'ProgressDeadlineActionTaken' && c.status === 'True');
+  if (taken === undefined) return '';
+  const what = taken.reason === 'RolledBack' ? 'rolled back' : 'paused';
+  return ` [progress deadline: ${what} at ${taken.lastTransitionTime ?? '?'}: ${taken.message ?? ''}]`;
 }
 
 export interface StatusOptions {

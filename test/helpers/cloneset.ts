@@ -83,6 +83,8 @@ export interface EventSummary {
   readonly type?: string;
   readonly reason?: string;
   readonly message?: string;
+  /** How often the recorder saw it (repeats are folded into one Event). */
+  readonly count?: number;
 }
 
 /** The events whose involvedObject is named `name`. */

@@ -14,6 +14,7 @@
 //           from the newer cache.
 // While a rollout is in progress, the refresh never turns a drained pod that still waits for its update back
 // to True (`deferReadyToUpdate`); the update step decides: update it, keep it (no budget yet) or give it back.
+import { pvcResizePolicyOf } from '../../api/extensions.ts';
 import type { CloneSet, CloneSetUpdateStrategyType } from '../../api/cloneset.ts';
 import { ANNOTATION_VCT_HASH, CONDITION_INPLACE_UPDATE_READY, LABEL_LIFECYCLE_STATE, type FeatureGates } from '../../api/well-known.ts';
 import type { Pod } from '../../kube/types.ts';
@@ -79,7 +80,8 @@ export function inPlaceDecision(cloneSet: CloneSet, pod: Pod, target: string, ct
   return calculateUpdateSpec(revisionOfPod(pod, ctx.revisions), ctx.revisions.find((r) => r.name === target), {
     gates: ctx.gates,
     gracePeriodSeconds: cloneSet.spec.updateStrategy?.inPlaceUpdateStrategy?.gracePeriodSeconds ?? 0,
-    ignoreVolumeClaimTemplatesHashDiff: policy === 'InPlaceOnly',
+    // With in-place PVC resize (docs/features.md#pvc-resize-in-place) a claim template change never recreates pods.
+    ignoreVolumeClaimTemplatesHashDiff: policy === 'InPlaceOnly' || pvcResizePolicyOf(cloneSet) === 'InPlace',
   });
 }
 

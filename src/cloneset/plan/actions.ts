@@ -115,7 +115,29 @@ export type PlanAction =
   /** Image pre-download: mark the update revision as handled (created or ignored). */
   | { readonly kind: 'LabelRevision'; readonly revision: string; readonly label: string }
   /** Image pre-download: revisions equal again, delete the CloneSet's ImagePullJobs (once per revision and process). */
-  | { readonly kind: 'DeleteImagePullJobs'; readonly revision: string };
+  | { readonly kind: 'DeleteImagePullJobs'; readonly revision: string }
+  | ExtensionAction;
+
+/** The writes of our opt-in extensions (docs/features.md#beyond-kruise); the executor is src/cloneset/execute-extensions.ts. */
+export type ExtensionAction =
+  /** An inactive pod beyond `cloneset-controller.io/inactive-pods-limit` (docs/features.md#inactive-pod-clean-up): deleted, its PVCs kept. */
+  | { readonly kind: 'DeleteInactivePod'; readonly pod: PodRef; readonly phase: 'Failed' | 'Succeeded'; readonly limit: number; readonly replacement?: string }
+  /**
+   * A missed progress deadline (docs/features.md#progress-deadline-action): a JSON patch of the CloneSet that tests
+   * the cached resourceVersion (a stale cache gets a 422 and the next pass re-decides), pausing or rolling back.
+   */
+  | { readonly kind: 'PatchCloneSetForProgressDeadline'; readonly decision: 'pause' | 'rollback'; readonly patch: readonly unknown[]; readonly message: string }
+  /**
+   * A retained PVC (docs/features.md#pvc-retention-policy): a JSON patch testing the uid (and the CloneSet reference at
+   * `ownerRefIndex`, removed), adding the label cloneset-controller.io/retained-by=<cloneSetName>.
+   */
+  | { readonly kind: 'ReleasePvc'; readonly pvc: PvcRef; readonly ownerRefIndex?: number; readonly ownerUid: string; readonly cloneSetName: string; readonly why: string }
+  /** A retained PVC whose instance id has a pod again: the CloneSet's controller reference back, the label gone. */
+  | { readonly kind: 'AdoptPvc'; readonly pvc: PvcRef; readonly ownerRef: OwnerReference; readonly cloneSetName: string; readonly hasOwnerRefs: boolean }
+  /** docs/features.md#pvc-resize-in-place: the claim's storage request `from` → `to` (a JSON patch testing the uid and `from`). */
+  | { readonly kind: 'ResizePvc'; readonly pvc: PvcRef; readonly from: string; readonly to: string }
+  /** Annotations merged into a ControllerRevision (the change-cause of a rollback). */
+  | { readonly kind: 'AnnotateRevision'; readonly revision: string; readonly annotations: Readonly<Record<string, string>> };
 
 /** A ControllerRevision incarnation. */
 export interface RevisionRef {
@@ -127,7 +149,7 @@ export interface RevisionRef {
 
 /** Writes that are housekeeping or an optimisation: their failure is logged and never fails the pass. */
 export const BEST_EFFORT_KINDS: ReadonlySet<PlanAction['kind']> = new Set<PlanAction['kind']>([
-  'TruncateHistory', 'TruncatePodsToDelete', 'CreateImagePullJob', 'LabelRevision', 'DeleteImagePullJobs',
+  'TruncateHistory', 'TruncatePodsToDelete', 'CreateImagePullJob', 'LabelRevision', 'DeleteImagePullJobs', 'AnnotateRevision',
 ]);
 
 export type PlanPhase = 'claim' | 'scale' | 'update' | 'idle';

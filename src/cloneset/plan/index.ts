@@ -1,12 +1,14 @@
 // planCloneSet: one reconcile pass as a pure function — claim, then scale OR update (never both, docs/features.md#reconcile-pass; Kruise pkg/controller/cloneset/cloneset_controller.go).
-import type { CloneSet } from '../../api/cloneset.ts';
+import type { CloneSet, CloneSetCondition } from '../../api/cloneset.ts';
 import type { FeatureGates } from '../../api/well-known.ts';
-import type { Node, PersistentVolumeClaim, Pod } from '../../kube/types.ts';
+import type { Node, PersistentVolumeClaim, Pod, StorageClass } from '../../kube/types.ts';
 import { inPlaceRevisions, withoutInPlaceOnlySurge, type InPlaceContext } from '../inplace/plan.ts';
 import { minDelay, type Plan, type PlanAction } from './actions.ts';
 import { claimPods } from './claim.ts';
+import { planExtensions, type ExtensionsPlan } from './extensions.ts';
 import type { InstanceIdSource } from './instance-ids.ts';
 import { planPvcCleanup } from './pvc-cleanup.ts';
+import { applyPvcRetention, pvcsForScaling, retainedPvcsOf } from './pvc-retention.ts';
 import { planRefresh } from './refresh.ts';
 import { planScale } from './scale.ts';
 import type { SurgeRule } from './replica-diff.ts';
@@ -22,6 +24,10 @@ export interface Snapshot {
   readonly pods: readonly Pod[];
   /** Owned PVCs without a deletionTimestamp. */
   readonly pvcs: readonly PersistentVolumeClaim[];
+  /** PVCs labelled cloneset-controller.io/retained-by=<name> (docs/features.md#pvc-retention-policy); none when absent. */
+  readonly retainedPvcs?: readonly PersistentVolumeClaim[];
+  /** StorageClasses of the CloneSet's claims by name (docs/features.md#pvc-resize-in-place); only loaded when it asks for in-place resize. */
+  readonly storageClasses?: ReadonlyMap<string, StorageClass>;
   readonly nodes: ReadonlyMap<string, Node>;
   readonly nowMs: number;
 }
@@ -39,17 +45,37 @@ export interface PlannerConfig {
 export interface PlanResult extends Plan {
   /** The claimed active pods the plan was made for (the status counts them). */
   readonly claimed: readonly Pod[];
+  /** Conditions our opt-in extensions want in the status (docs/features.md#beyond-kruise). */
+  readonly conditions?: readonly CloneSetCondition[];
 }
 
 export function planCloneSet(snapshot: Snapshot, revisions: ResolvedRevisions, cfg: PlannerConfig, ids: InstanceIdSource): PlanResult {
   // InPlaceOnly never surges (docs/features.md#update-types): the whole pass works on a copy without maxSurge.
   const surge = withoutInPlaceOnlySurge(snapshot.cloneSet);
   const s: Snapshot = surge.cloneSet === snapshot.cloneSet ? snapshot : { ...snapshot, cloneSet: surge.cloneSet };
-  const planned = planPass(s, revisions, cfg, ids);
+  const retained = retainedPvcsOf(s.cloneSet, s.retainedPvcs ?? []);
+  const pass = planPass(s, retained, revisions, cfg, ids);
+  const kept = { ...pass, actions: applyPvcRetention(s.cloneSet, pass.actions, [...s.pvcs, ...retained], s.pods) };
+  const planned = withExtensions(kept, planExtensions({ ...s, retainedPvcs: retained }, revisions, pass.claimed));
   return surge.event === undefined ? planned : { ...planned, events: [surge.event, ...planned.events] };
 }
 
-function planPass(s: Snapshot, revisions: ResolvedRevisions, cfg: PlannerConfig, ids: InstanceIdSource): PlanResult {
+/** The extensions' writes go last (docs/features.md#beyond-kruise): nothing Kruise would write waits for them. */
+function withExtensions(pass: PlanResult, ext: ExtensionsPlan): PlanResult {
+  if (ext.actions.length === 0 && ext.events.length === 0 && ext.conditions.length === 0 && ext.explain.length === 0) return pass;
+  const requeueAfterMs = minDelay(pass.requeueAfterMs, ext.requeueAfterMs);
+  return {
+    ...pass,
+    phase: pass.phase === 'idle' && ext.actions.length > 0 ? 'claim' : pass.phase,
+    actions: [...pass.actions, ...ext.actions],
+    events: [...pass.events, ...ext.events],
+    explain: [...pass.explain, ...ext.explain],
+    ...(ext.conditions.length > 0 ? { conditions: ext.conditions } : {}),
+    ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}),
+  };
+}
+
+function planPass(s: Snapshot, retained: readonly PersistentVolumeClaim[], revisions: ResolvedRevisions, cfg: PlannerConfig, ids: InstanceIdSource): PlanResult {
   const inPlace: InPlaceContext = {
     nowMs: s.nowMs,
     gates: cfg.gates,
@@ -70,7 +96,7 @@ function planPass(s: Snapshot, revisions: ResolvedRevisions, cfg: PlannerConfig,
     cloneSet: s.cloneSet,
     pods: claimed,
     allPods: s.pods,
-    pvcs: cleanup.pvcs,
+    pvcs: pvcsForScaling(s.cloneSet, cleanup.pvcs, retained),
     retiredPvcs: s.pvcs.filter((c) => !cleanup.pvcs.includes(c)),
     nodes: s.nodes,
     current: revisions.current,

@@ -2,7 +2,7 @@
 // only writer: the revision to create or renumber before the pass (docs/features.md#revisions), the image
 // pre-download (docs/features.md#image-pre-download), and after it the status, the podsToDelete truncation and
 // the history truncation (docs/features.md#reconcile-pass; Kruise pkg/controller/cloneset/cloneset_controller.go).
-import type { CloneSet, CloneSetStatus } from '../../api/cloneset.ts';
+import type { CloneSet, CloneSetCondition, CloneSetStatus } from '../../api/cloneset.ts';
 import type { FeatureGates } from '../../api/well-known.ts';
 import type { ControllerRevision, Pod } from '../../kube/types.ts';
 import { LABEL_PREDOWNLOAD_CREATED, LABEL_PREDOWNLOAD_IGNORED, planImagePreDownload } from '../inplace/predownload.ts';
@@ -106,6 +106,8 @@ export interface PassEndInput {
   readonly nowMs: number;
   /** The pass's failed write, if any: the status carries it as a FailedScale/FailedUpdate condition. */
   readonly failure?: { readonly type: 'FailedScale' | 'FailedUpdate'; readonly message: string };
+  /** Conditions of our opt-in extensions (docs/features.md#beyond-kruise), set by type. */
+  readonly extensionConditions?: readonly CloneSetCondition[];
 }
 
 export interface PassEndPlan {
@@ -125,6 +127,7 @@ export function planPassEnd(input: PassEndInput): PassEndPlan {
     collisionCount: revisions.collisionCount,
     nowMs: input.nowMs,
     ...(input.failure !== undefined ? { failure: input.failure } : {}),
+    ...(input.extensionConditions !== undefined ? { extensionConditions: input.extensionConditions } : {}),
   });
   const actions: PlanAction[] = [];
   if (isStatusChanged(cloneSet.status, status)) actions.push({ kind: 'UpdateStatus', status });

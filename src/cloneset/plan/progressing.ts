@@ -1,5 +1,6 @@
 // The Progressing condition driven by progressDeadlineSeconds (docs/features.md#progress-deadline-and-conditions; Kruise pkg/controller/cloneset/cloneset_status.go, manual "Progress Deadline Seconds").
 import type { CloneSet, CloneSetCondition, ProgressingReason } from '../../api/cloneset.ts';
+import { progressDeadlineRecordOf } from '../../api/extensions.ts';
 import { rfc3339 } from './pod-template.ts';
 
 const NO_DEADLINE = 2147483647;
@@ -65,7 +66,8 @@ export function progressingCondition(
     // that starts long after the CloneSet became Available, or a resume after a long pause, time out at once.
     // A negative deadline still times out as soon as any Progressing condition exists (docs/features.md#progress-deadline-and-conditions; Kruise pkg/controller/cloneset/cloneset_status.go).
     const timed = previous.reason === 'CloneSetUpdated' || deadline < 0;
-    if (previous.reason === 'ProgressDeadlineExceeded' || (timed && Number.isFinite(since) && expiresAtMs < nowMs)) {
+    const exceeded = previous.reason === 'ProgressDeadlineExceeded' && !rolledBackSince(cloneSet, c.updateRevision, since);
+    if (exceeded || (timed && Number.isFinite(since) && expiresAtMs < nowMs)) {
       return {
         condition: make('False', 'ProgressDeadlineExceeded', `CloneSet revision ${c.updateRevision} has timed out progressing`),
       };
@@ -76,4 +78,16 @@ export function progressingCondition(
   const remaining = (Number.isFinite(startedMs) ? startedMs : nowMs) + deadline * 1000 - nowMs;
   const requeueAfterMs = remaining >= 1000 ? remaining + 1000 : remaining > 0 ? remaining : undefined;
   return { condition, ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}) };
+}
+
+/**
+ * Only with `cloneset-controller.io/progress-deadline-action: rollback` (docs/features.md#progress-deadline-action):
+ * a rollback to the update revision taken at or after the deadline was missed starts a new rollout with its own
+ * deadline, instead of keeping the sticky ProgressDeadlineExceeded of the revision it abandoned.
+ */
+function rolledBackSince(cloneSet: CloneSet, updateRevision: string, exceededSinceMs: number): boolean {
+  const record = progressDeadlineRecordOf(cloneSet);
+  if (record?.action !== 'rollback' || record.to !== updateRevision) return false;
+  const at = Date.parse(record.at);
+  return Number.isFinite(at) && Number.isFinite(exceededSinceMs) && at >= exceededSinceMs;
 }

@@ -17,6 +17,8 @@ export interface StatusInput {
   readonly collisionCount: number;
   readonly nowMs: number;
   readonly failure?: { readonly type: 'FailedScale' | 'FailedUpdate'; readonly message: string };
+  /** Conditions of our opt-in extensions (docs/features.md#beyond-kruise), set by type. */
+  readonly extensionConditions?: readonly CloneSetCondition[];
 }
 
 export interface StatusResult {
@@ -68,6 +70,7 @@ export function computeStatus(input: StatusInput): StatusResult {
       message: input.failure.message,
     });
   }
+  for (const c of input.extensionConditions ?? []) conditions = setExtensionCondition(conditions, c);
   const counters = { replicas, updatedReplicas: updated, updatedAvailableReplicas: updatedAvailable, expectedUpdatedReplicas };
   const progressing = progressingCondition(cloneSet, conditions, { ...counters, currentRevision, updateRevision: input.updateRevision }, nowMs);
   conditions =
@@ -114,6 +117,13 @@ export function setCondition(conditions: readonly CloneSetCondition[], next: Clo
   return [...conditions.filter((c) => c.type !== next.type), kept];
 }
 
+/** An extension condition is replaced when its status, reason or message changes (it reports progress in the message). */
+function setExtensionCondition(conditions: readonly CloneSetCondition[], next: CloneSetCondition): CloneSetCondition[] {
+  const existing = conditions.find((c) => c.type === next.type);
+  if (existing !== undefined && existing.status === next.status && existing.reason === next.reason && existing.message === next.message) return [...conditions];
+  return setCondition(conditions.filter((c) => c !== existing), next);
+}
+
 export function conditionOf(status: CloneSetStatus | undefined, type: CloneSetConditionType): CloneSetCondition | undefined {
   return status?.conditions?.find((c) => c.type === type);
 }
@@ -133,6 +143,12 @@ export function isStatusChanged(old: CloneSetStatus | undefined, next: CloneSetS
   if (keys.some((k) => (old[k] ?? 0) !== (next[k] ?? 0))) return true;
   if ((next.observedGeneration ?? 0) > (old.observedGeneration ?? 0)) return true;
   if ((['FailedScale', 'FailedUpdate'] as const).some((t) => (conditionOf(next, t) === undefined) !== (conditionOf(old, t) === undefined))) return true;
+  const extension = (['ProgressDeadlineActionTaken', 'PVCResize'] as const).some((t) => {
+    const x = conditionOf(old, t);
+    const y = conditionOf(next, t);
+    return x?.status !== y?.status || x?.reason !== y?.reason || x?.message !== y?.message;
+  });
+  if (extension) return true;
   const a = conditionOf(old, 'Progressing');
   const b = conditionOf(next, 'Progressing');
   return a?.status !== b?.status || a?.reason !== b?.reason;

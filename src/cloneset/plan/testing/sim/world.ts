@@ -1,6 +1,7 @@
 // An in-memory world for driving the pure planner: a CloneSet, its pods and PVCs, a clock, and a fake
 // scheduler + kubelet. `applyPlan` performs a Plan's actions the way the API server and our executor would;
 // `converge` runs plan → apply → status → kubelet until nothing changes, checking invariants on every step.
+import { describeExtensionAction, isExtensionAction } from '../../extensions.ts';
 import type { CloneSet } from '../../../../api/cloneset.ts';
 import {
   ANNOTATION_LIFECYCLE_TIMESTAMP,
@@ -613,7 +614,7 @@ export function describeAction(a: PlanAction): string {
     case 'FailUpdate':
       return `fail: ${a.message}`;
     default:
-      return a.kind;
+      return isExtensionAction(a) ? describeExtensionAction(a) : a.kind;
   }
 }
 
