@@ -41,6 +41,17 @@ describe('rollout status verdict', () => {
     const v = rolloutVerdict(withStatus({ updatedReplicas: 1, conditions: [{ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: 'timed out' }] }));
     assert.deepEqual(v, { done: false, failed: true, message: 'cloneset "web" exceeded its progress deadline: timed out' });
   });
+  test('fails on a ProgressDeadlineExceeded that names the current update revision', () => {
+    const timedOut = { type: 'Progressing' as const, status: 'False' as const, reason: 'ProgressDeadlineExceeded', message: 'CloneSet revision web-new has timed out progressing' };
+    const v = rolloutVerdict(withStatus({ updatedReplicas: 1, updateRevision: 'web-new', conditions: [timedOut] }));
+    assert.deepEqual(v, { done: false, failed: true, message: 'cloneset "web" exceeded its progress deadline: CloneSet revision web-new has timed out progressing' });
+  });
+  test('ignores a ProgressDeadlineExceeded left from the revision before (right after an undo)', () => {
+    const stale = { type: 'Progressing' as const, status: 'False' as const, reason: 'ProgressDeadlineExceeded', message: 'CloneSet revision web-bad has timed out progressing' };
+    const waiting = rolloutVerdict(withStatus({ updatedReplicas: 1, updateRevision: 'web-good', conditions: [stale] }));
+    assert.deepEqual(waiting, { done: false, message: 'Waiting for rollout to finish: 1 out of 4 new replicas have been updated...' });
+    assert.equal(rolloutVerdict(withStatus({ updateRevision: 'web-good', conditions: [stale] })).done, true);
+  });
 });
 
 describe('rollout status watch retries', () => {

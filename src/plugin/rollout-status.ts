@@ -30,6 +30,17 @@ export function watchRetryDelayMs(e: unknown): number | undefined {
   return undefined;
 }
 
+/**
+ * The revision a ProgressDeadlineExceeded condition is about: the controllers (ours, Kruise) write "CloneSet
+ * revision <name> has timed out progressing". A controller that keeps the condition across a new update revision
+ * (Kruise before HEAD; ours for the one pass in which a stale status is read) would otherwise fail `rollout status`
+ * right after an undo, on the timeout of the revision the undo left. A message of another form is taken as it is.
+ */
+export function timedOutRevision(message: string | undefined): string | undefined {
+  const m = /^CloneSet revision (\S+) has timed out progressing$/.exec(message ?? '');
+  return m === null ? undefined : m[1];
+}
+
 export function rolloutVerdict(cs: CloneSet): RolloutVerdict {
   const name = cs.metadata.name ?? '';
   const status = cs.status;
@@ -38,7 +49,8 @@ export function rolloutVerdict(cs: CloneSet): RolloutVerdict {
     return { done: false, message: `Waiting for cloneset "${name}" spec update to be observed...` };
   }
   const progressing = status.conditions?.find((c) => c.type === 'Progressing');
-  if (progressing?.reason === 'ProgressDeadlineExceeded') {
+  const timedOut = progressing?.reason === 'ProgressDeadlineExceeded' ? timedOutRevision(progressing.message) : undefined;
+  if (progressing?.reason === 'ProgressDeadlineExceeded' && (timedOut === undefined || timedOut === status.updateRevision)) {
     return { done: false, failed: true, message: `cloneset "${name}" exceeded its progress deadline${progressing.message !== undefined && progressing.message !== '' ? `: ${progressing.message}` : ''}` };
   }
   const failedUpdate = status.conditions?.find((c) => c.type === 'FailedUpdate' && c.status === 'True');

@@ -253,6 +253,28 @@ describe('kubectl cloneset (the kubectl plugin)', () => {
     assert.ok(Date.now() - started < 60_000, 'it ends at the deadline, long before --timeout');
   });
 
+  it('rollout status right after rollout undo of a rollout that missed its deadline exits 0, 10 times in a row', async () => {
+    await client.create(CLONESETS, ns, newCloneSet(ns, 'undo', 2, { spec: { progressDeadlineSeconds: 3, updateStrategy: { type: 'ReCreate', maxUnavailable: 1 } } }));
+    const good = await rolledOut(client, ns, 'undo', 2);
+    const container = good.spec.template.spec.containers[0];
+    const results: string[] = [];
+    for (let i = 1; i <= 10; i++) {
+      // A template whose pods wait for a readiness gate nobody sets: the rollout misses its 3 s deadline.
+      await client.patch(CLONESETS, ns, 'undo', { spec: { template: { spec: { readinessGates: [{ conditionType: 'example.com/never' }], containers: [{ ...container, image: `nginx:broken-${i}` }] } } } }, 'merge');
+      await eventually(`attempt ${i}: the deadline exceeded for the broken revision`, async () => {
+        const cs = await getCloneSet(client, ns, 'undo');
+        const c = cs.status?.conditions?.find((x) => x.type === 'Progressing');
+        return cs.status?.observedGeneration === cs.metadata.generation && c?.reason === 'ProgressDeadlineExceeded' &&
+          c.message === `CloneSet revision ${cs.status?.updateRevision ?? '?'} has timed out progressing` ? true : undefined;
+      }, { timeoutMs: 60_000 });
+      assert.match(await ok(['rollout', 'undo', 'undo', '-n', ns]), /rolled back to revision/);
+      const status = await kubectlCloneset(['rollout', 'status', 'undo', '-n', ns, '--timeout', '90s']);
+      results.push(`${i}: exit ${status.code}${status.code === 0 ? '' : ` ${status.stderr.trim()}`}`);
+    }
+    assert.deepEqual(results, Array.from({ length: 10 }, (_, k) => `${k + 1}: exit 0`));
+    assert.ok((await activePods(client, ns, 'undo')).every((p) => imageOf(p) === container?.image));
+  });
+
   it('plans a rollout blocked by maxUnavailable (no pod next, the unavailable pod named, the rest in update order); rollout status times out on it', async () => {
     await client.create(CLONESETS, ns, newCloneSet(ns, 'blocked', 4, { spec: { updateStrategy: { type: 'ReCreate', maxUnavailable: 1 } } }));
     await rolledOut(client, ns, 'blocked', 4);
