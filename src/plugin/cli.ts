@@ -3,7 +3,7 @@
 // merge patch of the CloneSet (apps.kruise.io/v1alpha1). Errors print as `error: …` and exit 1, as in kubectl.
 import { stringify } from 'yaml';
 import type { CloneSet } from '../api/cloneset.ts';
-import { CLONESETS, CONTROLLER_REVISIONS, PODS } from '../kube/resources.ts';
+import { CONTROLLER_REVISIONS, PODS } from '../kube/resources.ts';
 import { selectorToString } from '../kube/selectors.ts';
 import { rfc3339 } from '../kube/time.ts';
 import type { ControllerRevision, Pod } from '../kube/types.ts';
@@ -14,7 +14,7 @@ import { formatHistory, historyRows, ownedRevisions, undoPatch, undoTarget } fro
 import { formatPlan, planCommand } from './plan.ts';
 import { parseRestartMode, planRestart } from './restart.ts';
 import { waitForRollout } from './rollout-status.ts';
-import { describeError, getCloneSet, nameArg, openSession, PluginError, RESOURCE, type Session } from './session.ts';
+import { describeError, getCloneSet, nameArg, OBJECT_PREFIX, openSession, PluginError, RESOURCE, type Session } from './session.ts';
 import { parseImageArgs, planSetImage } from './set-image.ts';
 
 export const USAGE = `kubectl cloneset controls OpenKruise CloneSets (apps.kruise.io/v1alpha1).
@@ -54,8 +54,9 @@ export interface Io {
 
 const line = (io: Io, text: string): void => io.out(`${text}\n`);
 
-async function patchCloneSet(s: Session, name: string, patch: unknown): Promise<CloneSet> {
-  return s.client.patch<CloneSet>(CLONESETS, s.namespace, name, patch, 'merge');
+/** A merge patch of the internal model of `current`, written through the version the server prefers. */
+async function patchCloneSet(s: Session, current: CloneSet, patch: unknown): Promise<void> {
+  await s.client.patch<unknown>(s.api.resource, s.namespace, current.metadata.name ?? '', s.api.patchFor(current, patch), 'merge');
 }
 
 async function rollout(s: Session, flags: Flags, io: Io): Promise<void> {
@@ -76,7 +77,7 @@ async function rollout(s: Session, flags: Flags, io: Io): Promise<void> {
         const rev = ownedRevisions(cs, revs.items).find((r) => r.revision === flags.revision);
         if (rev === undefined) throw new PluginError(`unable to find the specified revision ${flags.revision} of cloneset "${name}"; see kubectl cloneset rollout history ${name}`);
         const view = { revision: rev.revision, name: rev.metadata.name, template: templateFromRevision(rev) };
-        io.out(flags.output === 'json' ? `${JSON.stringify(view, null, 2)}\n` : `clonesets.apps.kruise.io/${name} with revision #${rev.revision} (${rev.metadata.name ?? ''})\n${stringify({ 'Pod Template': view.template })}`);
+        io.out(flags.output === 'json' ? `${JSON.stringify(view, null, 2)}\n` : `${OBJECT_PREFIX}/${name} with revision #${rev.revision} (${rev.metadata.name ?? ''})\n${stringify({ 'Pod Template': view.template })}`);
         return;
       }
       const rows = historyRows(cs, revs.items);
@@ -93,11 +94,11 @@ async function rollout(s: Session, flags: Flags, io: Io): Promise<void> {
       if (!target.ok) throw new PluginError(target.message);
       const patch = undoPatch(cs, target.revision, target.template);
       if (patch === undefined) {
-        line(io, `${RESOURCE}/${name} skipped rollback (current template already matches revision ${target.revision.revision})`);
+        line(io, `${OBJECT_PREFIX}/${name} skipped rollback (current template already matches revision ${target.revision.revision})`);
         return;
       }
-      await patchCloneSet(s, name, patch);
-      line(io, `${RESOURCE}/${name} rolled back to revision ${target.revision.revision} (${target.revision.metadata.name ?? ''})`);
+      await patchCloneSet(s, cs, patch);
+      line(io, `${OBJECT_PREFIX}/${name} rolled back to revision ${target.revision.revision} (${target.revision.metadata.name ?? ''})`);
       return;
     }
     case 'pause':
@@ -106,8 +107,8 @@ async function rollout(s: Session, flags: Flags, io: Io): Promise<void> {
       const cs = await getCloneSet(s, name);
       const want = sub === 'pause';
       if ((cs.spec.updateStrategy?.paused === true) === want) throw new PluginError(`${RESOURCE} "${name}" is ${want ? 'already paused' : 'not paused'}`);
-      await patchCloneSet(s, name, { spec: { updateStrategy: { paused: want } } });
-      line(io, `${RESOURCE}/${name} ${want ? 'paused' : 'resumed'}`);
+      await patchCloneSet(s, cs, { spec: { updateStrategy: { paused: want } } });
+      line(io, `${OBJECT_PREFIX}/${name} ${want ? 'paused' : 'resumed'}`);
       return;
     }
     case 'restart': {
@@ -122,8 +123,9 @@ async function rollout(s: Session, flags: Flags, io: Io): Promise<void> {
       const pods = await s.client.listAll<Pod>(PODS, s.namespace, { labelSelector: selectorToString(cs.spec.selector) });
       const plan = planRestart(cs, pods.items, mode, rfc3339(Date.now()));
       if (!plan.ok) throw new PluginError(plan.message);
-      await patchCloneSet(s, name, plan.patch);
-      line(io, `${RESOURCE}/${name} restarted (${plan.mode}): ${plan.effect}`);
+      await patchCloneSet(s, cs, plan.patch);
+      line(io, `${OBJECT_PREFIX}/${name} restarted`);
+      line(io, `  ${plan.effect}`);
       return;
     }
     default:
@@ -161,16 +163,16 @@ async function dispatch(flags: Flags, io: Io): Promise<void> {
         const cs = await getCloneSet(s, name);
         const plan = planSetImage(cs, images);
         if (!plan.ok) throw new PluginError(plan.message);
-        if (plan.changed) await patchCloneSet(s, name, plan.patch);
-        line(io, `${RESOURCE}/${name} ${plan.changed ? 'image updated' : 'unchanged'}`);
+        if (plan.changed) await patchCloneSet(s, cs, plan.patch);
+        line(io, `${OBJECT_PREFIX}/${name} ${plan.changed ? 'image updated' : 'unchanged'}`);
         return;
       }
       case 'scale': {
         const name = nameArg(flags.positionals, 1, 'kubectl cloneset scale NAME --replicas N');
         if (flags.replicas === undefined) throw new UsageError('--replicas=COUNT is required\nUsage: kubectl cloneset scale NAME --replicas N');
-        await getCloneSet(s, name);
-        await patchCloneSet(s, name, { spec: { replicas: flags.replicas } });
-        line(io, `${RESOURCE}/${name} scaled`);
+        const cs = await getCloneSet(s, name);
+        await patchCloneSet(s, cs, { spec: { replicas: flags.replicas } });
+        line(io, `${OBJECT_PREFIX}/${name} scaled`);
         return;
       }
     }

@@ -7,7 +7,7 @@ import { stringify } from 'yaml';
 import type { CloneSet } from '../api/cloneset.ts';
 import { controllerRefOf } from '../kube/owner-refs.ts';
 import { selectorToString } from '../kube/selectors.ts';
-import { CLONESETS, CONTROLLER_REVISIONS, PODS } from '../kube/resources.ts';
+import { CONTROLLER_REVISIONS, PODS } from '../kube/resources.ts';
 import type { ControllerRevision, KubeObject, Pod } from '../kube/types.ts';
 import { Informer } from '../runtime/informer.ts';
 import { systemClock } from '../runtime/clock.ts';
@@ -50,7 +50,7 @@ export async function getCommand(s: Session, name: string, opts: GetOptions): Pr
 async function watchView(s: Session, name: string, selector: string, opts: GetOptions): Promise<void> {
   const logger = pino({ level: 'silent' });
   const base = { client: s.client, namespace: s.namespace, clock: systemClock, logger };
-  const cloneSets = new Informer<CloneSet>({ ...base, resource: CLONESETS, fieldSelector: `metadata.name=${name}` });
+  const cloneSets = new Informer<CloneSet>({ ...base, resource: s.api.resource, transform: s.api.toInternal, fieldSelector: `metadata.name=${name}` });
   const revisions = new Informer<ControllerRevision>({ ...base, resource: CONTROLLER_REVISIONS, labelSelector: selector });
   const pods = new Informer<Pod>({ ...base, resource: PODS, labelSelector: selector });
   const stop = new AbortController();

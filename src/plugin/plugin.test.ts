@@ -11,6 +11,7 @@ import { deletionFacts, describeAction, explainUpdate, podsUpdatedBy } from './e
 import { parseDuration, parseFlags } from './flags.ts';
 import { historyRows, undoPatch, undoTarget } from './history.ts';
 import { createMergePatch } from './merge-patch.ts';
+import { cloneSetApiFor, v1beta1Patch } from './cloneset-api.ts';
 import { ANNOTATION_RESTARTED_AT, ENV_RESTARTED_AT, planRestart } from './restart.ts';
 import { rolloutVerdict, watchRetryDelayMs } from './rollout-status.ts';
 import { ApiError, ConnectionError } from '../kube/api-error.ts';
@@ -134,27 +135,32 @@ describe('rollout restart', () => {
   const daemonPod: Pod = { ...aPod(inPlace).ofRevision('r1').build() };
   const withDaemon: Pod = { ...daemonPod, metadata: { ...daemonPod.metadata, annotations: { 'apps.kruise.io/runtime-containers-meta': '{}' } } };
   type Patch = { spec: { template: { metadata: { annotations: Record<string, string> }; spec?: { containers: { env: { name: string; value?: string; valueFrom?: unknown }[] }[] } } } };
-  test('ReCreate: a literal env value, so every pod is recreated', () => {
+  test('ReCreate: only the kubectl.kubernetes.io/restartedAt template annotation, as kubectl writes it; every pod is recreated', () => {
     const plan = planRestart(recreate, [], 'auto', '2025-01-02T03:04:05Z');
     assert.ok(plan.ok);
     assert.equal(plan.mode, 'recreate');
-    const p = plan.patch as Patch;
-    assert.equal(p.spec.template.metadata.annotations[ANNOTATION_RESTARTED_AT], '2025-01-02T03:04:05Z');
-    assert.deepEqual(p.spec.template.spec?.containers[0]?.env.at(-1), { name: ENV_RESTARTED_AT, value: '2025-01-02T03:04:05Z' });
+    assert.deepEqual(plan.patch, { spec: { template: { metadata: { annotations: { [ANNOTATION_RESTARTED_AT]: '2025-01-02T03:04:05Z' } } } } });
+    assert.match(plan.effect, /every pod is deleted and created anew/);
   });
-  test('in place without kruise-daemon: refused with what to do, also when asked for explicitly', () => {
-    for (const mode of ['auto', 'in-place'] as const) {
-      const plan = planRestart(inPlace, [daemonPod], mode, 't');
-      assert.ok(!plan.ok);
-      assert.match(plan.message, /would wait for ever/);
-      assert.match(plan.message, /--mode=recreate/);
-    }
-    const recreate = planRestart(inPlace, [daemonPod], 'recreate', 't');
-    assert.ok(recreate.ok);
-    assert.match(recreate.effect, /every pod is deleted and created anew \(InPlaceIfPossible: an env value cannot change in place\)/);
+  test('InPlaceIfPossible without kruise-daemon, default mode: the annotation alone, a metadata-only in-place update that needs no daemon', () => {
+    const plan = planRestart(inPlace, [daemonPod], 'auto', 't');
+    assert.ok(plan.ok);
+    assert.deepEqual(plan.patch, { spec: { template: { metadata: { annotations: { [ANNOTATION_RESTARTED_AT]: 't' } } } } });
+    assert.match(plan.effect, /metadata-only in-place update.*containers keep running/);
+    assert.match(plan.effect, /--mode=recreate/);
+  });
+  test('--mode=in-place without kruise-daemon: refused with what to do; --mode=recreate on InPlaceIfPossible: a literal env value', () => {
+    const refused = planRestart(inPlace, [daemonPod], 'in-place', 't');
+    assert.ok(!refused.ok);
+    assert.match(refused.message, /would wait for ever/);
+    assert.match(refused.message, /--mode=recreate/);
+    const recreated = planRestart(inPlace, [daemonPod], 'recreate', 't');
+    assert.ok(recreated.ok);
+    assert.match(recreated.effect, /every pod is deleted and created anew \(InPlaceIfPossible: an env value cannot change in place/);
+    assert.deepEqual((recreated.patch as Patch).spec.template.spec?.containers[0]?.env.at(-1), { name: ENV_RESTARTED_AT, value: 't' });
   });
   test('in place with kruise-daemon: the env var reads the annotation; once it is there only the annotation changes', () => {
-    const first = planRestart(inPlace, [withDaemon], 'auto', 't1');
+    const first = planRestart(inPlace, [withDaemon], 'in-place', 't1');
     assert.ok(first.ok);
     assert.equal(first.mode, 'in-place');
     assert.match(first.effect, /first in-place restart/);
@@ -164,6 +170,25 @@ describe('rollout restart', () => {
     assert.ok(second.ok);
     assert.equal((second.patch as Patch).spec.template.spec, undefined, 'no container change: an in-place update');
     assert.match(second.effect, /updated in place/);
+  });
+});
+
+describe('writes through apps.kruise.io/v1beta1 (the preferred version)', () => {
+  const rolling = aCloneSet('web').build();
+  const onDelete: CloneSet = { ...rolling, spec: { ...rolling.spec, updateStrategy: { type: 'OnDelete' } } };
+  test('rollout fields move under updateStrategy.rollingUpdate; replicas, template and metadata keep their path', () => {
+    assert.deepEqual(v1beta1Patch(rolling, { spec: { updateStrategy: { paused: true } } }), { spec: { updateStrategy: { rollingUpdate: { paused: true } } } });
+    assert.deepEqual(v1beta1Patch(onDelete, { spec: { replicas: 3 } }), { spec: { replicas: 3 } });
+    const template = { metadata: { resourceVersion: '7' }, spec: { template: { metadata: { annotations: { a: 'b' } } } } };
+    assert.deepEqual(v1beta1Patch(onDelete, template), template);
+  });
+  test('an OnDelete CloneSet without a rollingUpdate block gets partition 0 with it (v1beta1 requires one there)', () => {
+    assert.deepEqual(v1beta1Patch(onDelete, { spec: { updateStrategy: { paused: true } } }), { spec: { updateStrategy: { rollingUpdate: { paused: true, partition: 0 } } } });
+  });
+  test('discovery picks the preferred version, else the newest one this plugin knows', () => {
+    assert.equal(cloneSetApiFor('v1beta1')?.resource.version, 'v1beta1');
+    assert.equal(cloneSetApiFor('v1alpha1')?.resource.version, 'v1alpha1');
+    assert.equal(cloneSetApiFor('v2'), undefined);
   });
 });
 

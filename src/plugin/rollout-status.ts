@@ -4,7 +4,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CloneSet } from '../api/cloneset.ts';
 import { partitionAbs } from '../cloneset/plan/int-or-percent.ts';
-import { CLONESETS } from '../kube/resources.ts';
 import { ApiError, ConnectionError, isGone } from '../kube/api-error.ts';
 import type { Session } from './session.ts';
 import { PluginError, RESOURCE } from './session.ts';
@@ -109,14 +108,14 @@ export async function waitForRollout(s: Session, name: string, first: CloneSet, 
   try {
     while (!finished && !abort.signal.aborted) {
       try {
-        await s.client.watch(CLONESETS, s.namespace, { resourceVersion: rv, timeoutSeconds: 300, allowWatchBookmarks: true, fieldSelector: `metadata.name=${name}` }, (e) => {
+        await s.client.watch(s.api.resource, s.namespace, { resourceVersion: rv, timeoutSeconds: 300, allowWatchBookmarks: true, fieldSelector: `metadata.name=${name}` }, (e) => {
           if (finished) return;
           if (e.type === 'ERROR') throw new Error(`watch error: ${JSON.stringify(e.object)}`);
           rv = e.object.metadata?.resourceVersion ?? rv;
           if (e.type === 'BOOKMARK') return;
           if (e.type === 'DELETED') throw new PluginError(`${RESOURCE} "${name}" was deleted while waiting for its rollout`);
           try {
-            if (check(e.object as CloneSet)) { finished = true; abort.abort(); }
+            if (check(s.api.toInternal(e.object as CloneSet))) { finished = true; abort.abort(); }
           } catch (err) {
             failure = err;
             finished = true;
@@ -132,7 +131,7 @@ export async function waitForRollout(s: Session, name: string, first: CloneSet, 
         if (abort.signal.aborted) break;
       }
       if (!finished && !abort.signal.aborted) {
-        const cs = await s.client.get<CloneSet>(CLONESETS, s.namespace, name);
+        const cs = s.api.toInternal(await s.client.get<CloneSet>(s.api.resource, s.namespace, name));
         rv = cs.metadata.resourceVersion ?? '';
         if (check(cs)) finished = true;
       }

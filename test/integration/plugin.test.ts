@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { CloneSet } from '../../src/api/cloneset.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
-import { CLONESETS, NAMESPACES } from '../../src/kube/resources.ts';
+import type { CloneSetV1beta1 } from '../../src/api/cloneset-v1beta1.ts';
+import { CLONESETS, CLONESETS_V1BETA1, NAMESPACES } from '../../src/kube/resources.ts';
 import type { Pod } from '../../src/kube/types.ts';
 import { activePods, getCloneSet, newCloneSet, readyPods } from '../helpers/cloneset.ts';
 import { eventually, kubeconfigPath, newNamespace, ROOT, startController, testClient, type ControllerProcess } from '../helpers/kube.ts';
@@ -144,7 +145,7 @@ describe('kubectl cloneset (the kubectl plugin)', () => {
   it('scales, sets the image, waits for the rollout, lists the history and undoes it', async () => {
     // minReadySeconds makes the rollout last long enough (≥ 3 × 2 s) to be watched in progress.
     await client.create(CLONESETS, ns, newCloneSet(ns, 'web', 2, { spec: { minReadySeconds: 2, updateStrategy: { type: 'ReCreate', maxUnavailable: 1 } } }));
-    assert.match(await ok(['scale', 'web', '-n', ns, '--replicas', '3']), /clonesets\.apps\.kruise\.io\/web scaled/);
+    assert.match(await ok(['scale', 'web', '-n', ns, '--replicas', '3']), /^cloneset\.apps\.kruise\.io\/web scaled\n$/);
     assert.match(await ok(['rollout', 'status', 'web', '-n', ns, '--timeout', '2m']), /cloneset "web" successfully rolled out/);
     assert.equal((await readyPods(client, ns, 'web', 3))?.length, 3);
     const first = await getCloneSet(client, ns, 'web');
@@ -171,6 +172,45 @@ describe('kubectl cloneset (the kubectl plugin)', () => {
     assert.ok((await activePods(client, ns, 'web')).every((p) => imageOf(p) === 'nginx:alpine'));
     assert.match(await ok(['rollout', 'history', 'web', '-n', ns]), new RegExp(`3\\s+${first.status?.updateRevision ?? 'x'}\\s+current,update`));
     assert.match(await ok(['rollout', 'undo', 'web', '-n', ns, '--to-revision', '3']), /skipped rollback/);
+  });
+
+  it('runs every command against a v1beta1 OnDelete CloneSet and a v1alpha1 CloneSet (writes go through the preferred version)', async () => {
+    await client.create<CloneSetV1beta1>(CLONESETS_V1BETA1, ns, {
+      apiVersion: 'apps.kruise.io/v1beta1', kind: 'CloneSet', metadata: { name: 'od', namespace: ns },
+      spec: {
+        replicas: 2, selector: { matchLabels: { app: 'od' } }, updateStrategy: { type: 'OnDelete' },
+        template: { metadata: { labels: { app: 'od' } }, spec: { containers: [{ name: 'nginx', image: 'nginx:alpine' }] } },
+      },
+    });
+    await client.create(CLONESETS, ns, newCloneSet(ns, 'alpha', 2, { spec: { updateStrategy: { type: 'ReCreate', maxUnavailable: 1 } } }));
+    const transcript: string[] = [];
+    const run = async (args: readonly string[]): Promise<string> => {
+      const r = await kubectlCloneset([...args, '-n', ns]);
+      transcript.push(`${args.join(' ')} → exit ${r.code}${r.code === 0 ? '' : `: ${r.stderr.trim()}`}`);
+      return r.stdout;
+    };
+    for (const name of ['od', 'alpha']) {
+      await rolledOut(client, ns, name, 2);
+      await run(['get', name]);
+      await run(['get', name, '-o', 'json']);
+      await run(['plan', name]);
+      await run(['rollout', 'status', name, '--timeout', '1m']);
+      await run(['scale', name, '--replicas', '3']);
+      await run(['set', 'image', name, 'nginx=nginx:mainline']);
+      // OnDelete never replaces a pod by itself: its status is read once instead of waited for.
+      await run(['rollout', 'status', name, ...(name === 'od' ? ['--watch=false'] : ['--timeout', '2m'])]);
+      await run(['rollout', 'history', name]);
+      await run(['rollout', 'pause', name]);
+      await run(['rollout', 'resume', name]);
+      await run(['rollout', 'restart', name]);
+      await run(['rollout', 'undo', name]);
+    }
+    assert.deepEqual(transcript.filter((t) => !t.endsWith('exit 0')), [], transcript.join('\n'));
+    const od = await client.get<CloneSetV1beta1>(CLONESETS_V1BETA1, ns, 'od');
+    assert.equal(od.spec.updateStrategy?.type, 'OnDelete');
+    assert.equal(od.spec.replicas, 3);
+    assert.equal(od.spec.updateStrategy?.rollingUpdate?.paused, false);
+    assert.equal(od.spec.template.spec.containers[0]?.image, 'nginx:mainline', 'undone to the revision before the restart');
   });
 
   it('ends rollout status when the partition in force is reached', async () => {
@@ -204,24 +244,31 @@ describe('kubectl cloneset (the kubectl plugin)', () => {
     assert.ok((await activePods(client, ns, 'paused')).every((p) => imageOf(p) === 'nginx:mainline'));
   });
 
-  it('restarts every pod of a ReCreate CloneSet by recreating it, and refuses an in-place restart without kruise-daemon', async () => {
+  it('restarts a ReCreate CloneSet with the restartedAt template annotation alone, and an InPlaceIfPossible one without kruise-daemon in place', async () => {
     await client.create(CLONESETS, ns, newCloneSet(ns, 'rs', 2, { spec: { updateStrategy: { type: 'ReCreate', maxUnavailable: 1 } } }));
     await rolledOut(client, ns, 'rs', 2);
     const before = new Set((await activePods(client, ns, 'rs')).map((p) => p.metadata.uid));
     const out = await ok(['rollout', 'restart', 'rs', '-n', ns]);
-    assert.match(out, /restarted \(recreate\): every pod is deleted and created anew/);
+    assert.match(out, /^cloneset\.apps\.kruise\.io\/rs restarted\n {2}every pod is deleted and created anew/);
     await ok(['rollout', 'status', 'rs', '-n', ns, '--timeout', '2m']);
     const after = await activePods(client, ns, 'rs');
     assert.equal(after.length, 2);
     assert.ok(after.every((p) => !before.has(p.metadata.uid)), 'every pod is new');
     assert.ok(after.every((p) => p.metadata.annotations?.['kubectl.kubernetes.io/restartedAt'] !== undefined));
+    const restarted = await getCloneSet(client, ns, 'rs');
+    assert.deepEqual(restarted.spec.template.spec.containers.map((c) => c['env']), [undefined], 'no env var: the containers are as the user wrote them');
 
     await client.create(CLONESETS, ns, newCloneSet(ns, 'ip', 2, { spec: { updateStrategy: { type: 'InPlaceIfPossible', maxUnavailable: 1 } } }));
     await rolledOut(client, ns, 'ip', 2);
-    const refused = await kubectlCloneset(['rollout', 'restart', 'ip', '-n', ns]);
-    assert.equal(refused.code, 1);
-    assert.match(refused.stderr, /no pod shows kruise-daemon/);
-    assert.match(refused.stderr, /--mode=recreate/);
+    const uids = new Set((await activePods(client, ns, 'ip')).map((p) => p.metadata.uid));
+    const inPlace = await ok(['rollout', 'restart', 'ip', '-n', ns]);
+    assert.match(inPlace, /metadata-only in-place update/);
+    assert.match(await ok(['rollout', 'status', 'ip', '-n', ns, '--timeout', '2m']), /successfully rolled out/);
+    const patched = await eventually('both pods annotated in place', async () => {
+      const pods = await activePods(client, ns, 'ip');
+      return pods.length === 2 && pods.every((p) => p.metadata.annotations?.['kubectl.kubernetes.io/restartedAt'] !== undefined) ? pods : undefined;
+    }, { timeoutMs: 60_000 });
+    assert.ok(patched.every((p) => uids.has(p.metadata.uid)), 'the same pods');
   });
 
   it('restarts an InPlaceIfPossible CloneSet with --mode=recreate, and refuses --mode=in-place without kruise-daemon', async () => {
