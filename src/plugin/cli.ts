@@ -9,7 +9,7 @@ import { rfc3339 } from '../kube/time.ts';
 import type { ControllerRevision, Pod } from '../kube/types.ts';
 import { templateFromRevision } from '../cloneset/plan/revisions.ts';
 import { parseFlags, UsageError, type Flags } from './flags.ts';
-import { getCommand } from './get.ts';
+import { getCommand, type Terminal } from './get.ts';
 import { formatHistory, historyRows, ownedRevisions, undoPatch, undoTarget } from './history.ts';
 import { formatPlan, planCommand } from './plan.ts';
 import { parseRestartMode, planRestart } from './restart.ts';
@@ -49,6 +49,8 @@ export interface Io {
   readonly out: (text: string) => void;
   readonly err: (text: string) => void;
   readonly tty: boolean;
+  /** stdout's terminal, for the live view. */
+  readonly terminal?: Terminal;
   readonly signal: AbortSignal;
 }
 
@@ -143,7 +145,7 @@ async function dispatch(flags: Flags, io: Io): Promise<void> {
     switch (command) {
       case 'get': {
         const name = nameArg(flags.positionals, 1, 'kubectl cloneset get NAME [--watch] [-o json|yaml|wide]');
-        await getCommand(s, name, { watch: flags.watch ?? false, output: flags.output, tty: io.tty, write: io.out, signal: io.signal });
+        await getCommand(s, name, { watch: flags.watch ?? false, output: flags.output, tty: io.tty, ...(io.terminal !== undefined ? { terminal: io.terminal } : {}), write: io.out, signal: io.signal });
         return;
       }
       case 'plan': {
@@ -219,10 +221,32 @@ if (import.meta.main) {
     if (e.code === 'EPIPE') process.exit(0);
     throw e;
   });
+  const { stdin, stdout } = process;
+  const terminal: Terminal | undefined = stdout.isTTY ? {
+    size: () => ({ columns: stdout.columns, rows: stdout.rows }),
+    onResize: (redraw) => {
+      stdout.on('resize', redraw);
+      return () => stdout.off('resize', redraw);
+    },
+    ...(stdin.isTTY ? {
+      onKey: (key: (k: string) => void) => {
+        const onData = (d: Buffer): void => key(d.toString('utf8'));
+        stdin.setRawMode(true);
+        stdin.on('data', onData);
+        stdin.resume();
+        return () => {
+          stdin.off('data', onData);
+          stdin.setRawMode(false);
+          stdin.pause();
+        };
+      },
+    } : {}),
+  } : undefined;
   const code = await run(process.argv.slice(2), {
-    out: (t) => process.stdout.write(t),
+    out: (t) => stdout.write(t),
     err: (t) => process.stderr.write(t),
-    tty: process.stdout.isTTY,
+    tty: stdout.isTTY,
+    ...(terminal !== undefined ? { terminal } : {}),
     signal: abort.signal,
   });
   process.exitCode = code;

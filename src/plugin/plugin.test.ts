@@ -16,7 +16,7 @@ import { ANNOTATION_RESTARTED_AT, ENV_RESTARTED_AT, planRestart } from './restar
 import { rolloutVerdict, watchRetryDelayMs } from './rollout-status.ts';
 import { ApiError, ConnectionError } from '../kube/api-error.ts';
 import { parseImageArgs, planSetImage } from './set-image.ts';
-import { buildView, renderView } from './tree.ts';
+import { buildView, clip, renderView } from './tree.ts';
 
 const STATUS: CloneSetStatus = { observedGeneration: 2, replicas: 4, readyReplicas: 4, availableReplicas: 4, updatedReplicas: 4, updatedReadyReplicas: 4, updatedAvailableReplicas: 4, expectedUpdatedReplicas: 4 };
 
@@ -220,6 +220,29 @@ describe('tree', () => {
     assert.match(plain, /└──# revision:1 +Revision +\S+ +update,current {2}web-r1 {2}main=nginx:1/);
     assert.equal((plain.match(/ {3}[├└]──□ web-\w+ +Pod +✔ Running +\S+ +ready:\d\/1( not-ready)? {2}lifecycle:Normal {2}node-a {2}restarts:0/g) ?? []).length, 2);
     assert.match(renderView(view, { colour: true, wide: false }), /\x1b\[32m✔ Healthy\x1b\[0m/);
+    assert.equal(view.status, 'Healthy', 'the data (-o json|yaml) carries the word, no glyph');
+  });
+
+  test('fitted to a terminal of 80×24: the header stays, 50 pods fold into "… N more pods", no line is wider than 80', () => {
+    const cs0 = aCloneSet('web').replicas(50).build();
+    const r1 = revisionOf({ ...cs0, metadata: { ...cs0.metadata, uid: cs0.metadata.uid ?? 'u' } }, 1, 'nginx:1');
+    const rev: ControllerRevision = { ...r1, metadata: { ...r1.metadata, name: 'web-r1' } };
+    const cs: CloneSet = { ...cs0, status: { ...STATUS, replicas: 50, observedGeneration: cs0.metadata.generation ?? 0, updateRevision: 'web-r1', currentRevision: 'web-r1', conditions: [{ type: 'FailedScale', status: 'True', message: 'a very long message '.repeat(10) }] } };
+    const pods = readyPods(cs, 50).map((p) => ({ ...p, spec: { ...p.spec, nodeName: 'a-node-with-a-rather-long-name-for-the-info-column' } }));
+    const lines = renderView(buildView(cs, [rev], pods, T0 + 65_000), { colour: false, wide: false, width: 80, height: 23 }).split('\n');
+    assert.equal(lines.length, 23);
+    assert.match(lines[0] ?? '', /^Name: +web$/);
+    assert.ok(lines.every((l) => [...l].length <= 80), lines.filter((l) => [...l].length > 80).join('\n'));
+    // 23 rows − 8 header − table header − CloneSet row = 13: the revision, 11 pods and the fold.
+    assert.equal(lines.filter((l) => /──□ web-/.test(l)).length, 11);
+    assert.match(lines[22] ?? '', /└── … 39 more pods$/);
+    assert.equal(lines.find((l) => l.startsWith('Conditions:')), 'Conditions:      FailedScale=True: a very long message a very long message a…');
+  });
+
+  test('clip cuts at a word boundary and marks the cut', () => {
+    assert.equal(clip('ready:1/1  lifecycle:Normal  node-a', 20), 'ready:1/1…');
+    assert.equal(clip('short', 20), 'short');
+    assert.equal(clip('averyveryverylongword', 10), 'averyvery…');
   });
 });
 

@@ -354,7 +354,7 @@ describe('kubectl cloneset (the kubectl plugin)', () => {
     await client.create(CLONESETS, ns, newCloneSet(ns, 'tree', 2));
     await rolledOut(client, ns, 'tree', 2);
     const view = JSON.parse(await ok(['get', 'tree', '-n', ns, '-o', 'json'])) as { status: string; revisions: { role: string; pods: { status: string }[] }[] };
-    assert.equal(view.status, '✔ Healthy');
+    assert.equal(view.status, 'Healthy');
     assert.equal(view.revisions[0]?.role, 'update,current');
     assert.deepEqual(view.revisions[0]?.pods.map((p) => p.status), ['Running', 'Running']);
     const plain = await ok(['get', 'tree', '-n', ns]);
