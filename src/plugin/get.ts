@@ -15,7 +15,8 @@ import { Informer } from '../runtime/informer.ts';
 import { systemClock } from '../runtime/clock.ts';
 import type { OutputFormat } from './flags.ts';
 import { getCloneSet, PluginError, RESOURCE, type Session } from './session.ts';
-import { buildView, clip, renderView, type CloneSetView } from './tree.ts';
+import { formatTable } from './history.ts';
+import { age, buildView, clip, overall, renderView, type CloneSetView } from './tree.ts';
 
 /** The terminal the live view draws on (absent when stdout is not one). */
 export interface Terminal {
@@ -140,4 +141,38 @@ async function watchView(s: Session, name: string, selector: string, opts: GetOp
     opts.signal.removeEventListener('abort', onAbort);
     for (const cleanup of cleanups.reverse()) cleanup();
   }
+}
+
+export interface ListOptions {
+  readonly allNamespaces: boolean;
+  readonly selector?: string;
+  readonly output: OutputFormat;
+  readonly write: (text: string) => void;
+}
+
+/** `get` without NAME: the CloneSets of the namespace (or of all, -A), filtered by -l, as `kubectl get` lists them. */
+export async function listCommand(s: Session, opts: ListOptions): Promise<void> {
+  const list = await s.client.listAll<CloneSet>(s.api.resource, opts.allNamespaces ? undefined : s.namespace, {
+    ...(opts.selector !== undefined ? { labelSelector: opts.selector } : {}),
+    map: s.api.toInternal,
+  });
+  const now = Date.now();
+  const rows = list.items.map((cs) => ({
+    namespace: cs.metadata.namespace ?? '',
+    name: cs.metadata.name ?? '',
+    desired: cs.spec.replicas ?? 1,
+    updated: cs.status?.updatedReplicas ?? 0,
+    ready: cs.status?.readyReplicas ?? 0,
+    available: cs.status?.availableReplicas ?? 0,
+    status: overall(cs).text,
+    age: age(cs.metadata.creationTimestamp, now),
+  }));
+  if (opts.output === 'json') return opts.write(`${JSON.stringify(rows, null, 2)}\n`);
+  if (opts.output === 'yaml') return opts.write(stringify(rows));
+  if (rows.length === 0) {
+    return opts.write(opts.allNamespaces ? 'No resources found\n' : `No resources found in ${s.namespace} namespace.\n`);
+  }
+  const header = [...(opts.allNamespaces ? ['NAMESPACE'] : []), 'NAME', 'DESIRED', 'UPDATED', 'READY', 'AVAILABLE', 'STATUS', 'AGE'];
+  const cells = rows.map((r) => [...(opts.allNamespaces ? [r.namespace] : []), r.name, String(r.desired), String(r.updated), String(r.ready), String(r.available), r.status, r.age]);
+  opts.write(`${formatTable([header, ...cells])}\n`);
 }

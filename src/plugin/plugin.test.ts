@@ -9,6 +9,8 @@ import { aCloneSet, aPod, plannerConfig, readyPods, revisions, sequentialIds, T0
 import type { ControllerRevision, Pod } from '../kube/types.ts';
 import { deletionFacts, describeAction, explainUpdate, podsUpdatedBy } from './explain.ts';
 import { parseDuration, parseFlags } from './flags.ts';
+import { complete, completionAnswer, completionScript } from './completion.ts';
+import { objectName } from './session.ts';
 import { historyRows, undoPatch, undoTarget } from './history.ts';
 import { createMergePatch } from './merge-patch.ts';
 import { cloneSetApiFor, v1beta1Patch } from './cloneset-api.ts';
@@ -84,6 +86,41 @@ describe('flags', () => {
     assert.deepEqual([f.namespace, f.watch, f.timeoutMs, f.output, f.positionals], ['ns', false, 90_000, 'json', ['rollout', 'status', 'x']]);
     assert.throws(() => parseDuration('timeout', '5 minutes'), /invalid argument "5 minutes" for "--timeout" flag/);
     assert.throws(() => parseFlags(['get', 'x', '-o', 'table']), /allowed formats are: json,yaml,wide/);
+  });
+  test('-w=false, -A, -l and --version as kubectl takes them', () => {
+    const f = parseFlags(['get', '-A', '-l', 'app=web', '-w=false', '--version']);
+    assert.deepEqual([f.allNamespaces, f.selector, f.watch, f.version], [true, 'app=web', false, true]);
+    assert.equal(parseFlags(['get', 'x', '-w=true']).watch, true);
+  });
+  test('errors in pflag\'s words, without node\'s advice about --', () => {
+    assert.throws(() => parseFlags(['get', '--foo']), (e: Error) => e.message === "unknown flag: --foo\nSee 'kubectl cloneset --help' for usage.");
+    assert.throws(() => parseFlags(['get', 'x', '-n']), /^UsageError: flag needs an argument: --namespace/);
+    assert.throws(() => parseFlags(['get', 'x', '--watch=maybe']), /invalid argument for "-w, --watch" flag: write --watch, --watch=true or --watch=false/);
+  });
+  test('TYPE/NAME: cloneset/web, clonesets.apps.kruise.io/web; another type is refused', () => {
+    assert.equal(objectName('web'), 'web');
+    assert.equal(objectName('cloneset/web'), 'web');
+    assert.equal(objectName('clonesets.apps.kruise.io/web'), 'web');
+    assert.throws(() => objectName('deployment/web'), /works on CloneSets only; write NAME or cloneset\/NAME/);
+  });
+});
+
+describe('completion', () => {
+  test('commands, rollout subcommands, flag values, and a NAME from the cluster', () => {
+    assert.deepEqual(complete(['ro']), { candidates: ['rollout'], need: 'none' });
+    assert.deepEqual(complete(['rollout', '']).candidates, ['status', 'history', 'undo', 'pause', 'resume', 'restart']);
+    assert.deepEqual(complete(['get', '-o', '']).candidates, ['json', 'yaml', 'wide']);
+    assert.deepEqual(complete(['rollout', 'restart', 'web', '--mode', 'in']).candidates, ['in-place']);
+    assert.equal(complete(['rollout', 'status', '']).need, 'cloneset-names');
+    assert.equal(complete(['-n', 'shop', 'get', '']).need, 'cloneset-names');
+    assert.equal(complete(['get', '-n', '']).need, 'namespaces');
+    assert.deepEqual(complete(['rollout', 'status', '--t']).candidates, ['--timeout']);
+    assert.equal(completionAnswer(['a', 'b']), 'a\nb\n:4\n');
+  });
+  test('bash and zsh scripts call __complete', () => {
+    assert.match(completionScript('bash') ?? '', /complete -o default -F _kubectl_cloneset kubectl-cloneset/);
+    assert.match(completionScript('zsh') ?? '', /compdef _kubectl_cloneset kubectl-cloneset/);
+    assert.equal(completionScript('fish'), undefined);
   });
 });
 

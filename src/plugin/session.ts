@@ -10,6 +10,7 @@ import { discoverCloneSetApi, type CloneSetApi } from './cloneset-api.ts';
 import { KubeConfigError } from '../kube/kubeconfig.ts';
 import type { Flags } from './flags.ts';
 
+export const VERSION = `v${pkg.version}`;
 export const USER_AGENT = `kubectl-cloneset/${pkg.version}`;
 /** As kubectl names the resource in errors ("clonesets.apps.kruise.io \"web\" not found"). */
 export const RESOURCE = `${PLURAL}.${GROUP}`;
@@ -52,7 +53,9 @@ export async function openSession(flags: Flags): Promise<Session> {
   const contextName = kc.getCurrentContext();
   const ctxNamespace = kc.getContextObject(contextName)?.namespace;
   const namespace = flags.namespace ?? (ctxNamespace !== undefined && ctxNamespace !== '' ? ctxNamespace : 'default');
-  const client = await KubeClient.fromKubeConfig(kc, { qps: 50, burst: 100, userAgent: USER_AGENT });
+  // A command line tool reports an unreachable server at once (kubectl does not retry a refused connection):
+  // two quick retries, and a request that gets no answer gives up after 10 s instead of the controller's 30 s.
+  const client = await KubeClient.fromKubeConfig(kc, { qps: 50, burst: 100, userAgent: USER_AGENT, policy: { maxRetries: 2, backoffBaseMs: 100, backoffMaxMs: 1000, requestTimeoutMs: 10_000 } });
   try {
     const api = await discoverCloneSetApi(client);
     return { client, namespace, server: client.server, contextName, api };
@@ -95,10 +98,24 @@ export async function getCloneSet(s: Session, name: string): Promise<CloneSet> {
   }
 }
 
-/** The one positional NAME of a command, or a usage error that says which command wanted it. */
+/** The type prefixes kubectl accepts for a CloneSet in TYPE/NAME (kind, plural, short name, with the group). */
+const TYPE_NAMES = new Set(['cloneset', 'clonesets', 'clone', 'cloneset.apps.kruise.io', 'clonesets.apps.kruise.io', 'clone.apps.kruise.io']);
+
+/** NAME from `NAME` or `TYPE/NAME` (`cloneset/web`, `clonesets.apps.kruise.io/web`), as kubectl takes it. */
+export function objectName(arg: string): string {
+  const slash = arg.indexOf('/');
+  if (slash < 0) return arg;
+  const type = arg.slice(0, slash).toLowerCase();
+  const name = arg.slice(slash + 1);
+  if (!TYPE_NAMES.has(type)) throw new PluginError(`"${arg}": kubectl cloneset works on CloneSets only; write NAME or cloneset/NAME`);
+  if (name === '' || name.includes('/')) throw new PluginError(`"${arg}": write NAME or cloneset/NAME`);
+  return name;
+}
+
+/** The one positional NAME (or TYPE/NAME) of a command, or a usage error that says which command wanted it. */
 export function nameArg(positionals: readonly string[], index: number, usage: string): string {
   const name = positionals[index];
   if (name === undefined || name === '') throw new PluginError(`NAME is required\nUsage: ${usage}`);
   if (positionals.length > index + 1) throw new PluginError(`unexpected arguments: ${positionals.slice(index + 1).join(' ')}\nUsage: ${usage}`);
-  return name;
+  return objectName(name);
 }

@@ -182,7 +182,7 @@ export function buildView(cs: CloneSet, revisions: readonly ControllerRevision[]
   };
 }
 
-function overall(cs: CloneSet): { text: string; tone: Tone; message: string } {
+export function overall(cs: CloneSet): { text: string; tone: Tone; message: string } {
   const status = cs.status;
   const replicas = cs.spec.replicas ?? 1;
   const progressing = status?.conditions?.find((c) => c.type === 'Progressing');
