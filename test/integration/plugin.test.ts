@@ -58,12 +58,14 @@ const imageOf = (p: Pod): string => p.spec.containers[0]?.image ?? '';
 
 /** A tmux server of our own (its own socket), so nothing else's sessions are touched. */
 class Terminal {
-  readonly #socket = `kubectl-cloneset-test-${process.pid}`;
+  readonly #socket = `kubectl-cloneset-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   readonly #session = 'view';
+
+  constructor(readonly columns = 200, readonly rows = 50) {}
 
   start(command: string): void {
     const env = `env PATH=${PATH_WITH_PLUGIN} KUBECONFIG=${kubeconfigPath()} TERM=xterm-256color`;
-    this.#tmux(['new-session', '-d', '-s', this.#session, '-x', '200', '-y', '50', `${env} bash --norc --noprofile`]);
+    this.#tmux(['new-session', '-d', '-s', this.#session, '-x', String(this.columns), '-y', String(this.rows), `${env} bash --norc --noprofile`]);
     this.#tmux(['send-keys', '-t', this.#session, command, 'Enter']);
   }
 
@@ -74,6 +76,11 @@ class Terminal {
   /** The pane with its colour escapes. */
   captureAnsi(): string {
     return this.#tmux(['capture-pane', '-p', '-e', '-t', this.#session]);
+  }
+
+  /** A tmux format of the pane, e.g. #{history_size} (lines scrolled off the top) or #{alternate_on}. */
+  format(f: string): string {
+    return this.#tmux(['display-message', '-p', '-t', this.#session, f]).trim();
   }
 
   keys(...keys: string[]): void {
@@ -360,6 +367,41 @@ describe('kubectl cloneset (the kubectl plugin)', () => {
     const plain = await ok(['get', 'tree', '-n', ns]);
     assert.match(plain, /└──# revision:1/);
     assert.doesNotMatch(plain, /\x1b\[/, 'no escape codes when piped');
+  });
+
+  it('fits the live tree of 50 pods into an 80×24 terminal: the header in every frame, no scrollback, q restores the screen', async () => {
+    await client.create(CLONESETS, ns, newCloneSet(ns, 'tall', 50, { spec: { updateStrategy: { type: 'ReCreate', maxUnavailable: '50%' } } }));
+    await rolledOut(client, ns, 'tall', 50);
+    const term = new Terminal(80, 24);
+    try {
+      term.start(`kubectl cloneset get tall -n ${ns} --watch`);
+      await eventually('the fitted tree in the terminal', async () => (/… \d+ more pods/.test(term.capture()) ? true : undefined), { timeoutMs: 30_000 });
+      assert.equal(term.format('#{alternate_on}'), '1', 'the view is on the alternate screen');
+      await ok(['set', 'image', 'tall', '-n', ns, 'nginx=nginx:mainline']);
+      // Frames sampled while the rollout redraws the view many times a second.
+      const frames: string[] = [];
+      await eventually('20 frames of the rollout', async () => {
+        frames.push(term.capture());
+        return frames.length >= 20 ? true : undefined;
+      }, { timeoutMs: 60_000, intervalMs: 200 });
+      for (const [i, frame] of frames.entries()) {
+        const lines = frame.replace(/\n+$/, '').split('\n');
+        assert.match(lines[0] ?? '', /^Name: +tall$/, `frame ${i} starts with the header:\n${frame}`);
+        assert.match(frame, /^Status: +\S/m, `frame ${i} shows the status`);
+        assert.ok(lines.length <= 24, `frame ${i} fits 24 rows`);
+        assert.ok(lines.every((l) => [...l].length <= 80), `frame ${i}: no line wider than 80:\n${frame}`);
+        assert.match(frame, /└── … \d+ more pods/, `frame ${i} folds the pods`);
+      }
+      assert.equal(term.format('#{history_size}'), '0', 'nothing scrolled off the screen');
+      term.keys('q');
+      term.keys('echo "exit=$?"', 'Enter');
+      await eventually('the view ended on q', async () => (/exit=0/.test(term.capture()) ? true : undefined));
+      assert.equal(term.format('#{alternate_on}'), '0', 'the shell\'s screen is back');
+      assert.doesNotMatch(term.capture(), /Name: +tall/, 'the view left nothing on the shell\'s screen');
+      assert.equal(term.format('#{history_size}'), '0', 'and nothing in the scrollback');
+    } finally {
+      term.stop();
+    }
   });
 
   it('redraws the live tree in a real terminal during an in-place rollout', async () => {
