@@ -61,7 +61,13 @@ class Terminal {
   readonly #socket = `kubectl-cloneset-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   readonly #session = 'view';
 
-  constructor(readonly columns = 200, readonly rows = 50) {}
+  readonly columns: number;
+  readonly rows: number;
+
+  constructor(columns = 200, rows = 50) {
+    this.columns = columns;
+    this.rows = rows;
+  }
 
   start(command: string): void {
     const env = `env PATH=${PATH_WITH_PLUGIN} KUBECONFIG=${kubeconfigPath()} TERM=xterm-256color`;
