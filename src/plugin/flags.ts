@@ -55,12 +55,16 @@ function normaliseBooleans(argv: readonly string[]): string[] {
   });
 }
 
+/** The flag a parseArgs message quotes: "Unknown option '--foo'", "Option '-n, --namespace <value>' argument missing". */
+const QUOTED_FLAG = new RegExp("'(-[^']*?)(?: <value>)?'");
+
 /** node's parseArgs error, in pflag's words (no advice about `--` that makes no sense for this command). */
 function usageMessage(e: unknown): string {
   const code = (e as { code?: unknown }).code;
   const text = e instanceof Error ? e.message : String(e);
-  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return `unknown flag: ${/'(-[^']*)'/.exec(text)?.[1] ?? text}`;
-  const names = (/Option '([^']*?)(?: <value>)?'/.exec(text)?.[1] ?? '').split(', ');
+  const quoted = QUOTED_FLAG.exec(text)?.[1];
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return `unknown flag: ${quoted ?? text}`;
+  const names = (quoted ?? '').split(', ');
   const long = names.at(-1) ?? '';
   if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && text.includes('does not take an argument')) {
     return `invalid argument for "${names.join(', ')}" flag: write ${long}, ${long}=true or ${long}=false`;
