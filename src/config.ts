@@ -44,6 +44,8 @@ export interface WebhookConfig {
   /** URL mode: the API server calls https://<host>:<port>/…; undefined = Service mode */
   readonly host?: string;
   readonly namespace: string;
+  /** Prefix of the Service, certificate Secret and webhook configuration names (one per Helm release). */
+  readonly namePrefix: string;
   readonly certDir?: string;
   readonly certValidityMs: number;
 }
@@ -98,6 +100,8 @@ Flags:
       --webhook-host string                URL mode: the API server calls https://<host>:<port>/… (local control
                                            planes); without it, Service mode (cloneset-controller-webhook-service)
       --webhook-namespace string           namespace of the certificate Secret and the Service (default "cloneset-system")
+      --webhook-name-prefix string         names <prefix>-webhook-service, <prefix>-webhook-certs and
+                                           <prefix>-{mutating,validating}-webhook-configuration (default "cloneset-controller")
       --webhook-cert-dir string            use tls.crt/tls.key (and ca.crt) from this directory (cert-manager, a mounted
                                            Secret) instead of self-managed certificates
       --webhook-cert-validity duration     lifetime of self-managed certificates; rotated at 2/3 (default 8760h)
@@ -167,7 +171,11 @@ function parseWebhookConfig(v: Record<string, string | boolean | undefined>, mod
   if (certValidityMs < 30_000) throw new UsageError('--webhook-cert-validity must be at least 30s');
   const host = str('webhook-host');
   const certDir = str('webhook-cert-dir');
-  return { port, ...(host !== undefined ? { host } : {}), namespace: str('webhook-namespace') ?? 'cloneset-system', ...(certDir !== undefined ? { certDir } : {}), certValidityMs };
+  const namePrefix = str('webhook-name-prefix') ?? 'cloneset-controller';
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(namePrefix) || namePrefix.length > 200) {
+    throw new UsageError(`--webhook-name-prefix must be a lower-case DNS label such as "cloneset-controller", got "${namePrefix}"`);
+  }
+  return { port, ...(host !== undefined ? { host } : {}), namespace: str('webhook-namespace') ?? 'cloneset-system', namePrefix, ...(certDir !== undefined ? { certDir } : {}), certValidityMs };
 }
 
 export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): ControllerConfig | 'help' {
@@ -206,6 +214,7 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Co
         'webhook-port': { type: 'string' },
         'webhook-host': { type: 'string' },
         'webhook-namespace': { type: 'string' },
+        'webhook-name-prefix': { type: 'string' },
         'webhook-cert-dir': { type: 'string' },
         'webhook-cert-validity': { type: 'string' },
         help: { type: 'boolean', short: 'h' },

@@ -172,6 +172,16 @@ describe('CRD clonesets.apps.kruise.io', () => {
     assert.deepEqual(bad, ['.spec.replicas: below minimum', '.spec.updateStrategy.type: not in enum']);
   });
 
+  test('v1alpha1 rejects OnDelete, as its admission does (and Kruise\'s through v1alpha1); v1beta1 accepts it', () => {
+    const withType = (apiVersion: string, type: string) => ({ apiVersion, kind: 'CloneSet', metadata: { name: 'x' }, spec: { selector: { matchLabels: { a: 'b' } }, template: {}, updateStrategy: { type } } });
+    const alpha: string[] = [];
+    check(openApiSchema('v1alpha1'), withType('apps.kruise.io/v1alpha1', 'OnDelete'), '', alpha);
+    assert.deepEqual(alpha, ['.spec.updateStrategy.type: not in enum']);
+    const beta: string[] = [];
+    check(openApiSchema('v1beta1'), withType('apps.kruise.io/v1beta1', 'OnDelete'), '', beta);
+    assert.deepEqual(beta, []);
+  });
+
   test('a fully populated v1beta1 object passes (OnDelete, rollingUpdate, enablePVCReuse, pre-download fields)', () => {
     const full = {
       apiVersion: 'apps.kruise.io/v1beta1', kind: 'CloneSet', metadata: { name: 'x' },

@@ -15,8 +15,8 @@
 // no admission webhook answers (the webhook, src/webhook/, does Kruise's full defaulting and validation; CEL rules
 // are added by hack/gen-crd.ts through src/admission/cel-rules.ts):
 // * validation Kruise's webhook does (and nothing stricter): replicas >= 0, progressDeadlineSeconds >= 0
-//   (v1alpha1), updateStrategy.type ∈ {ReCreate, InPlaceIfPossible, InPlaceOnly, OnDelete} (v1alpha1;
-//   admission rejects OnDelete there) or {RollingUpdate, OnDelete, ""} (v1beta1), selector operators
+//   (v1alpha1), updateStrategy.type ∈ {ReCreate, InPlaceIfPossible, InPlaceOnly} (v1alpha1,
+//   where Kruise's admission rejects OnDelete too) or {RollingUpdate, OnDelete, ""} (v1beta1), selector operators
 //   ∈ {In, NotIn, Exists, DoesNotExist}, priority weight in [0, 100];
 // * structural defaults for what Kruise's mutating webhook defaults unconditionally: replicas 1,
 //   revisionHistoryLimit 10, v1alpha1 updateStrategy {type ReCreate, partition 0, maxUnavailable "20%",
@@ -339,8 +339,8 @@ export const cloneSetSchema: SchemaFor<CloneSet> = {
           properties: {
             type: {
               type: 'string',
-              description: 'ReCreate (default), InPlaceIfPossible or InPlaceOnly (OnDelete: use apps.kruise.io/v1beta1).',
-              enum: ['ReCreate', 'InPlaceIfPossible', 'InPlaceOnly', 'OnDelete'],
+              description: 'ReCreate (default), InPlaceIfPossible or InPlaceOnly. OnDelete exists only in apps.kruise.io/v1beta1: a v1beta1 OnDelete CloneSet reads as OnDelete here but cannot be written through this version (as in Kruise).',
+              enum: ['ReCreate', 'InPlaceIfPossible', 'InPlaceOnly'],
               default: 'ReCreate',
             },
             partition: intOrString('Number or percent of pods to keep at old revisions. Default 0.', { default: 0 }),

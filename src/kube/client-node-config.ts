@@ -17,7 +17,7 @@ const unavailable = (what: string): string => `const unavailable = () => { throw
  * applyToHTTPSOptions builds for a cluster's proxy-url, which transport.ts never uses (it builds its own agent
  * from the ca/cert/key) — so those agents become inert objects, exactly as ignored as before.
  */
-const STUBS: Readonly<Record<string, string>> = {
+export const STUBS: Readonly<Record<string, string>> = {
   './gen/index.js': stub([
     unavailable('KubeConfig.makeApiClient'),
     'export function createConfiguration() { unavailable(); }',

@@ -3,23 +3,25 @@
 // merge patch of the CloneSet (apps.kruise.io/v1alpha1). Errors print as `error: …` and exit 1, as in kubectl.
 import { stringify } from 'yaml';
 import type { CloneSet } from '../api/cloneset.ts';
-import { CLONESETS, CONTROLLER_REVISIONS, PODS } from '../kube/resources.ts';
+import { CONTROLLER_REVISIONS, NAMESPACES, PODS } from '../kube/resources.ts';
 import { selectorToString } from '../kube/selectors.ts';
 import { rfc3339 } from '../kube/time.ts';
-import type { ControllerRevision, Pod } from '../kube/types.ts';
+import type { ControllerRevision, KubeObject, Pod } from '../kube/types.ts';
 import { templateFromRevision } from '../cloneset/plan/revisions.ts';
 import { parseFlags, UsageError, type Flags } from './flags.ts';
-import { getCommand } from './get.ts';
+import { getCommand, listCommand, type Terminal } from './get.ts';
+import { complete, completionAnswer, completionScript } from './completion.ts';
 import { formatHistory, historyRows, ownedRevisions, undoPatch, undoTarget } from './history.ts';
 import { formatPlan, planCommand } from './plan.ts';
 import { parseRestartMode, planRestart } from './restart.ts';
 import { waitForRollout } from './rollout-status.ts';
-import { describeError, getCloneSet, nameArg, openSession, PluginError, RESOURCE, type Session } from './session.ts';
+import { describeError, getCloneSet, nameArg, OBJECT_PREFIX, objectName, openSession, PluginError, RESOURCE, VERSION, type Session } from './session.ts';
 import { parseImageArgs, planSetImage } from './set-image.ts';
 
-export const USAGE = `kubectl cloneset controls OpenKruise CloneSets (apps.kruise.io/v1alpha1).
+export const USAGE = `kubectl cloneset controls OpenKruise CloneSets (apps.kruise.io, the version the API server prefers).
 
-Commands:
+Commands (NAME or cloneset/NAME):
+  get [-A] [-l SELECTOR] [-o json|yaml]       List the CloneSets of the namespace (-A: of all namespaces)
   get NAME [--watch] [-o json|yaml|wide]      Show the CloneSet, its revisions and pods as a tree (live with --watch)
   plan NAME [-o json|yaml]                    Dry run: what the next reconcile would do and why (writes nothing)
   rollout status NAME [--timeout 5m] [--watch=true]
@@ -32,13 +34,18 @@ Commands:
                                               Restart every pod, within maxUnavailable (see docs/kubectl-plugin.md)
   set image NAME CONTAINER=IMAGE ...          Change container images (*=IMAGE for all containers)
   scale NAME --replicas N                     Set spec.replicas
+  completion bash|zsh                         Print a shell completion script (see docs/kubectl-plugin.md)
+  version                                     Print the version (also --version)
 
 Global flags (as kubectl):
   -n, --namespace NS       namespace (default: the context's namespace, else "default")
       --context NAME       kubeconfig context to use
       --kubeconfig PATH    kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)
   -o, --output FORMAT      json, yaml or wide (get, plan, rollout history)
+  -A, --all-namespaces     get: list the CloneSets of every namespace
+  -l, --selector SELECTOR  get: only the CloneSets with these labels (e.g. app=web,tier!=db)
   -h, --help               this help
+      --version            the version of kubectl-cloneset
 
 plan flags (to match the controller's own): --feature-gates=A=true,... --cloneset-surge-rule=sustained|kruise
   --cloneset-scaling-exclude-preparing-delete
@@ -49,13 +56,16 @@ export interface Io {
   readonly out: (text: string) => void;
   readonly err: (text: string) => void;
   readonly tty: boolean;
+  /** stdout's terminal, for the live view. */
+  readonly terminal?: Terminal;
   readonly signal: AbortSignal;
 }
 
 const line = (io: Io, text: string): void => io.out(`${text}\n`);
 
-async function patchCloneSet(s: Session, name: string, patch: unknown): Promise<CloneSet> {
-  return s.client.patch<CloneSet>(CLONESETS, s.namespace, name, patch, 'merge');
+/** A merge patch of the internal model of `current`, written through the version the server prefers. */
+async function patchCloneSet(s: Session, current: CloneSet, patch: unknown): Promise<void> {
+  await s.client.patch<unknown>(s.api.resource, s.namespace, current.metadata.name ?? '', s.api.patchFor(current, patch), 'merge');
 }
 
 async function rollout(s: Session, flags: Flags, io: Io): Promise<void> {
@@ -76,7 +86,7 @@ async function rollout(s: Session, flags: Flags, io: Io): Promise<void> {
         const rev = ownedRevisions(cs, revs.items).find((r) => r.revision === flags.revision);
         if (rev === undefined) throw new PluginError(`unable to find the specified revision ${flags.revision} of cloneset "${name}"; see kubectl cloneset rollout history ${name}`);
         const view = { revision: rev.revision, name: rev.metadata.name, template: templateFromRevision(rev) };
-        io.out(flags.output === 'json' ? `${JSON.stringify(view, null, 2)}\n` : `clonesets.apps.kruise.io/${name} with revision #${rev.revision} (${rev.metadata.name ?? ''})\n${stringify({ 'Pod Template': view.template })}`);
+        io.out(flags.output === 'json' ? `${JSON.stringify(view, null, 2)}\n` : `${OBJECT_PREFIX}/${name} with revision #${rev.revision} (${rev.metadata.name ?? ''})\n${stringify({ 'Pod Template': view.template })}`);
         return;
       }
       const rows = historyRows(cs, revs.items);
@@ -93,11 +103,11 @@ async function rollout(s: Session, flags: Flags, io: Io): Promise<void> {
       if (!target.ok) throw new PluginError(target.message);
       const patch = undoPatch(cs, target.revision, target.template);
       if (patch === undefined) {
-        line(io, `${RESOURCE}/${name} skipped rollback (current template already matches revision ${target.revision.revision})`);
+        line(io, `${OBJECT_PREFIX}/${name} skipped rollback (current template already matches revision ${target.revision.revision})`);
         return;
       }
-      await patchCloneSet(s, name, patch);
-      line(io, `${RESOURCE}/${name} rolled back to revision ${target.revision.revision} (${target.revision.metadata.name ?? ''})`);
+      await patchCloneSet(s, cs, patch);
+      line(io, `${OBJECT_PREFIX}/${name} rolled back to revision ${target.revision.revision} (${target.revision.metadata.name ?? ''})`);
       return;
     }
     case 'pause':
@@ -106,8 +116,8 @@ async function rollout(s: Session, flags: Flags, io: Io): Promise<void> {
       const cs = await getCloneSet(s, name);
       const want = sub === 'pause';
       if ((cs.spec.updateStrategy?.paused === true) === want) throw new PluginError(`${RESOURCE} "${name}" is ${want ? 'already paused' : 'not paused'}`);
-      await patchCloneSet(s, name, { spec: { updateStrategy: { paused: want } } });
-      line(io, `${RESOURCE}/${name} ${want ? 'paused' : 'resumed'}`);
+      await patchCloneSet(s, cs, { spec: { updateStrategy: { paused: want } } });
+      line(io, `${OBJECT_PREFIX}/${name} ${want ? 'paused' : 'resumed'}`);
       return;
     }
     case 'restart': {
@@ -122,8 +132,9 @@ async function rollout(s: Session, flags: Flags, io: Io): Promise<void> {
       const pods = await s.client.listAll<Pod>(PODS, s.namespace, { labelSelector: selectorToString(cs.spec.selector) });
       const plan = planRestart(cs, pods.items, mode, rfc3339(Date.now()));
       if (!plan.ok) throw new PluginError(plan.message);
-      await patchCloneSet(s, name, plan.patch);
-      line(io, `${RESOURCE}/${name} restarted (${plan.mode}): ${plan.effect}`);
+      await patchCloneSet(s, cs, plan.patch);
+      line(io, `${OBJECT_PREFIX}/${name} restarted`);
+      line(io, `  ${plan.effect}`);
       return;
     }
     default:
@@ -134,14 +145,29 @@ async function rollout(s: Session, flags: Flags, io: Io): Promise<void> {
 async function dispatch(flags: Flags, io: Io): Promise<void> {
   const command = flags.positionals[0];
   if (command === undefined) throw new UsageError(`a command is required\n${USAGE}`);
+  if (command === 'version') {
+    io.out(`kubectl-cloneset ${VERSION}\n`);
+    return;
+  }
+  if (command === 'completion') {
+    const script = completionScript(flags.positionals[1] ?? '');
+    if (script === undefined) throw new UsageError('usage: kubectl cloneset completion bash|zsh');
+    io.out(script);
+    return;
+  }
   const known = ['get', 'plan', 'rollout', 'set', 'scale'];
   if (!known.includes(command)) throw new UsageError(`unknown command "${command}" for "kubectl cloneset"\nSee 'kubectl cloneset --help' for usage.`);
   const s = await openSession(flags);
   try {
     switch (command) {
       case 'get': {
+        if (flags.positionals.length === 1) {
+          if (flags.watch === true) throw new UsageError('--watch needs a NAME: kubectl cloneset get NAME --watch');
+          await listCommand(s, { allNamespaces: flags.allNamespaces, ...(flags.selector !== undefined ? { selector: flags.selector } : {}), output: flags.output, write: io.out });
+          return;
+        }
         const name = nameArg(flags.positionals, 1, 'kubectl cloneset get NAME [--watch] [-o json|yaml|wide]');
-        await getCommand(s, name, { watch: flags.watch ?? false, output: flags.output, tty: io.tty, write: io.out, signal: io.signal });
+        await getCommand(s, name, { watch: flags.watch ?? false, output: flags.output, tty: io.tty, ...(io.terminal !== undefined ? { terminal: io.terminal } : {}), write: io.out, signal: io.signal });
         return;
       }
       case 'plan': {
@@ -154,23 +180,24 @@ async function dispatch(flags: Flags, io: Io): Promise<void> {
         return;
       case 'set': {
         if (flags.positionals[1] !== 'image') throw new UsageError('only "set image" is supported: kubectl cloneset set image NAME CONTAINER=IMAGE ...');
-        const name = flags.positionals[2];
-        if (name === undefined) throw new PluginError('NAME is required\nUsage: kubectl cloneset set image NAME CONTAINER=IMAGE ...');
+        const arg = flags.positionals[2];
+        if (arg === undefined) throw new PluginError('NAME is required\nUsage: kubectl cloneset set image NAME CONTAINER=IMAGE ...');
+        const name = objectName(arg);
         const images = parseImageArgs(flags.positionals.slice(3));
         if (typeof images === 'string') throw new UsageError(`${images}\nUsage: kubectl cloneset set image NAME CONTAINER=IMAGE ...`);
         const cs = await getCloneSet(s, name);
         const plan = planSetImage(cs, images);
         if (!plan.ok) throw new PluginError(plan.message);
-        if (plan.changed) await patchCloneSet(s, name, plan.patch);
-        line(io, `${RESOURCE}/${name} ${plan.changed ? 'image updated' : 'unchanged'}`);
+        if (plan.changed) await patchCloneSet(s, cs, plan.patch);
+        line(io, `${OBJECT_PREFIX}/${name} ${plan.changed ? 'image updated' : 'unchanged'}`);
         return;
       }
       case 'scale': {
         const name = nameArg(flags.positionals, 1, 'kubectl cloneset scale NAME --replicas N');
         if (flags.replicas === undefined) throw new UsageError('--replicas=COUNT is required\nUsage: kubectl cloneset scale NAME --replicas N');
-        await getCloneSet(s, name);
-        await patchCloneSet(s, name, { spec: { replicas: flags.replicas } });
-        line(io, `${RESOURCE}/${name} scaled`);
+        const cs = await getCloneSet(s, name);
+        await patchCloneSet(s, cs, { spec: { replicas: flags.replicas } });
+        line(io, `${OBJECT_PREFIX}/${name} scaled`);
         return;
       }
     }
@@ -181,13 +208,44 @@ async function dispatch(flags: Flags, io: Io): Promise<void> {
   }
 }
 
+/** `__complete WORDS…`: completion candidates (completion.ts), names read from the cluster when it answers. */
+async function completeCommand(words: readonly string[], io: Io): Promise<void> {
+  const { candidates, need } = complete(words);
+  const names: string[] = [];
+  if (need !== 'none') {
+    // The flags typed so far choose the cluster and namespace; a line that does not parse yet offers no names.
+    try {
+      const typed = parseFlags(words.slice(0, -1).filter((w, i, all) => !(w.startsWith('-') && !w.includes('=') && i === all.length - 1)));
+      const s = await openSession(typed);
+      try {
+        if (need === 'namespaces') names.push(...(await s.client.listAll<KubeObject>(NAMESPACES, undefined)).items.map((n) => n.metadata?.name ?? ''));
+        else names.push(...(await s.client.listAll<KubeObject>(s.api.resource, s.namespace)).items.map((c) => c.metadata?.name ?? ''));
+      } finally {
+        s.client.close();
+      }
+    } catch {
+      // No names: completion must never print an error into the command line being typed.
+    }
+  }
+  const current = words.at(-1) ?? '';
+  io.out(completionAnswer([...candidates, ...names.filter((n) => n.startsWith(current))]));
+}
+
 export async function run(argv: readonly string[], io: Io): Promise<number> {
+  if (argv[0] === '__complete') {
+    await completeCommand(argv.slice(1), io);
+    return 0;
+  }
   let flags: Flags;
   try {
     flags = parseFlags(argv);
   } catch (e) {
     io.err(`error: ${describeError(e)}\n`);
     return 1;
+  }
+  if (flags.version) {
+    io.out(`kubectl-cloneset ${VERSION}\n`);
+    return 0;
   }
   if (flags.help || flags.positionals.length === 0) {
     (flags.help ? io.out : io.err)(`${USAGE}\n`);
@@ -217,10 +275,32 @@ if (import.meta.main) {
     if (e.code === 'EPIPE') process.exit(0);
     throw e;
   });
+  const { stdin, stdout } = process;
+  const terminal: Terminal | undefined = stdout.isTTY ? {
+    size: () => ({ columns: stdout.columns, rows: stdout.rows }),
+    onResize: (redraw) => {
+      stdout.on('resize', redraw);
+      return () => stdout.off('resize', redraw);
+    },
+    ...(stdin.isTTY ? {
+      onKey: (key: (k: string) => void) => {
+        const onData = (d: Buffer): void => key(d.toString('utf8'));
+        stdin.setRawMode(true);
+        stdin.on('data', onData);
+        stdin.resume();
+        return () => {
+          stdin.off('data', onData);
+          stdin.setRawMode(false);
+          stdin.pause();
+        };
+      },
+    } : {}),
+  } : undefined;
   const code = await run(process.argv.slice(2), {
-    out: (t) => process.stdout.write(t),
+    out: (t) => stdout.write(t),
     err: (t) => process.stderr.write(t),
-    tty: process.stdout.isTTY,
+    tty: stdout.isTTY,
+    ...(terminal !== undefined ? { terminal } : {}),
     signal: abort.signal,
   });
   process.exitCode = code;

@@ -16,6 +16,12 @@ export interface Flags {
   readonly kubeconfig?: string;
   readonly output: OutputFormat;
   readonly help: boolean;
+  /** --version */
+  readonly version: boolean;
+  /** -A, --all-namespaces */
+  readonly allNamespaces: boolean;
+  /** -l, --selector */
+  readonly selector?: string;
   readonly watch?: boolean;
   readonly timeoutMs?: number;
   readonly revision?: number;
@@ -28,17 +34,43 @@ export interface Flags {
   readonly mode?: string;
 }
 
-const BOOLEAN_FLAGS = ['watch', 'help', 'cloneset-scaling-exclude-preparing-delete'] as const;
+/** Boolean flags and their one-letter forms. */
+const BOOLEAN_FLAGS: Readonly<Record<string, string | undefined>> = {
+  watch: 'w', help: 'h', version: undefined, 'all-namespaces': 'A', 'cloneset-scaling-exclude-preparing-delete': undefined,
+};
 
-/** `--watch=true` → `--watch`, `--watch=false` → `--no-watch` (node's parseArgs takes no value for booleans). */
+/**
+ * `--watch=true` / `-w=true` → `--watch`, `--watch=false` / `-w=false` → `--no-watch` (pflag accepts all of these;
+ * node's parseArgs takes no value for booleans).
+ */
 function normaliseBooleans(argv: readonly string[]): string[] {
   return argv.map((a) => {
-    for (const f of BOOLEAN_FLAGS) {
-      if (a === `--${f}=true`) return `--${f}`;
-      if (a === `--${f}=false`) return `--no-${f}`;
+    for (const [f, short] of Object.entries(BOOLEAN_FLAGS)) {
+      for (const form of short === undefined ? [`--${f}`] : [`--${f}`, `-${short}`]) {
+        if (a === `${form}=true`) return `--${f}`;
+        if (a === `${form}=false`) return `--no-${f}`;
+      }
     }
     return a;
   });
+}
+
+/** The flag a parseArgs message quotes: "Unknown option '--foo'", "Option '-n, --namespace <value>' argument missing". */
+const QUOTED_FLAG = new RegExp("'(-[^']*?)(?: <value>)?'");
+
+/** node's parseArgs error, in pflag's words (no advice about `--` that makes no sense for this command). */
+function usageMessage(e: unknown): string {
+  const code = (e as { code?: unknown }).code;
+  const text = e instanceof Error ? e.message : String(e);
+  const quoted = QUOTED_FLAG.exec(text)?.[1];
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return `unknown flag: ${quoted ?? text}`;
+  const names = (quoted ?? '').split(', ');
+  const long = names.at(-1) ?? '';
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && text.includes('does not take an argument')) {
+    return `invalid argument for "${names.join(', ')}" flag: write ${long}, ${long}=true or ${long}=false`;
+  }
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') return `flag needs an argument: ${long}`;
+  return text.split('. ')[0] ?? text;
 }
 
 const DURATION_UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -80,6 +112,9 @@ export function parseFlags(argv: readonly string[]): Flags {
         kubeconfig: { type: 'string' },
         output: { type: 'string', short: 'o' },
         help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean' },
+        'all-namespaces': { type: 'boolean', short: 'A' },
+        selector: { type: 'string', short: 'l' },
         watch: { type: 'boolean', short: 'w' },
         timeout: { type: 'string' },
         revision: { type: 'string' },
@@ -92,9 +127,7 @@ export function parseFlags(argv: readonly string[]): Flags {
       },
     });
   } catch (e) {
-    // parseArgs' messages name the flag ("Unknown option '--foo'"); add where to look next.
-    const why = e instanceof Error ? e.message : String(e);
-    throw new UsageError(`${why}\nSee 'kubectl cloneset --help' for usage.`);
+    throw new UsageError(`${usageMessage(e)}\nSee 'kubectl cloneset --help' for usage.`);
   }
   const v = parsed.values;
   const output = stripEquals(v.output) ?? 'text';
@@ -113,6 +146,9 @@ export function parseFlags(argv: readonly string[]): Flags {
     ...(v.kubeconfig !== undefined ? { kubeconfig: v.kubeconfig } : {}),
     output,
     help: v.help === true,
+    version: v.version === true,
+    allNamespaces: v['all-namespaces'] === true,
+    ...(stripEquals(v.selector) !== undefined ? { selector: stripEquals(v.selector) ?? '' } : {}),
     ...(v.watch !== undefined ? { watch: v.watch } : {}),
     ...(timeout !== undefined ? { timeoutMs: timeout } : {}),
     ...(revision !== undefined ? { revision } : {}),

@@ -45,7 +45,7 @@ export function historyRows(cs: CloneSet, revisions: readonly ControllerRevision
 
 export function formatHistory(name: string, rows: readonly HistoryRow[]): string {
   const table = [['REVISION', 'NAME', 'ROLE', 'IMAGES', 'CHANGE-CAUSE'], ...rows.map((r) => [String(r.revision), r.name, r.role, r.images, r.changeCause])];
-  return `clonesets.apps.kruise.io/${name}\n${formatTable(table)}`;
+  return `cloneset.apps.kruise.io/${name}\n${formatTable(table)}`;
 }
 
 export function formatTable(rows: readonly (readonly string[])[]): string {

@@ -9,13 +9,16 @@ import { aCloneSet, aPod, plannerConfig, readyPods, revisions, sequentialIds, T0
 import type { ControllerRevision, Pod } from '../kube/types.ts';
 import { deletionFacts, describeAction, explainUpdate, podsUpdatedBy } from './explain.ts';
 import { parseDuration, parseFlags } from './flags.ts';
+import { complete, completionAnswer, completionScript } from './completion.ts';
+import { objectName } from './session.ts';
 import { historyRows, undoPatch, undoTarget } from './history.ts';
 import { createMergePatch } from './merge-patch.ts';
+import { cloneSetApiFor, v1beta1Patch } from './cloneset-api.ts';
 import { ANNOTATION_RESTARTED_AT, ENV_RESTARTED_AT, planRestart } from './restart.ts';
 import { rolloutVerdict, watchRetryDelayMs } from './rollout-status.ts';
 import { ApiError, ConnectionError } from '../kube/api-error.ts';
 import { parseImageArgs, planSetImage } from './set-image.ts';
-import { buildView, renderView } from './tree.ts';
+import { buildView, clip, renderView } from './tree.ts';
 
 const STATUS: CloneSetStatus = { observedGeneration: 2, replicas: 4, readyReplicas: 4, availableReplicas: 4, updatedReplicas: 4, updatedReadyReplicas: 4, updatedAvailableReplicas: 4, expectedUpdatedReplicas: 4 };
 
@@ -40,6 +43,17 @@ describe('rollout status verdict', () => {
   test('fails on ProgressDeadlineExceeded', () => {
     const v = rolloutVerdict(withStatus({ updatedReplicas: 1, conditions: [{ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: 'timed out' }] }));
     assert.deepEqual(v, { done: false, failed: true, message: 'cloneset "web" exceeded its progress deadline: timed out' });
+  });
+  test('fails on a ProgressDeadlineExceeded that names the current update revision', () => {
+    const timedOut = { type: 'Progressing' as const, status: 'False' as const, reason: 'ProgressDeadlineExceeded', message: 'CloneSet revision web-new has timed out progressing' };
+    const v = rolloutVerdict(withStatus({ updatedReplicas: 1, updateRevision: 'web-new', conditions: [timedOut] }));
+    assert.deepEqual(v, { done: false, failed: true, message: 'cloneset "web" exceeded its progress deadline: CloneSet revision web-new has timed out progressing' });
+  });
+  test('ignores a ProgressDeadlineExceeded left from the revision before (right after an undo)', () => {
+    const stale = { type: 'Progressing' as const, status: 'False' as const, reason: 'ProgressDeadlineExceeded', message: 'CloneSet revision web-bad has timed out progressing' };
+    const waiting = rolloutVerdict(withStatus({ updatedReplicas: 1, updateRevision: 'web-good', conditions: [stale] }));
+    assert.deepEqual(waiting, { done: false, message: 'Waiting for rollout to finish: 1 out of 4 new replicas have been updated...' });
+    assert.equal(rolloutVerdict(withStatus({ updateRevision: 'web-good', conditions: [stale] })).done, true);
   });
 });
 
@@ -72,6 +86,41 @@ describe('flags', () => {
     assert.deepEqual([f.namespace, f.watch, f.timeoutMs, f.output, f.positionals], ['ns', false, 90_000, 'json', ['rollout', 'status', 'x']]);
     assert.throws(() => parseDuration('timeout', '5 minutes'), /invalid argument "5 minutes" for "--timeout" flag/);
     assert.throws(() => parseFlags(['get', 'x', '-o', 'table']), /allowed formats are: json,yaml,wide/);
+  });
+  test('-w=false, -A, -l and --version as kubectl takes them', () => {
+    const f = parseFlags(['get', '-A', '-l', 'app=web', '-w=false', '--version']);
+    assert.deepEqual([f.allNamespaces, f.selector, f.watch, f.version], [true, 'app=web', false, true]);
+    assert.equal(parseFlags(['get', 'x', '-w=true']).watch, true);
+  });
+  test('errors in pflag\'s words, without node\'s advice about --', () => {
+    assert.throws(() => parseFlags(['get', '--foo']), (e: Error) => e.message === "unknown flag: --foo\nSee 'kubectl cloneset --help' for usage.");
+    assert.throws(() => parseFlags(['get', 'x', '-n']), /^UsageError: flag needs an argument: --namespace/);
+    assert.throws(() => parseFlags(['get', 'x', '--watch=maybe']), /invalid argument for "-w, --watch" flag: write --watch, --watch=true or --watch=false/);
+  });
+  test('TYPE/NAME: cloneset/web, clonesets.apps.kruise.io/web; another type is refused', () => {
+    assert.equal(objectName('web'), 'web');
+    assert.equal(objectName('cloneset/web'), 'web');
+    assert.equal(objectName('clonesets.apps.kruise.io/web'), 'web');
+    assert.throws(() => objectName('deployment/web'), /works on CloneSets only; write NAME or cloneset\/NAME/);
+  });
+});
+
+describe('completion', () => {
+  test('commands, rollout subcommands, flag values, and a NAME from the cluster', () => {
+    assert.deepEqual(complete(['ro']), { candidates: ['rollout'], need: 'none' });
+    assert.deepEqual(complete(['rollout', '']).candidates, ['status', 'history', 'undo', 'pause', 'resume', 'restart']);
+    assert.deepEqual(complete(['get', '-o', '']).candidates, ['json', 'yaml', 'wide']);
+    assert.deepEqual(complete(['rollout', 'restart', 'web', '--mode', 'in']).candidates, ['in-place']);
+    assert.equal(complete(['rollout', 'status', '']).need, 'cloneset-names');
+    assert.equal(complete(['-n', 'shop', 'get', '']).need, 'cloneset-names');
+    assert.equal(complete(['get', '-n', '']).need, 'namespaces');
+    assert.deepEqual(complete(['rollout', 'status', '--t']).candidates, ['--timeout']);
+    assert.equal(completionAnswer(['a', 'b']), 'a\nb\n:4\n');
+  });
+  test('bash and zsh scripts call __complete', () => {
+    assert.match(completionScript('bash') ?? '', /complete -o default -F _kubectl_cloneset kubectl-cloneset/);
+    assert.match(completionScript('zsh') ?? '', /compdef _kubectl_cloneset kubectl-cloneset/);
+    assert.equal(completionScript('fish'), undefined);
   });
 });
 
@@ -123,27 +172,32 @@ describe('rollout restart', () => {
   const daemonPod: Pod = { ...aPod(inPlace).ofRevision('r1').build() };
   const withDaemon: Pod = { ...daemonPod, metadata: { ...daemonPod.metadata, annotations: { 'apps.kruise.io/runtime-containers-meta': '{}' } } };
   type Patch = { spec: { template: { metadata: { annotations: Record<string, string> }; spec?: { containers: { env: { name: string; value?: string; valueFrom?: unknown }[] }[] } } } };
-  test('ReCreate: a literal env value, so every pod is recreated', () => {
+  test('ReCreate: only the kubectl.kubernetes.io/restartedAt template annotation, as kubectl writes it; every pod is recreated', () => {
     const plan = planRestart(recreate, [], 'auto', '2025-01-02T03:04:05Z');
     assert.ok(plan.ok);
     assert.equal(plan.mode, 'recreate');
-    const p = plan.patch as Patch;
-    assert.equal(p.spec.template.metadata.annotations[ANNOTATION_RESTARTED_AT], '2025-01-02T03:04:05Z');
-    assert.deepEqual(p.spec.template.spec?.containers[0]?.env.at(-1), { name: ENV_RESTARTED_AT, value: '2025-01-02T03:04:05Z' });
+    assert.deepEqual(plan.patch, { spec: { template: { metadata: { annotations: { [ANNOTATION_RESTARTED_AT]: '2025-01-02T03:04:05Z' } } } } });
+    assert.match(plan.effect, /every pod is deleted and created anew/);
   });
-  test('in place without kruise-daemon: refused with what to do, also when asked for explicitly', () => {
-    for (const mode of ['auto', 'in-place'] as const) {
-      const plan = planRestart(inPlace, [daemonPod], mode, 't');
-      assert.ok(!plan.ok);
-      assert.match(plan.message, /would wait for ever/);
-      assert.match(plan.message, /--mode=recreate/);
-    }
-    const recreate = planRestart(inPlace, [daemonPod], 'recreate', 't');
-    assert.ok(recreate.ok);
-    assert.match(recreate.effect, /every pod is deleted and created anew \(InPlaceIfPossible: an env value cannot change in place\)/);
+  test('InPlaceIfPossible without kruise-daemon, default mode: the annotation alone, a metadata-only in-place update that needs no daemon', () => {
+    const plan = planRestart(inPlace, [daemonPod], 'auto', 't');
+    assert.ok(plan.ok);
+    assert.deepEqual(plan.patch, { spec: { template: { metadata: { annotations: { [ANNOTATION_RESTARTED_AT]: 't' } } } } });
+    assert.match(plan.effect, /metadata-only in-place update.*containers keep running/);
+    assert.match(plan.effect, /--mode=recreate/);
+  });
+  test('--mode=in-place without kruise-daemon: refused with what to do; --mode=recreate on InPlaceIfPossible: a literal env value', () => {
+    const refused = planRestart(inPlace, [daemonPod], 'in-place', 't');
+    assert.ok(!refused.ok);
+    assert.match(refused.message, /would wait for ever/);
+    assert.match(refused.message, /--mode=recreate/);
+    const recreated = planRestart(inPlace, [daemonPod], 'recreate', 't');
+    assert.ok(recreated.ok);
+    assert.match(recreated.effect, /every pod is deleted and created anew \(InPlaceIfPossible: an env value cannot change in place/);
+    assert.deepEqual((recreated.patch as Patch).spec.template.spec?.containers[0]?.env.at(-1), { name: ENV_RESTARTED_AT, value: 't' });
   });
   test('in place with kruise-daemon: the env var reads the annotation; once it is there only the annotation changes', () => {
-    const first = planRestart(inPlace, [withDaemon], 'auto', 't1');
+    const first = planRestart(inPlace, [withDaemon], 'in-place', 't1');
     assert.ok(first.ok);
     assert.equal(first.mode, 'in-place');
     assert.match(first.effect, /first in-place restart/);
@@ -153,6 +207,25 @@ describe('rollout restart', () => {
     assert.ok(second.ok);
     assert.equal((second.patch as Patch).spec.template.spec, undefined, 'no container change: an in-place update');
     assert.match(second.effect, /updated in place/);
+  });
+});
+
+describe('writes through apps.kruise.io/v1beta1 (the preferred version)', () => {
+  const rolling = aCloneSet('web').build();
+  const onDelete: CloneSet = { ...rolling, spec: { ...rolling.spec, updateStrategy: { type: 'OnDelete' } } };
+  test('rollout fields move under updateStrategy.rollingUpdate; replicas, template and metadata keep their path', () => {
+    assert.deepEqual(v1beta1Patch(rolling, { spec: { updateStrategy: { paused: true } } }), { spec: { updateStrategy: { rollingUpdate: { paused: true } } } });
+    assert.deepEqual(v1beta1Patch(onDelete, { spec: { replicas: 3 } }), { spec: { replicas: 3 } });
+    const template = { metadata: { resourceVersion: '7' }, spec: { template: { metadata: { annotations: { a: 'b' } } } } };
+    assert.deepEqual(v1beta1Patch(onDelete, template), template);
+  });
+  test('an OnDelete CloneSet without a rollingUpdate block gets partition 0 with it (v1beta1 requires one there)', () => {
+    assert.deepEqual(v1beta1Patch(onDelete, { spec: { updateStrategy: { paused: true } } }), { spec: { updateStrategy: { rollingUpdate: { paused: true, partition: 0 } } } });
+  });
+  test('discovery picks the preferred version, else the newest one this plugin knows', () => {
+    assert.equal(cloneSetApiFor('v1beta1')?.resource.version, 'v1beta1');
+    assert.equal(cloneSetApiFor('v1alpha1')?.resource.version, 'v1alpha1');
+    assert.equal(cloneSetApiFor('v2'), undefined);
   });
 });
 
@@ -184,6 +257,29 @@ describe('tree', () => {
     assert.match(plain, /└──# revision:1 +Revision +\S+ +update,current {2}web-r1 {2}main=nginx:1/);
     assert.equal((plain.match(/ {3}[├└]──□ web-\w+ +Pod +✔ Running +\S+ +ready:\d\/1( not-ready)? {2}lifecycle:Normal {2}node-a {2}restarts:0/g) ?? []).length, 2);
     assert.match(renderView(view, { colour: true, wide: false }), /\x1b\[32m✔ Healthy\x1b\[0m/);
+    assert.equal(view.status, 'Healthy', 'the data (-o json|yaml) carries the word, no glyph');
+  });
+
+  test('fitted to a terminal of 80×24: the header stays, 50 pods fold into "… N more pods", no line is wider than 80', () => {
+    const cs0 = aCloneSet('web').replicas(50).build();
+    const r1 = revisionOf({ ...cs0, metadata: { ...cs0.metadata, uid: cs0.metadata.uid ?? 'u' } }, 1, 'nginx:1');
+    const rev: ControllerRevision = { ...r1, metadata: { ...r1.metadata, name: 'web-r1' } };
+    const cs: CloneSet = { ...cs0, status: { ...STATUS, replicas: 50, observedGeneration: cs0.metadata.generation ?? 0, updateRevision: 'web-r1', currentRevision: 'web-r1', conditions: [{ type: 'FailedScale', status: 'True', message: 'a very long message '.repeat(10) }] } };
+    const pods = readyPods(cs, 50).map((p) => ({ ...p, spec: { ...p.spec, nodeName: 'a-node-with-a-rather-long-name-for-the-info-column' } }));
+    const lines = renderView(buildView(cs, [rev], pods, T0 + 65_000), { colour: false, wide: false, width: 80, height: 23 }).split('\n');
+    assert.equal(lines.length, 23);
+    assert.match(lines[0] ?? '', /^Name: +web$/);
+    assert.ok(lines.every((l) => [...l].length <= 80), lines.filter((l) => [...l].length > 80).join('\n'));
+    // 23 rows − 8 header − table header − CloneSet row = 13: the revision, 11 pods and the fold.
+    assert.equal(lines.filter((l) => /──□ web-/.test(l)).length, 11);
+    assert.match(lines[22] ?? '', /└── … 39 more pods$/);
+    assert.equal(lines.find((l) => l.startsWith('Conditions:')), 'Conditions:      FailedScale=True: a very long message a very long message a…');
+  });
+
+  test('clip cuts at a word boundary and marks the cut', () => {
+    assert.equal(clip('ready:1/1  lifecycle:Normal  node-a', 20), 'ready:1/1…');
+    assert.equal(clip('short', 20), 'short');
+    assert.equal(clip('averyveryverylongword', 10), 'averyvery…');
   });
 });
 

@@ -4,7 +4,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CloneSet } from '../api/cloneset.ts';
 import { partitionAbs } from '../cloneset/plan/int-or-percent.ts';
-import { CLONESETS } from '../kube/resources.ts';
 import { ApiError, ConnectionError, isGone } from '../kube/api-error.ts';
 import type { Session } from './session.ts';
 import { PluginError, RESOURCE } from './session.ts';
@@ -30,6 +29,17 @@ export function watchRetryDelayMs(e: unknown): number | undefined {
   return undefined;
 }
 
+/**
+ * The revision a ProgressDeadlineExceeded condition is about: the controllers (ours, Kruise) write "CloneSet
+ * revision <name> has timed out progressing". A controller that keeps the condition across a new update revision
+ * (Kruise before HEAD; ours for the one pass in which a stale status is read) would otherwise fail `rollout status`
+ * right after an undo, on the timeout of the revision the undo left. A message of another form is taken as it is.
+ */
+export function timedOutRevision(message: string | undefined): string | undefined {
+  const m = /^CloneSet revision (\S+) has timed out progressing$/.exec(message ?? '');
+  return m === null ? undefined : m[1];
+}
+
 export function rolloutVerdict(cs: CloneSet): RolloutVerdict {
   const v = verdictOf(cs);
   const note = deadlineActionNote(cs);
@@ -44,7 +54,8 @@ function verdictOf(cs: CloneSet): RolloutVerdict {
     return { done: false, message: `Waiting for cloneset "${name}" spec update to be observed...` };
   }
   const progressing = status.conditions?.find((c) => c.type === 'Progressing');
-  if (progressing?.reason === 'ProgressDeadlineExceeded') {
+  const timedOut = progressing?.reason === 'ProgressDeadlineExceeded' ? timedOutRevision(progressing.message) : undefined;
+  if (progressing?.reason === 'ProgressDeadlineExceeded' && (timedOut === undefined || timedOut === status.updateRevision)) {
     return { done: false, failed: true, message: `cloneset "${name}" exceeded its progress deadline${progressing.message !== undefined && progressing.message !== '' ? `: ${progressing.message}` : ''}` };
   }
   const failedUpdate = status.conditions?.find((c) => c.type === 'FailedUpdate' && c.status === 'True');
@@ -111,14 +122,14 @@ export async function waitForRollout(s: Session, name: string, first: CloneSet, 
   try {
     while (!finished && !abort.signal.aborted) {
       try {
-        await s.client.watch(CLONESETS, s.namespace, { resourceVersion: rv, timeoutSeconds: 300, allowWatchBookmarks: true, fieldSelector: `metadata.name=${name}` }, (e) => {
+        await s.client.watch(s.api.resource, s.namespace, { resourceVersion: rv, timeoutSeconds: 300, allowWatchBookmarks: true, fieldSelector: `metadata.name=${name}` }, (e) => {
           if (finished) return;
           if (e.type === 'ERROR') throw new Error(`watch error: ${JSON.stringify(e.object)}`);
           rv = e.object.metadata?.resourceVersion ?? rv;
           if (e.type === 'BOOKMARK') return;
           if (e.type === 'DELETED') throw new PluginError(`${RESOURCE} "${name}" was deleted while waiting for its rollout`);
           try {
-            if (check(e.object as CloneSet)) { finished = true; abort.abort(); }
+            if (check(s.api.toInternal(e.object as CloneSet))) { finished = true; abort.abort(); }
           } catch (err) {
             failure = err;
             finished = true;
@@ -134,7 +145,7 @@ export async function waitForRollout(s: Session, name: string, first: CloneSet, 
         if (abort.signal.aborted) break;
       }
       if (!finished && !abort.signal.aborted) {
-        const cs = await s.client.get<CloneSet>(CLONESETS, s.namespace, name);
+        const cs = s.api.toInternal(await s.client.get<CloneSet>(s.api.resource, s.namespace, name));
         rv = cs.metadata.resourceVersion ?? '';
         if (check(cs)) finished = true;
       }

@@ -5,12 +5,17 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import pkg from '../../package.json' with { type: 'json' };
 import { PLURAL, GROUP, type CloneSet } from '../api/cloneset.ts';
 import { ApiError, ConnectionError } from '../kube/api-error.ts';
-import { CLONESETS, KubeClient, loadKubeConfig } from '../kube/client.ts';
+import { KubeClient, loadKubeConfig } from '../kube/client.ts';
+import { discoverCloneSetApi, type CloneSetApi } from './cloneset-api.ts';
 import { KubeConfigError } from '../kube/kubeconfig.ts';
 import type { Flags } from './flags.ts';
 
+export const VERSION = `v${pkg.version}`;
 export const USER_AGENT = `kubectl-cloneset/${pkg.version}`;
+/** As kubectl names the resource in errors ("clonesets.apps.kruise.io \"web\" not found"). */
 export const RESOURCE = `${PLURAL}.${GROUP}`;
+/** As kubectl names an object it acted on ("cloneset.apps.kruise.io/web scaled"). */
+export const OBJECT_PREFIX = `cloneset.${GROUP}`;
 
 /** An error whose message is complete and actionable: printed as `error: <message>`, exit code 1. */
 export class PluginError extends Error {
@@ -23,6 +28,8 @@ export interface Session {
   /** e.g. "https://127.0.0.1:6443" (for error messages). */
   readonly server: string;
   readonly contextName: string;
+  /** The apps.kruise.io version the API server prefers, and the mapping to and from the internal model. */
+  readonly api: CloneSetApi;
 }
 
 export function selectContext(kc: KubeConfig, context: string | undefined): void {
@@ -46,12 +53,20 @@ export async function openSession(flags: Flags): Promise<Session> {
   const contextName = kc.getCurrentContext();
   const ctxNamespace = kc.getContextObject(contextName)?.namespace;
   const namespace = flags.namespace ?? (ctxNamespace !== undefined && ctxNamespace !== '' ? ctxNamespace : 'default');
-  const client = await KubeClient.fromKubeConfig(kc, { qps: 50, burst: 100, userAgent: USER_AGENT });
-  return { client, namespace, server: client.server, contextName };
+  // A command line tool reports an unreachable server at once (kubectl does not retry a refused connection):
+  // two quick retries, and a request that gets no answer gives up after 10 s instead of the controller's 30 s.
+  const client = await KubeClient.fromKubeConfig(kc, { qps: 50, burst: 100, userAgent: USER_AGENT, policy: { maxRetries: 2, backoffBaseMs: 100, backoffMaxMs: 1000, requestTimeoutMs: 10_000 } });
+  try {
+    const api = await discoverCloneSetApi(client);
+    return { client, namespace, server: client.server, contextName, api };
+  } catch (e) {
+    client.close();
+    throw new PluginError(describeError(e, { contextName }));
+  }
 }
 
 /** kubectl's wording for API errors, plus a next step where there is an obvious one. */
-export function describeError(e: unknown, session?: Session): string {
+export function describeError(e: unknown, session?: Pick<Session, 'contextName'>): string {
   if (e instanceof PluginError || e instanceof KubeConfigError) return e.message;
   if (e instanceof ConnectionError) {
     const cause = e.cause instanceof Error ? e.cause.message : String(e.cause);
@@ -70,12 +85,12 @@ export function describeError(e: unknown, session?: Session): string {
 
 export async function getCloneSet(s: Session, name: string): Promise<CloneSet> {
   try {
-    return await s.client.get<CloneSet>(CLONESETS, s.namespace, name);
+    return s.api.toInternal(await s.client.get<CloneSet>(s.api.resource, s.namespace, name));
   } catch (e) {
     if (e instanceof ApiError && e.reason === 'NotFound') {
       // A 404 without details is the path itself: the CRD (the resource type) is not served.
       if (e.status?.details?.name === undefined) {
-        throw new PluginError(`the server doesn't have a resource type "${RESOURCE}" (apps.kruise.io/v1alpha1): install the CRD with kubectl apply -f config/crd/apps.kruise.io_clonesets.yaml`);
+        throw new PluginError(`the server doesn't have a resource type "${RESOURCE}" (apps.kruise.io): install the CRD with kubectl apply -f config/crd/apps.kruise.io_clonesets.yaml`);
       }
       throw new PluginError(`${RESOURCE} "${name}" not found in namespace "${s.namespace}"; list them with: kubectl get clonesets -n ${s.namespace}`);
     }
@@ -83,10 +98,24 @@ export async function getCloneSet(s: Session, name: string): Promise<CloneSet> {
   }
 }
 
-/** The one positional NAME of a command, or a usage error that says which command wanted it. */
+/** The type prefixes kubectl accepts for a CloneSet in TYPE/NAME (kind, plural, short name, with the group). */
+const TYPE_NAMES = new Set(['cloneset', 'clonesets', 'clone', 'cloneset.apps.kruise.io', 'clonesets.apps.kruise.io', 'clone.apps.kruise.io']);
+
+/** NAME from `NAME` or `TYPE/NAME` (`cloneset/web`, `clonesets.apps.kruise.io/web`), as kubectl takes it. */
+export function objectName(arg: string): string {
+  const slash = arg.indexOf('/');
+  if (slash < 0) return arg;
+  const type = arg.slice(0, slash).toLowerCase();
+  const name = arg.slice(slash + 1);
+  if (!TYPE_NAMES.has(type)) throw new PluginError(`"${arg}": kubectl cloneset works on CloneSets only; write NAME or cloneset/NAME`);
+  if (name === '' || name.includes('/')) throw new PluginError(`"${arg}": write NAME or cloneset/NAME`);
+  return name;
+}
+
+/** The one positional NAME (or TYPE/NAME) of a command, or a usage error that says which command wanted it. */
 export function nameArg(positionals: readonly string[], index: number, usage: string): string {
   const name = positionals[index];
   if (name === undefined || name === '') throw new PluginError(`NAME is required\nUsage: ${usage}`);
   if (positionals.length > index + 1) throw new PluginError(`unexpected arguments: ${positionals.slice(index + 1).join(' ')}\nUsage: ${usage}`);
-  return name;
+  return objectName(name);
 }

@@ -182,59 +182,135 @@ export function buildView(cs: CloneSet, revisions: readonly ControllerRevision[]
   };
 }
 
-function overall(cs: CloneSet): { text: string; tone: Tone; message: string } {
+export function overall(cs: CloneSet): { text: string; tone: Tone; message: string } {
   const status = cs.status;
   const replicas = cs.spec.replicas ?? 1;
   const progressing = status?.conditions?.find((c) => c.type === 'Progressing');
   const failed = status?.conditions?.find((c) => (c.type === 'FailedUpdate' || c.type === 'FailedScale') && c.status === 'True');
-  if (progressing?.reason === 'ProgressDeadlineExceeded') return { text: '✖ Degraded', tone: 'bad', message: progressing.message ?? 'progress deadline exceeded' };
-  if (failed !== undefined) return { text: '✖ Degraded', tone: 'bad', message: `${failed.type}: ${failed.message ?? ''}` };
-  if (cs.spec.updateStrategy?.paused === true) return { text: '॥ Paused', tone: 'muted', message: 'updateStrategy.paused' };
-  if (status === undefined || (status.observedGeneration ?? 0) < (cs.metadata.generation ?? 0)) return { text: '◌ Progressing', tone: 'progress', message: 'spec change not yet observed' };
+  if (progressing?.reason === 'ProgressDeadlineExceeded') return { text: 'Degraded', tone: 'bad', message: progressing.message ?? 'progress deadline exceeded' };
+  if (failed !== undefined) return { text: 'Degraded', tone: 'bad', message: `${failed.type}: ${failed.message ?? ''}` };
+  if (cs.spec.updateStrategy?.paused === true) return { text: 'Paused', tone: 'muted', message: 'updateStrategy.paused' };
+  if (status === undefined || (status.observedGeneration ?? 0) < (cs.metadata.generation ?? 0)) return { text: 'Progressing', tone: 'progress', message: 'spec change not yet observed' };
   const expected = status.expectedUpdatedReplicas ?? replicas;
   const done = status.updatedReplicas >= expected && (status.updatedAvailableReplicas ?? status.updatedReadyReplicas) >= expected &&
     status.replicas === replicas && status.availableReplicas >= replicas;
-  return done ? { text: '✔ Healthy', tone: 'ok', message: '' } : { text: '◌ Progressing', tone: 'progress', message: '' };
+  return done ? { text: 'Healthy', tone: 'ok', message: '' } : { text: 'Progressing', tone: 'progress', message: '' };
 }
 
 const paint = (text: string, tone: Tone | undefined, colour: boolean): string =>
   colour && tone !== undefined && tone !== 'plain' ? `${ANSI[tone]}${text}${RESET}` : text;
 
-function table(rows: readonly (readonly Cell[])[], colour: boolean): string[] {
-  const widths: number[] = [];
-  for (const row of rows) row.forEach((c, i) => { widths[i] = Math.max(widths[i] ?? 0, [...c.text].length); });
-  return rows.map((row) => row.map((c, i) => {
-    const pad = i === row.length - 1 ? '' : ' '.repeat((widths[i] ?? 0) - [...c.text].length + 2);
-    return paint(c.text, c.tone, colour) + pad;
-  }).join('').trimEnd());
+/** The glyph the text view puts before a status (the data of -o json/yaml carries the word alone). */
+const GLYPHS: Readonly<Record<string, string>> = { Healthy: '✔', Degraded: '✖', Paused: '॥', Progressing: '◌' };
+const withGlyph = (status: string, tone: Tone): string =>
+  `${GLYPHS[status] ?? (tone === 'ok' ? '✔' : tone === 'bad' ? '✖' : '◌')} ${status}`;
+
+const visibleLength = (text: string): number => [...text].length;
+
+/**
+ * `text` cut to `max` visible characters, at a word boundary when there is one in the second half, ending with
+ * "…": a terminal never wraps the line, and no word is cut in two unless a single word is longer than the room.
+ */
+export function clip(text: string, max: number): string {
+  const chars = [...text];
+  if (chars.length <= max) return text;
+  if (max <= 1) return max === 1 ? '…' : '';
+  const cut = chars.slice(0, max - 1).join('');
+  const space = cut.lastIndexOf(' ');
+  return `${(space >= Math.floor((max - 1) / 2) ? cut.slice(0, space) : cut).trimEnd()}…`;
 }
 
-export function renderView(v: CloneSetView, opts: { colour: boolean; wide: boolean }): string {
+function table(rows: readonly (readonly Cell[])[], colour: boolean, width: number | undefined): string[] {
+  const widths: number[] = [];
+  for (const row of rows) row.forEach((c, i) => { widths[i] = Math.max(widths[i] ?? 0, visibleLength(c.text)); });
+  return rows.map((row) => {
+    let used = 0;
+    return row.map((c, i) => {
+      const last = i === row.length - 1;
+      // The last column (INFO) gets what is left of the terminal's width; the others are never cut.
+      const text = last && width !== undefined ? clip(c.text, Math.max(0, width - used)) : c.text;
+      const pad = last ? '' : ' '.repeat((widths[i] ?? 0) - visibleLength(c.text) + 2);
+      used += visibleLength(text) + pad.length;
+      return paint(text, c.tone, colour) + pad;
+    }).join('').trimEnd();
+  });
+}
+
+export interface RenderOptions {
+  readonly colour: boolean;
+  readonly wide: boolean;
+  /** Terminal columns: lines are clipped to it (never wrapped). */
+  readonly width?: number;
+  /** Terminal rows: the header always shows, revisions and pods are folded into "… N more" to fit. */
+  readonly height?: number;
+}
+
+type RevisionView = CloneSetView['revisions'][number];
+
+/** Rows the tree needs when each revision shows at most `perRevision` pods (plus a "… N more" row if it hides some). */
+function treeRows(revisions: readonly RevisionView[], perRevision: number): number {
+  return revisions.reduce((n, r) => n + 1 + Math.min(r.pods.length, perRevision) + (r.pods.length > perRevision ? 1 : 0), 0);
+}
+
+/** The revisions and pods that fit in `rows` lines: as many pods per revision as fit, then fewer revisions. */
+function fold(revisions: readonly RevisionView[], rows: number): { readonly revisions: readonly RevisionView[]; readonly hiddenPods: ReadonlyMap<RevisionView, number>; readonly hiddenRevisions: number } {
+  const most = Math.max(0, ...revisions.map((r) => r.pods.length));
+  let per = most;
+  while (per > 0 && treeRows(revisions, per) > rows) per--;
+  let shown = revisions;
+  let hiddenRevisions = 0;
+  // Even without pods the revisions do not fit: keep the newest (listed first), one row for the rest.
+  while (shown.length > 0 && treeRows(shown, per) + (hiddenRevisions > 0 ? 1 : 0) > rows) {
+    shown = shown.slice(0, -1);
+    hiddenRevisions = revisions.length - shown.length;
+  }
+  const hiddenPods = new Map<RevisionView, number>();
+  const folded = shown.map((r) => {
+    if (r.pods.length <= per) return r;
+    const kept = { ...r, pods: r.pods.slice(0, per) };
+    hiddenPods.set(kept, r.pods.length - per);
+    return kept;
+  });
+  return { revisions: folded, hiddenPods, hiddenRevisions };
+}
+
+export function renderView(v: CloneSetView, opts: RenderOptions): string {
   const s = v.strategy;
   const r = v.replicas;
+  const fit = (line: string): string => (opts.width === undefined ? line : clip(line, opts.width));
+  const statusText = withGlyph(v.status, v.tone);
+  const statusLine = `Status:          ${statusText}`;
+  const message = v.message === '' ? '' : opts.width === undefined ? `  ${v.message}` : clip(`  ${v.message}`, Math.max(0, opts.width - visibleLength(statusLine)));
   const head = [
-    `Name:            ${v.name}`,
-    `Namespace:       ${v.namespace}`,
-    `Status:          ${paint(v.status, v.tone, opts.colour)}${v.message !== '' ? `  ${v.message}` : ''}`,
-    `Strategy:        ${String(s['type'])}  partition ${String(s['partition'])}  maxUnavailable ${String(s['maxUnavailable'])}  maxSurge ${String(s['maxSurge'])}${s['paused'] === true ? '  paused' : ''}${s['gracePeriodSeconds'] !== undefined ? `  grace ${String(s['gracePeriodSeconds'])}s` : ''}`,
-    `Replicas:        desired ${r['desired'] ?? 0}  current ${r['current'] ?? 0}  updated ${r['updated'] ?? 0}/${r['expectedUpdated'] ?? 0}  ready ${r['ready'] ?? 0}  available ${r['available'] ?? 0}`,
-    `Revisions:       current ${v.currentRevision || '<none>'}  update ${v.updateRevision || '<none>'}`,
-    `Conditions:      ${v.conditions.length === 0 ? '<none>' : v.conditions.join('; ')}`,
+    fit(`Name:            ${v.name}`),
+    fit(`Namespace:       ${v.namespace}`),
+    `Status:          ${paint(statusText, v.tone, opts.colour)}${message}`,
+    fit(`Strategy:        ${String(s['type'])}  partition ${String(s['partition'])}  maxUnavailable ${String(s['maxUnavailable'])}  maxSurge ${String(s['maxSurge'])}${s['paused'] === true ? '  paused' : ''}${s['gracePeriodSeconds'] !== undefined ? `  grace ${String(s['gracePeriodSeconds'])}s` : ''}`),
+    fit(`Replicas:        desired ${r['desired'] ?? 0}  current ${r['current'] ?? 0}  updated ${r['updated'] ?? 0}/${r['expectedUpdated'] ?? 0}  ready ${r['ready'] ?? 0}  available ${r['available'] ?? 0}`),
+    fit(`Revisions:       current ${v.currentRevision || '<none>'}  update ${v.updateRevision || '<none>'}`),
+    fit(`Conditions:      ${v.conditions.length === 0 ? '<none>' : v.conditions.join('; ')}`),
     '',
   ];
+  // The table's own header and the CloneSet's row come first; the tree gets the rows left.
+  const room = opts.height === undefined ? Number.POSITIVE_INFINITY : Math.max(0, opts.height - head.length - 2);
+  const { revisions, hiddenPods, hiddenRevisions } = fold(v.revisions, room);
   const rows: Cell[][] = [[{ text: 'NAME' }, { text: 'KIND' }, { text: 'STATUS' }, { text: 'AGE' }, { text: 'INFO' }]];
-  rows.push([{ text: `⟳ ${v.name}` }, { text: 'CloneSet' }, { text: v.status, tone: v.tone }, { text: '' }, { text: '' }]);
-  v.revisions.forEach((rev, ri) => {
-    const lastRev = ri === v.revisions.length - 1;
+  rows.push([{ text: `⟳ ${v.name}` }, { text: 'CloneSet' }, { text: statusText, tone: v.tone }, { text: '' }, { text: '' }]);
+  revisions.forEach((rev, ri) => {
+    const lastRev = ri === revisions.length - 1 && hiddenRevisions === 0;
     const label = rev.revision > 0 ? `revision:${rev.revision}` : rev.name;
     const info = [rev.role, rev.revision > 0 ? rev.name : '', opts.wide || rev.role !== '' ? rev.images : ''].filter((x) => x !== '').join('  ');
     rows.push([{ text: `${lastRev ? '└' : '├'}──# ${label}` }, { text: 'Revision' }, { text: '' }, { text: rev.age }, { text: info }]);
+    const hidden = hiddenPods.get(rev) ?? 0;
+    const indent = lastRev ? '   ' : '│  ';
     rev.pods.forEach((p, pi) => {
-      const branch = `${lastRev ? '   ' : '│  '}${pi === rev.pods.length - 1 ? '└' : '├'}──□ ${p.name}`;
-      const icon = p.tone === 'ok' ? '✔' : p.tone === 'bad' ? '✖' : p.tone === 'muted' ? '◌' : '◌';
+      const branch = `${indent}${pi === rev.pods.length - 1 && hidden === 0 ? '└' : '├'}──□ ${p.name}`;
       const info = [`ready:${p.ready}`, p.lifecycle !== '' ? `lifecycle:${p.lifecycle}` : '', p.node, `restarts:${p.restarts}`, p.inPlace].filter((x) => x !== '').join('  ');
-      rows.push([{ text: branch }, { text: 'Pod' }, { text: `${icon} ${p.status}`, tone: p.tone }, { text: p.age }, { text: info }]);
+      rows.push([{ text: branch }, { text: 'Pod' }, { text: withGlyph(p.status, p.tone), tone: p.tone }, { text: p.age }, { text: info }]);
     });
+    if (hidden > 0) rows.push([{ text: `${indent}└── … ${hidden} more pod${hidden === 1 ? '' : 's'}`, tone: 'muted' }, { text: '' }, { text: '' }, { text: '' }, { text: '' }]);
   });
-  return [...head, ...table(rows, opts.colour)].join('\n');
+  if (hiddenRevisions > 0) rows.push([{ text: `└── … ${hiddenRevisions} more revision${hiddenRevisions === 1 ? '' : 's'}`, tone: 'muted' }, { text: '' }, { text: '' }, { text: '' }, { text: '' }]);
+  const lines = [...head, ...table(rows, opts.colour, opts.width)];
+  return (opts.height === undefined ? lines : lines.slice(0, opts.height)).join('\n');
 }

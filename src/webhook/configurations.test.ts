@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { clientConfig, mutatingWebhooks, servingHosts, validatingWebhooks } from './configurations.ts';
+import { clientConfig, mutatingWebhooks, servingHosts, validatingWebhooks, webhookNames } from './configurations.ts';
 
 describe('webhook configurations', () => {
   const svc = { mode: 'service', namespace: 'cloneset-system', service: 'cloneset-controller-webhook-service' } as const;
@@ -15,6 +15,16 @@ describe('webhook configurations', () => {
   test('the serving certificate covers the Service names, and in URL mode the host and localhost too', () => {
     assert.deepEqual(servingHosts(svc, 'ns'), ['cloneset-controller-webhook-service', 'cloneset-controller-webhook-service.ns', 'cloneset-controller-webhook-service.ns.svc', 'cloneset-controller-webhook-service.ns.svc.cluster.local']);
     assert.deepEqual(servingHosts(url, 'ns').slice(0, 2), ['127.0.0.1', 'localhost']);
+  });
+
+  test('a name prefix (one per Helm release) names the Service, the Secret and both configurations', () => {
+    assert.deepEqual(webhookNames('blue-cloneset-controller'), {
+      service: 'blue-cloneset-controller-webhook-service',
+      secret: 'blue-cloneset-controller-webhook-certs',
+      mutating: 'blue-cloneset-controller-mutating-webhook-configuration',
+      validating: 'blue-cloneset-controller-validating-webhook-configuration',
+    });
+    assert.equal(servingHosts({ mode: 'service', namespace: 'ns', service: 'blue-cloneset-controller-webhook-service' }, 'ns')[0], 'blue-cloneset-controller-webhook-service');
   });
 
   test('one webhook per version, Exact match, Fail, no side effects, 10 s; validating also on DELETE', () => {

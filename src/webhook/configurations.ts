@@ -8,6 +8,25 @@ export const SECRET_NAME = 'cloneset-controller-webhook-certs';
 export const SERVICE_NAME = 'cloneset-controller-webhook-service';
 export const MUTATING_CONFIGURATION = 'cloneset-controller-mutating-webhook-configuration';
 export const VALIDATING_CONFIGURATION = 'cloneset-controller-validating-webhook-configuration';
+/** The default of --webhook-name-prefix: the names above. */
+export const DEFAULT_NAME_PREFIX = 'cloneset-controller';
+
+/** The names of our webhook objects; a Helm release passes its own prefix, so two releases never share them. */
+export interface WebhookNames {
+  readonly service: string;
+  readonly secret: string;
+  readonly mutating: string;
+  readonly validating: string;
+}
+
+export function webhookNames(prefix: string): WebhookNames {
+  return {
+    service: `${prefix}-webhook-service`,
+    secret: `${prefix}-webhook-certs`,
+    mutating: `${prefix}-mutating-webhook-configuration`,
+    validating: `${prefix}-validating-webhook-configuration`,
+  };
+}
 export const CRD_NAME = 'clonesets.apps.kruise.io';
 export const CONVERT_PATH = '/convert';
 /** The API server waits at most this long for an answer (also its default; the maximum is 30). */
@@ -27,7 +46,8 @@ export type WebhookEndpoint =
 
 /** The host names the serving certificate must cover. */
 export function servingHosts(ep: WebhookEndpoint, namespace: string): string[] {
-  const svc = [SERVICE_NAME, `${SERVICE_NAME}.${namespace}`, `${SERVICE_NAME}.${namespace}.svc`, `${SERVICE_NAME}.${namespace}.svc.cluster.local`];
+  const name = ep.mode === 'service' ? ep.service : SERVICE_NAME;
+  const svc = [name, `${name}.${namespace}`, `${name}.${namespace}.svc`, `${name}.${namespace}.svc.cluster.local`];
   return ep.mode === 'url' ? [...new Set([ep.host, 'localhost', ...svc])] : svc;
 }
 
@@ -82,20 +102,20 @@ export function validatingWebhooks(ep: WebhookEndpoint, caBundle: string | undef
 
 const LABELS = { 'app.kubernetes.io/name': 'cloneset-controller', 'app.kubernetes.io/component': 'webhook' };
 
-export function mutatingWebhookConfiguration(ep: WebhookEndpoint, caBundle: string | undefined): Record<string, unknown> {
+export function mutatingWebhookConfiguration(ep: WebhookEndpoint, caBundle: string | undefined, name = MUTATING_CONFIGURATION): Record<string, unknown> {
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'MutatingWebhookConfiguration',
-    metadata: { name: MUTATING_CONFIGURATION, labels: LABELS },
+    metadata: { name, labels: LABELS },
     webhooks: mutatingWebhooks(ep, caBundle),
   };
 }
 
-export function validatingWebhookConfiguration(ep: WebhookEndpoint, caBundle: string | undefined): Record<string, unknown> {
+export function validatingWebhookConfiguration(ep: WebhookEndpoint, caBundle: string | undefined, name = VALIDATING_CONFIGURATION): Record<string, unknown> {
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingWebhookConfiguration',
-    metadata: { name: VALIDATING_CONFIGURATION, labels: LABELS },
+    metadata: { name, labels: LABELS },
     webhooks: validatingWebhooks(ep, caBundle),
   };
 }

@@ -9,7 +9,7 @@ import { PODS, type KubeClient } from '../kube/client.ts';
 import type { Pod } from '../kube/types.ts';
 import type { Clock, TimerHandle } from '../runtime/clock.ts';
 import { DirCertificates, SecretCertificates, type CertificateSource } from './cert-source.ts';
-import { SECRET_NAME, SERVICE_NAME, servingHosts, type WebhookEndpoint } from './configurations.ts';
+import { DEFAULT_NAME_PREFIX, servingHosts, webhookNames, type WebhookEndpoint } from './configurations.ts';
 import type { AdmissionHandlers } from './contracts.ts';
 import { WebhookServer } from './server.ts';
 import { ensureWebhookObjects } from './webhook-objects.ts';
@@ -27,6 +27,8 @@ export interface WebhookOptions {
   /** URL mode: the API server calls https://<host>:<port>/…; undefined = Service mode */
   readonly host?: string;
   readonly namespace: string;
+  /** --webhook-name-prefix: names the Service, the certificate Secret and the webhook configurations. */
+  readonly namePrefix?: string;
   readonly certDir?: string;
   readonly certValidityMs: number;
 }
@@ -39,7 +41,7 @@ export interface RunningWebhook {
 }
 
 export function webhookEndpoint(o: WebhookOptions): WebhookEndpoint {
-  return o.host !== undefined ? { mode: 'url', host: o.host, port: o.port } : { mode: 'service', namespace: o.namespace, service: SERVICE_NAME };
+  return o.host !== undefined ? { mode: 'url', host: o.host, port: o.port } : { mode: 'service', namespace: o.namespace, service: webhookNames(o.namePrefix ?? DEFAULT_NAME_PREFIX).service };
 }
 
 /** GETs only the named pods (at most the podsToDelete entries a request adds), concurrently. */
@@ -60,11 +62,12 @@ export function podFetcher(client: KubeClient): (ns: string, names: readonly str
 export function startWebhook(o: WebhookOptions, deps: { client: KubeClient; handlers: AdmissionHandlers; gates: FeatureGates; clock: Clock; logger: Logger; signal: AbortSignal }): RunningWebhook {
   const logger = deps.logger.child({ subsystem: 'webhook' });
   const ep = webhookEndpoint(o);
+  const names = webhookNames(o.namePrefix ?? DEFAULT_NAME_PREFIX);
   let objectsInPlace = false;
   const server = new WebhookServer({ handlers: deps.handlers, gates: deps.gates, fetchPods: podFetcher(deps.client), logger, ready: () => objectsInPlace });
   const source: CertificateSource = o.certDir !== undefined
     ? new DirCertificates(o.certDir)
-    : new SecretCertificates({ client: deps.client, namespace: o.namespace, secretName: SECRET_NAME, hosts: servingHosts(ep, o.namespace), validityMs: o.certValidityMs, clock: deps.clock, logger });
+    : new SecretCertificates({ client: deps.client, namespace: o.namespace, secretName: names.secret, hosts: servingHosts(ep, o.namespace), validityMs: o.certValidityMs, clock: deps.clock, logger });
   let timer: TimerHandle | undefined;
   let running = false;
   let again = false;
@@ -89,7 +92,7 @@ export function startWebhook(o: WebhookOptions, deps: { client: KubeClient; hand
         logger.info({ port: server.port, mode: ep.mode, url: ep.mode === 'url' ? `https://${ep.host}:${o.port}` : undefined, serial: serialOf(snap.serving.cert) },
           first ? 'webhook server listening' : 'webhook serving certificate reloaded');
       }
-      const crd = await ensureWebhookObjects(deps.client, ep, snap.caBundle, logger);
+      const crd = await ensureWebhookObjects(deps.client, ep, snap.caBundle, logger, names);
       if (!objectsInPlace) logger.info({ crdConversion: crd }, 'webhook ready');
       objectsInPlace = true;
       failures = 0;

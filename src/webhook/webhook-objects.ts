@@ -82,10 +82,13 @@ export async function ensureCrdConversion(client: KubeClient, ep: WebhookEndpoin
   return 'patched';
 }
 
-export async function ensureWebhookObjects(client: KubeClient, ep: WebhookEndpoint, caBundle: string | undefined, logger: Logger): Promise<CrdOutcome> {
+export async function ensureWebhookObjects(
+  client: KubeClient, ep: WebhookEndpoint, caBundle: string | undefined, logger: Logger,
+  names: { readonly mutating: string; readonly validating: string } = { mutating: MUTATING_CONFIGURATION, validating: VALIDATING_CONFIGURATION },
+): Promise<CrdOutcome> {
   const keepCA = caBundle === undefined;
-  const mutating = mutatingWebhookConfiguration(ep, caBundle) as Record<string, unknown> & { webhooks: Record<string, unknown>[] };
-  const validating = validatingWebhookConfiguration(ep, caBundle) as Record<string, unknown> & { webhooks: Record<string, unknown>[] };
+  const mutating = mutatingWebhookConfiguration(ep, caBundle, names.mutating) as Record<string, unknown> & { webhooks: Record<string, unknown>[] };
+  const validating = validatingWebhookConfiguration(ep, caBundle, names.validating) as Record<string, unknown> & { webhooks: Record<string, unknown>[] };
   await ensureConfiguration(client, MUTATING_WEBHOOK_CONFIGURATIONS, mutating, keepCA, logger);
   await ensureConfiguration(client, VALIDATING_WEBHOOK_CONFIGURATIONS, validating, keepCA, logger);
   return ensureCrdConversion(client, ep, caBundle, logger);

@@ -12,6 +12,8 @@ import { NAMESPACES } from '../../src/kube/resources.ts';
 import { kubectl, newNamespace, ROOT, testClient } from '../helpers/kube.ts';
 
 const CHART = path.join(ROOT, 'charts', 'cloneset-controller');
+/** No image of the chart is published: every install names one (values.yaml). */
+const IMAGE = 'image.repository=registry.example.com/cloneset-controller';
 
 interface Manifest {
   apiVersion: string;
@@ -42,12 +44,13 @@ describe('Helm chart charts/cloneset-controller', () => {
   let client: KubeClient;
   let ns: string;
 
-  /** `helm template` in namespace `ns` with `--set` values; the parsed objects. */
-  const render = (sets: readonly string[] = []): Manifest[] => {
-    const r = run(helm, ['template', 'cloneset-controller', CHART, '--namespace', ns, ...sets.flatMap((s) => ['--set', s])]);
+  /** `helm template` of release `release` in namespace `namespace` with `--set` values (and an image); the parsed objects. */
+  const renderRelease = (release: string, namespace: string, sets: readonly string[] = []): Manifest[] => {
+    const r = run(helm, ['template', release, CHART, '--namespace', namespace, ...[IMAGE, ...sets].flatMap((s) => ['--set', s])]);
     assert.equal(r.code, 0, `helm template failed: ${r.stderr}`);
     return parseAllDocuments(r.stdout).map((d) => d.toJS() as Manifest | null).filter((m): m is Manifest => m !== null);
   };
+  const render = (sets: readonly string[] = []): Manifest[] => renderRelease('cloneset-controller', ns, sets);
   const find = (objs: readonly Manifest[], kind: string, name: string): Manifest => {
     const o = objs.find((m) => m.kind === kind && m.metadata.name === name);
     assert.ok(o !== undefined, `${kind} ${name} in ${objs.map((m) => `${m.kind}/${m.metadata.name}`).join(', ')}`);
@@ -92,7 +95,7 @@ describe('Helm chart charts/cloneset-controller', () => {
 
   it('helm lint passes with the default values and with cert-manager and a ServiceMonitor', () => {
     for (const sets of [[], ['certManager.enabled=true', 'serviceMonitor.enabled=true', 'namespaceScope=team-a']]) {
-      const r = run(helm, ['lint', '--strict', CHART, ...sets.flatMap((s) => ['--set', s])]);
+      const r = run(helm, ['lint', '--strict', CHART, ...[IMAGE, ...sets].flatMap((s) => ['--set', s])]);
       assert.equal(r.code, 0, `helm lint ${sets.join(' ')}: ${r.stdout}${r.stderr}`);
     }
   });
@@ -154,7 +157,9 @@ describe('Helm chart charts/cloneset-controller', () => {
       '--leader-elect', `--leader-election-namespace=${ns}`, '--leader-election-id=cloneset-controller', '--namespace=team-a',
       '--cloneset-workers=5', '--kube-api-qps=100', '--kube-api-burst=200', '--feature-gates=CloneSetShortHash=true', '--log-level=debug',
       '--metrics-bind-address=:8080', '--health-probe-bind-address=:8000', '--webhook-port=9443', `--webhook-namespace=${ns}`,
+      '--webhook-name-prefix=cloneset-controller',
     ]);
+    assert.equal(pod.containers[0]?.['image'], 'registry.example.com/cloneset-controller:0.1.0', 'the tag defaults to the appVersion');
     assert.deepEqual(c['securityContext'], { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
     assert.deepEqual((c['livenessProbe'] as { httpGet: unknown }).httpGet, { path: '/healthz', port: 'health' });
     assert.deepEqual((c['readinessProbe'] as { httpGet: unknown }).httpGet, { path: '/readyz', port: 'health' });
@@ -162,7 +167,7 @@ describe('Helm chart charts/cloneset-controller', () => {
   });
 
   it('helm template | kubectl apply --dry-run=server: the API server accepts every object, as a new install', () => {
-    const r = run(helm, ['template', 'cloneset-controller', CHART, '--namespace', ns]);
+    const r = run(helm, ['template', 'cloneset-controller', CHART, '--namespace', ns, '--set', IMAGE]);
     assert.equal(r.code, 0, r.stderr);
     const applied = applyDryRun(parseAllDocuments(r.stdout).map((d) => d.toJS() as Manifest | null).filter((m): m is Manifest => m !== null));
     assert.equal(applied.code, 0, `kubectl apply --dry-run=server: ${applied.stderr}`);
@@ -194,9 +199,52 @@ describe('Helm chart charts/cloneset-controller', () => {
   });
 
   it('bad values are refused with the field path', () => {
-    const r = run(helm, ['template', 'x', CHART, '--set', 'workers=many', '--set', 'logLevel=verbose']);
+    const r = run(helm, ['template', 'x', CHART, '--set', IMAGE, '--set', 'workers=many', '--set', 'logLevel=verbose']);
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /\/workers': got string, want integer/);
     assert.match(r.stderr, /\/logLevel': value must be one of/);
+  });
+
+  it('an unknown or misspelt value is refused by the schema, not ignored', () => {
+    for (const set of ['foo=bar', 'image.respository=x', 'webhook.prot=443']) {
+      const r = run(helm, ['template', 'x', CHART, '--set', IMAGE, '--set', set]);
+      assert.notEqual(r.code, 0, `${set} rendered: ${r.stdout.slice(0, 200)}`);
+      assert.match(r.stderr, /values don't meet the specifications of the schema/, set);
+      assert.match(r.stderr, /additional properties '(foo|respository|prot)' not allowed/, set);
+    }
+  });
+
+  it('without image.repository it says what to build and set (no published image is assumed)', () => {
+    const r = run(helm, ['template', 'x', CHART]);
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /image\.repository is required: build the image \(npm run image, or docker build \.\)/);
+  });
+
+  it('two releases render without a shared object name; names, lease and webhook names follow the release', () => {
+    const blue = renderRelease('blue', `${ns}-blue`);
+    const green = renderRelease('green', `${ns}-green`, ['crds.install=false']);
+    const key = (m: Manifest): string => `${m.kind}/${m.metadata.namespace ?? ''}/${m.metadata.name}`;
+    const blueKeys = new Set(blue.map(key));
+    assert.deepEqual(green.map(key).filter((k) => blueKeys.has(k)), [], 'no object of the second release has the name of one of the first');
+    find(blue, 'Deployment', 'blue-cloneset-controller');
+    find(blue, 'MutatingWebhookConfiguration', 'blue-cloneset-controller-mutating-webhook-configuration');
+    const args = JSON.stringify(find(blue, 'Deployment', 'blue-cloneset-controller'));
+    for (const a of ['--leader-election-id=blue-cloneset-controller', '--webhook-name-prefix=blue-cloneset-controller']) assert.ok(args.includes(a), a);
+    const webhookRole = find(blue, 'ClusterRole', 'blue-cloneset-controller-webhook');
+    assert.deepEqual((webhookRole['rules'] as Rule[]).flatMap((r) => r.resourceNames ?? []),
+      ['blue-cloneset-controller-mutating-webhook-configuration', 'blue-cloneset-controller-validating-webhook-configuration', 'clonesets.apps.kruise.io']);
+    const certs = find(blue, 'Role', 'blue-cloneset-controller-webhook-certs');
+    assert.deepEqual((certs['rules'] as Rule[]).flatMap((r) => r.resourceNames ?? []), ['blue-cloneset-controller-webhook-certs']);
+    const hooks = find(blue, 'ValidatingWebhookConfiguration', 'blue-cloneset-controller-validating-webhook-configuration')['webhooks'] as { clientConfig: { service: { name: string; namespace: string } } }[];
+    assert.ok(hooks.every((w) => w.clientConfig.service.name === 'blue-cloneset-controller-webhook-service' && w.clientConfig.service.namespace === `${ns}-blue`));
+    assert.equal(green.filter((m) => m.kind === 'CustomResourceDefinition').length, 0, 'the CRD belongs to one release');
+  });
+
+  it('NOTES point at the leader through the Lease holder, not at any replica of the Deployment', () => {
+    const r = run(helm, ['install', 'blue', CHART, '--namespace', ns, '--dry-run=client', '--set', IMAGE]);
+    assert.equal(r.code, 0, r.stderr);
+    const notes = r.stdout.slice(r.stdout.indexOf('NOTES:'));
+    assert.match(notes, new RegExp(`kubectl -n ${ns} get lease blue-cloneset-controller -o jsonpath='\\{\\.spec\\.holderIdentity\\}'`));
+    assert.doesNotMatch(notes, /logs deploy\//);
   });
 });

@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { CloneSet } from '../../src/api/cloneset.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
-import { CLONESETS, NAMESPACES } from '../../src/kube/resources.ts';
+import type { CloneSetV1beta1 } from '../../src/api/cloneset-v1beta1.ts';
+import { CLONESETS, CLONESETS_V1BETA1, NAMESPACES } from '../../src/kube/resources.ts';
 import type { Pod } from '../../src/kube/types.ts';
 import { activePods, getCloneSet, newCloneSet, readyPods } from '../helpers/cloneset.ts';
 import { eventually, kubeconfigPath, newNamespace, ROOT, startController, testClient, type ControllerProcess } from '../helpers/kube.ts';
@@ -57,12 +58,20 @@ const imageOf = (p: Pod): string => p.spec.containers[0]?.image ?? '';
 
 /** A tmux server of our own (its own socket), so nothing else's sessions are touched. */
 class Terminal {
-  readonly #socket = `kubectl-cloneset-test-${process.pid}`;
+  readonly #socket = `kubectl-cloneset-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   readonly #session = 'view';
+
+  readonly columns: number;
+  readonly rows: number;
+
+  constructor(columns = 200, rows = 50) {
+    this.columns = columns;
+    this.rows = rows;
+  }
 
   start(command: string): void {
     const env = `env PATH=${PATH_WITH_PLUGIN} KUBECONFIG=${kubeconfigPath()} TERM=xterm-256color`;
-    this.#tmux(['new-session', '-d', '-s', this.#session, '-x', '200', '-y', '50', `${env} bash --norc --noprofile`]);
+    this.#tmux(['new-session', '-d', '-s', this.#session, '-x', String(this.columns), '-y', String(this.rows), `${env} bash --norc --noprofile`]);
     this.#tmux(['send-keys', '-t', this.#session, command, 'Enter']);
   }
 
@@ -73,6 +82,11 @@ class Terminal {
   /** The pane with its colour escapes. */
   captureAnsi(): string {
     return this.#tmux(['capture-pane', '-p', '-e', '-t', this.#session]);
+  }
+
+  /** A tmux format of the pane, e.g. #{history_size} (lines scrolled off the top) or #{alternate_on}. */
+  format(f: string): string {
+    return this.#tmux(['display-message', '-p', '-t', this.#session, f]).trim();
   }
 
   keys(...keys: string[]): void {
@@ -144,7 +158,7 @@ describe('kubectl cloneset (the kubectl plugin)', () => {
   it('scales, sets the image, waits for the rollout, lists the history and undoes it', async () => {
     // minReadySeconds makes the rollout last long enough (≥ 3 × 2 s) to be watched in progress.
     await client.create(CLONESETS, ns, newCloneSet(ns, 'web', 2, { spec: { minReadySeconds: 2, updateStrategy: { type: 'ReCreate', maxUnavailable: 1 } } }));
-    assert.match(await ok(['scale', 'web', '-n', ns, '--replicas', '3']), /clonesets\.apps\.kruise\.io\/web scaled/);
+    assert.match(await ok(['scale', 'web', '-n', ns, '--replicas', '3']), /^cloneset\.apps\.kruise\.io\/web scaled\n$/);
     assert.match(await ok(['rollout', 'status', 'web', '-n', ns, '--timeout', '2m']), /cloneset "web" successfully rolled out/);
     assert.equal((await readyPods(client, ns, 'web', 3))?.length, 3);
     const first = await getCloneSet(client, ns, 'web');
@@ -171,6 +185,45 @@ describe('kubectl cloneset (the kubectl plugin)', () => {
     assert.ok((await activePods(client, ns, 'web')).every((p) => imageOf(p) === 'nginx:alpine'));
     assert.match(await ok(['rollout', 'history', 'web', '-n', ns]), new RegExp(`3\\s+${first.status?.updateRevision ?? 'x'}\\s+current,update`));
     assert.match(await ok(['rollout', 'undo', 'web', '-n', ns, '--to-revision', '3']), /skipped rollback/);
+  });
+
+  it('runs every command against a v1beta1 OnDelete CloneSet and a v1alpha1 CloneSet (writes go through the preferred version)', async () => {
+    await client.create<CloneSetV1beta1>(CLONESETS_V1BETA1, ns, {
+      apiVersion: 'apps.kruise.io/v1beta1', kind: 'CloneSet', metadata: { name: 'od', namespace: ns },
+      spec: {
+        replicas: 2, selector: { matchLabels: { app: 'od' } }, updateStrategy: { type: 'OnDelete' },
+        template: { metadata: { labels: { app: 'od' } }, spec: { containers: [{ name: 'nginx', image: 'nginx:alpine' }] } },
+      },
+    });
+    await client.create(CLONESETS, ns, newCloneSet(ns, 'alpha', 2, { spec: { updateStrategy: { type: 'ReCreate', maxUnavailable: 1 } } }));
+    const transcript: string[] = [];
+    const run = async (args: readonly string[]): Promise<string> => {
+      const r = await kubectlCloneset([...args, '-n', ns]);
+      transcript.push(`${args.join(' ')} → exit ${r.code}${r.code === 0 ? '' : `: ${r.stderr.trim()}`}`);
+      return r.stdout;
+    };
+    for (const name of ['od', 'alpha']) {
+      await rolledOut(client, ns, name, 2);
+      await run(['get', name]);
+      await run(['get', name, '-o', 'json']);
+      await run(['plan', name]);
+      await run(['rollout', 'status', name, '--timeout', '1m']);
+      await run(['scale', name, '--replicas', '3']);
+      await run(['set', 'image', name, 'nginx=nginx:mainline']);
+      // OnDelete never replaces a pod by itself: its status is read once instead of waited for.
+      await run(['rollout', 'status', name, ...(name === 'od' ? ['--watch=false'] : ['--timeout', '2m'])]);
+      await run(['rollout', 'history', name]);
+      await run(['rollout', 'pause', name]);
+      await run(['rollout', 'resume', name]);
+      await run(['rollout', 'restart', name]);
+      await run(['rollout', 'undo', name]);
+    }
+    assert.deepEqual(transcript.filter((t) => !t.endsWith('exit 0')), [], transcript.join('\n'));
+    const od = await client.get<CloneSetV1beta1>(CLONESETS_V1BETA1, ns, 'od');
+    assert.equal(od.spec.updateStrategy?.type, 'OnDelete');
+    assert.equal(od.spec.replicas, 3);
+    assert.equal(od.spec.updateStrategy?.rollingUpdate?.paused, false);
+    assert.equal(od.spec.template.spec.containers[0]?.image, 'nginx:mainline', 'undone to the revision before the restart');
   });
 
   it('ends rollout status when the partition in force is reached', async () => {
@@ -204,24 +257,31 @@ describe('kubectl cloneset (the kubectl plugin)', () => {
     assert.ok((await activePods(client, ns, 'paused')).every((p) => imageOf(p) === 'nginx:mainline'));
   });
 
-  it('restarts every pod of a ReCreate CloneSet by recreating it, and refuses an in-place restart without kruise-daemon', async () => {
+  it('restarts a ReCreate CloneSet with the restartedAt template annotation alone, and an InPlaceIfPossible one without kruise-daemon in place', async () => {
     await client.create(CLONESETS, ns, newCloneSet(ns, 'rs', 2, { spec: { updateStrategy: { type: 'ReCreate', maxUnavailable: 1 } } }));
     await rolledOut(client, ns, 'rs', 2);
     const before = new Set((await activePods(client, ns, 'rs')).map((p) => p.metadata.uid));
     const out = await ok(['rollout', 'restart', 'rs', '-n', ns]);
-    assert.match(out, /restarted \(recreate\): every pod is deleted and created anew/);
+    assert.match(out, /^cloneset\.apps\.kruise\.io\/rs restarted\n {2}every pod is deleted and created anew/);
     await ok(['rollout', 'status', 'rs', '-n', ns, '--timeout', '2m']);
     const after = await activePods(client, ns, 'rs');
     assert.equal(after.length, 2);
     assert.ok(after.every((p) => !before.has(p.metadata.uid)), 'every pod is new');
     assert.ok(after.every((p) => p.metadata.annotations?.['kubectl.kubernetes.io/restartedAt'] !== undefined));
+    const restarted = await getCloneSet(client, ns, 'rs');
+    assert.deepEqual(restarted.spec.template.spec.containers.map((c) => c['env']), [undefined], 'no env var: the containers are as the user wrote them');
 
     await client.create(CLONESETS, ns, newCloneSet(ns, 'ip', 2, { spec: { updateStrategy: { type: 'InPlaceIfPossible', maxUnavailable: 1 } } }));
     await rolledOut(client, ns, 'ip', 2);
-    const refused = await kubectlCloneset(['rollout', 'restart', 'ip', '-n', ns]);
-    assert.equal(refused.code, 1);
-    assert.match(refused.stderr, /no pod shows kruise-daemon/);
-    assert.match(refused.stderr, /--mode=recreate/);
+    const uids = new Set((await activePods(client, ns, 'ip')).map((p) => p.metadata.uid));
+    const inPlace = await ok(['rollout', 'restart', 'ip', '-n', ns]);
+    assert.match(inPlace, /metadata-only in-place update/);
+    assert.match(await ok(['rollout', 'status', 'ip', '-n', ns, '--timeout', '2m']), /successfully rolled out/);
+    const patched = await eventually('both pods annotated in place', async () => {
+      const pods = await activePods(client, ns, 'ip');
+      return pods.length === 2 && pods.every((p) => p.metadata.annotations?.['kubectl.kubernetes.io/restartedAt'] !== undefined) ? pods : undefined;
+    }, { timeoutMs: 60_000 });
+    assert.ok(patched.every((p) => uids.has(p.metadata.uid)), 'the same pods');
   });
 
   it('restarts an InPlaceIfPossible CloneSet with --mode=recreate, and refuses --mode=in-place without kruise-daemon', async () => {
@@ -251,6 +311,28 @@ describe('kubectl cloneset (the kubectl plugin)', () => {
     assert.equal(r.code, 1, r.stdout);
     assert.match(r.stderr, /cloneset "stuck" exceeded its progress deadline/);
     assert.ok(Date.now() - started < 60_000, 'it ends at the deadline, long before --timeout');
+  });
+
+  it('rollout status right after rollout undo of a rollout that missed its deadline exits 0, 10 times in a row', async () => {
+    await client.create(CLONESETS, ns, newCloneSet(ns, 'undo', 2, { spec: { progressDeadlineSeconds: 3, updateStrategy: { type: 'ReCreate', maxUnavailable: 1 } } }));
+    const good = await rolledOut(client, ns, 'undo', 2);
+    const container = good.spec.template.spec.containers[0];
+    const results: string[] = [];
+    for (let i = 1; i <= 10; i++) {
+      // A template whose pods wait for a readiness gate nobody sets: the rollout misses its 3 s deadline.
+      await client.patch(CLONESETS, ns, 'undo', { spec: { template: { spec: { readinessGates: [{ conditionType: 'example.com/never' }], containers: [{ ...container, image: `nginx:broken-${i}` }] } } } }, 'merge');
+      await eventually(`attempt ${i}: the deadline exceeded for the broken revision`, async () => {
+        const cs = await getCloneSet(client, ns, 'undo');
+        const c = cs.status?.conditions?.find((x) => x.type === 'Progressing');
+        return cs.status?.observedGeneration === cs.metadata.generation && c?.reason === 'ProgressDeadlineExceeded' &&
+          c.message === `CloneSet revision ${cs.status?.updateRevision ?? '?'} has timed out progressing` ? true : undefined;
+      }, { timeoutMs: 60_000 });
+      assert.match(await ok(['rollout', 'undo', 'undo', '-n', ns]), /rolled back to revision/);
+      const status = await kubectlCloneset(['rollout', 'status', 'undo', '-n', ns, '--timeout', '90s']);
+      results.push(`${i}: exit ${status.code}${status.code === 0 ? '' : ` ${status.stderr.trim()}`}`);
+    }
+    assert.deepEqual(results, Array.from({ length: 10 }, (_, k) => `${k + 1}: exit 0`));
+    assert.ok((await activePods(client, ns, 'undo')).every((p) => imageOf(p) === container?.image));
   });
 
   it('plans a rollout blocked by maxUnavailable (no pod next, the unavailable pod named, the rest in update order); rollout status times out on it', async () => {
@@ -285,12 +367,47 @@ describe('kubectl cloneset (the kubectl plugin)', () => {
     await client.create(CLONESETS, ns, newCloneSet(ns, 'tree', 2));
     await rolledOut(client, ns, 'tree', 2);
     const view = JSON.parse(await ok(['get', 'tree', '-n', ns, '-o', 'json'])) as { status: string; revisions: { role: string; pods: { status: string }[] }[] };
-    assert.equal(view.status, '✔ Healthy');
+    assert.equal(view.status, 'Healthy');
     assert.equal(view.revisions[0]?.role, 'update,current');
     assert.deepEqual(view.revisions[0]?.pods.map((p) => p.status), ['Running', 'Running']);
     const plain = await ok(['get', 'tree', '-n', ns]);
     assert.match(plain, /└──# revision:1/);
     assert.doesNotMatch(plain, /\x1b\[/, 'no escape codes when piped');
+  });
+
+  it('fits the live tree of 50 pods into an 80×24 terminal: the header in every frame, no scrollback, q restores the screen', async () => {
+    await client.create(CLONESETS, ns, newCloneSet(ns, 'tall', 50, { spec: { updateStrategy: { type: 'ReCreate', maxUnavailable: '50%' } } }));
+    await rolledOut(client, ns, 'tall', 50);
+    const term = new Terminal(80, 24);
+    try {
+      term.start(`kubectl cloneset get tall -n ${ns} --watch`);
+      await eventually('the fitted tree in the terminal', async () => (/… \d+ more pods/.test(term.capture()) ? true : undefined), { timeoutMs: 30_000 });
+      assert.equal(term.format('#{alternate_on}'), '1', 'the view is on the alternate screen');
+      await ok(['set', 'image', 'tall', '-n', ns, 'nginx=nginx:mainline']);
+      // Frames sampled while the rollout redraws the view many times a second.
+      const frames: string[] = [];
+      await eventually('20 frames of the rollout', async () => {
+        frames.push(term.capture());
+        return frames.length >= 20 ? true : undefined;
+      }, { timeoutMs: 60_000, intervalMs: 200 });
+      for (const [i, frame] of frames.entries()) {
+        const lines = frame.replace(/\n+$/, '').split('\n');
+        assert.match(lines[0] ?? '', /^Name: +tall$/, `frame ${i} starts with the header:\n${frame}`);
+        assert.match(frame, /^Status: +\S/m, `frame ${i} shows the status`);
+        assert.ok(lines.length <= 24, `frame ${i} fits 24 rows`);
+        assert.ok(lines.every((l) => [...l].length <= 80), `frame ${i}: no line wider than 80:\n${frame}`);
+        assert.match(frame, /└── … \d+ more pods/, `frame ${i} folds the pods`);
+      }
+      assert.equal(term.format('#{history_size}'), '0', 'nothing scrolled off the screen');
+      term.keys('q');
+      term.keys('echo "exit=$?"', 'Enter');
+      await eventually('the view ended on q', async () => (/exit=0/.test(term.capture()) ? true : undefined));
+      assert.equal(term.format('#{alternate_on}'), '0', 'the shell\'s screen is back');
+      assert.doesNotMatch(term.capture(), /Name: +tall/, 'the view left nothing on the shell\'s screen');
+      assert.equal(term.format('#{history_size}'), '0', 'and nothing in the scrollback');
+    } finally {
+      term.stop();
+    }
   });
 
   it('redraws the live tree in a real terminal during an in-place rollout', async () => {

@@ -170,6 +170,27 @@ describe('Progressing condition (docs/features.md#progress-deadline-and-conditio
     assert.deepEqual(progressing(statusOf(cs, rollingPods(cs))), exceeded);
   });
 
+  test('a new update revision (an undo, a new template) replaces ProgressDeadlineExceeded with a fresh CloneSetUpdated', () => {
+    const exceeded = { ...condition('ProgressDeadlineExceeded', T0 - 5 * SEC, 'False'), message: 'CloneSet revision sample-r0 has timed out progressing' };
+    const cs = base().conditions(exceeded).build();
+    const observed = { ...cs, status: { ...(cs.status ?? { replicas: 0, readyReplicas: 0, availableReplicas: 0, updatedReplicas: 0, updatedReadyReplicas: 0 }), updateRevision: 'sample-r0' } };
+    const r = statusOf(observed, rollingPods(observed));
+    assert.deepEqual(progressing(r), {
+      type: 'Progressing', status: 'True', reason: 'CloneSetUpdated',
+      message: 'CloneSet is progressing due to revision changed from sample-r0 to sample-r2',
+      lastUpdateTime: rfc3339(T0), lastTransitionTime: rfc3339(T0),
+    });
+    assert.equal(r.requeueAfterMs, 61 * SEC);
+  });
+
+  test('a new update revision restarts the clock of a CloneSetUpdated condition too', () => {
+    const cs = base().conditions(condition('CloneSetUpdated', T0 - 50 * SEC)).build();
+    const observed = { ...cs, status: { ...(cs.status ?? { replicas: 0, readyReplicas: 0, availableReplicas: 0, updatedReplicas: 0, updatedReadyReplicas: 0 }), updateRevision: 'sample-r1' } };
+    const r = statusOf(observed, rollingPods(observed));
+    assert.equal(progressing(r)?.lastUpdateTime, rfc3339(T0));
+    assert.equal(r.requeueAfterMs, 61 * SEC);
+  });
+
   test('ProgressDeadlineExceeded gives way to CloneSetAvailable when the rollout completes', () => {
     const cs = base().conditions(condition('ProgressDeadlineExceeded', T0 - 5 * SEC, 'False')).build();
     assert.equal(progressing(statusOf(cs, readyPods(cs, 3, 'r2')))?.reason, 'CloneSetAvailable');
@@ -232,29 +253,37 @@ describe('FailedScale / FailedUpdate recovery (beyond Kruise, whose conditions s
   });
 });
 
-describe('Progressing over a whole rollout (simulator, deadline 60 s, 10 s per pass)', () => {
-  test('a rollout whose pods never become ready times out, stays timed out across a new revision, and recovers when it completes', () => {
+describe('Progressing over a whole rollout (simulator, deadline 60 s)', () => {
+  test('a rollout whose pods never become ready times out; a new revision gets a fresh deadline and completes within it', () => {
     const cs = aCloneSet('sample').replicas(3).progressDeadlineSeconds(60).build();
-    const world = newWorld(cs, readyPods(cs, 3), [], {
+    const stuck = newWorld(cs, readyPods(cs, 3), [], {
       revisions: ['r1', 'r2'],
       stepMs: 10_000,
       canBecomeReady: (p) => !revisionMatches(p, 'sample-r2'),
     });
     const reasons: string[] = [];
-    const track = (): void => {
-      const c = world.cloneSet.status?.conditions?.find((x) => x.type === 'Progressing');
+    const track = (w: typeof stuck) => (): void => {
+      const c = w.cloneSet.status?.conditions?.find((x) => x.type === 'Progressing');
       const r = `${c?.reason ?? '-'}`;
       if (reasons[reasons.length - 1] !== r) reasons.push(r);
     };
     for (let i = 0; i < 12; i++) {
-      reconcileStep(world);
-      track();
+      reconcileStep(stuck);
+      track(stuck)();
     }
     assert.deepEqual(reasons, ['CloneSetUpdated', 'ProgressDeadlineExceeded']);
-    rollOut(world, 'r3'); // a fixed image
-    const r = converge(world, { invariants: [() => (track(), undefined)] });
+    // The fix rolls out at 1 s per pass, well within its own 60 s.
+    const world = { ...stuck, kubelet: { ...stuck.kubelet, stepMs: 1000 } };
+    rollOut(world, 'r3');
+    const seenAt = world.nowMs;
+    reconcileStep(world);
+    const fresh = world.cloneSet.status?.conditions?.find((x) => x.type === 'Progressing');
+    assert.deepEqual([fresh?.status, fresh?.reason, fresh?.message, fresh?.lastUpdateTime],
+      ['True', 'CloneSetUpdated', 'CloneSet is progressing due to revision changed from sample-r2 to sample-r3', rfc3339(seenAt)]);
+    track(world)();
+    const r = converge(world, { invariants: [() => (track(world)(), undefined)] });
     assert.ok(r.converged);
-    assert.deepEqual(reasons, ['CloneSetUpdated', 'ProgressDeadlineExceeded', 'CloneSetAvailable']);
+    assert.deepEqual(reasons, ['CloneSetUpdated', 'ProgressDeadlineExceeded', 'CloneSetUpdated', 'CloneSetAvailable']);
     assert.equal(world.cloneSet.status?.currentRevision, 'sample-r3');
   });
 });

@@ -18,6 +18,11 @@ export interface ProgressingResult {
   /** undefined: the CloneSet does not track progress, remove the condition. */
   readonly condition?: CloneSetCondition;
   readonly requeueAfterMs?: number;
+  /**
+   * Write the condition as is, timestamps included, instead of through the set rule (which would keep an
+   * existing condition of the same status and reason): a new update revision starts a new deadline.
+   */
+  readonly replace?: boolean;
 }
 
 /**
@@ -57,6 +62,15 @@ export function progressingCondition(
   if (c.expectedUpdatedReplicas < specReplicas && c.expectedUpdatedReplicas <= c.updatedAvailableReplicas) {
     return { condition: make('True', 'ProgressPartitionAvailable', 'CloneSet has been paused due to partition ready') };
   }
+  // A new update revision (a new template, an undo) is a new rollout: like Kruise HEAD (syncProgressingStatus in
+  // pkg/controller/cloneset/cloneset_status.go) the pass that first sees it writes a fresh CloneSetUpdated, so
+  // neither a timeout nor the clock of the revision before carries over to it. Kruise checks this before the
+  // other cases; here a CloneSet that is already available, paused or partition-available says so at once.
+  const observedRevision = cloneSet.status?.updateRevision;
+  if (observedRevision !== undefined && observedRevision !== '' && observedRevision !== c.updateRevision) {
+    const condition = make('True', 'CloneSetUpdated', `CloneSet is progressing due to revision changed from ${observedRevision} to ${c.updateRevision}`);
+    return { condition, replace: true, ...deadlineRequeue(nowMs, deadline, nowMs) };
+  }
   const previous = carried.find((x) => x.type === 'Progressing');
   if (previous !== undefined) {
     const since = Date.parse(previous.lastUpdateTime ?? previous.lastTransitionTime ?? '');
@@ -75,9 +89,14 @@ export function progressingCondition(
   }
   const condition = make('True', 'CloneSetUpdated', 'CloneSet is progressing');
   const startedMs = previous?.reason === 'CloneSetUpdated' ? Date.parse(previous.lastUpdateTime ?? '') : nowMs;
-  const remaining = (Number.isFinite(startedMs) ? startedMs : nowMs) + deadline * 1000 - nowMs;
-  const requeueAfterMs = remaining >= 1000 ? remaining + 1000 : remaining > 0 ? remaining : undefined;
-  return { condition, ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}) };
+  return { condition, ...deadlineRequeue(Number.isFinite(startedMs) ? startedMs : nowMs, deadline, nowMs) };
+}
+
+/** Requeue at the deadline, plus a second when at least one is left (Kruise getRequeueSecondsFromCondition). */
+function deadlineRequeue(startedMs: number, deadlineSeconds: number, nowMs: number): { readonly requeueAfterMs?: number } {
+  const remaining = startedMs + deadlineSeconds * 1000 - nowMs;
+  if (remaining >= 1000) return { requeueAfterMs: remaining + 1000 };
+  return remaining > 0 ? { requeueAfterMs: remaining } : {};
 }
 
 /**

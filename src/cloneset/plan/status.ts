@@ -76,7 +76,9 @@ export function computeStatus(input: StatusInput): StatusResult {
   conditions =
     progressing.condition === undefined
       ? conditions.filter((c) => c.type !== 'Progressing')
-      : setCondition(conditions, progressing.condition);
+      : progressing.replace === true
+        ? [...conditions.filter((c) => c.type !== 'Progressing'), progressing.condition]
+        : setCondition(conditions, progressing.condition);
   const status: CloneSetStatus = {
     observedGeneration: cloneSet.metadata.generation ?? 0,
     replicas,
