@@ -14,18 +14,31 @@
 //                     deletes the surplus regardless of maxUnavailable), the pod was named in podsToDelete / labelled
 //                     specified-delete (the user asked), or the controller has not observed the current generation.
 //   duplicate-id      two live pods of one CloneSet with the same apps.kruise.io/cloneset-instance-id.
-//   pvc-lost          a PVC deleted while a live pod of its CloneSet with its instance id, created before the
-//                     deletion, still exists 3 s later (the watch streams of pods and PVCs are not ordered).
+//   pvc-lost          a PVC deleted while a live pod of its CloneSet with its instance id exists.
 //   pvc-orphaned      (checked at convergence, see `convergence`) a PVC without a live pod when PVC reuse is off.
 //   non-leader-write  see bench/chaos-audit.ts (the audit log against the Lease history kept here).
+//
+// Every change is judged against the world as of its own resourceVersion (bench/chaos-order.ts): a pod change
+// against the CloneSet's newest version at or below it, once the CloneSet stream has passed it; a PVC deletion
+// against the pods live at its resourceVersion, once the pod stream has passed it. No fixed delays.
 import type { CloneSet, IntOrString } from '../src/api/cloneset.ts';
 import { LABEL_INSTANCE_ID, LABEL_LIFECYCLE_STATE, LABEL_REVISION_HASH, LABEL_SPECIFIED_DELETE } from '../src/api/well-known.ts';
 import { partitionAbs, scaledValue } from '../src/cloneset/plan/int-or-percent.ts';
 import type { KubeClient, WatchEvent } from '../src/kube/client.ts';
 import { CLONESETS, LEASES, PODS, PVCS, type ResourceRef } from '../src/kube/resources.ts';
 import type { KubeObject, PersistentVolumeClaim, Pod } from '../src/kube/types.ts';
+import { HoldQueue, StreamPosition, rvNumber, rvOf } from './chaos-order.ts';
 
 const DEFAULT_MAX_UNAVAILABLE = '20%';
+/** The longest a change waits for the other stream to pass its resourceVersion (a stream down: API server restart). */
+export const HOLD_BOUND_MS = 10_000;
+/**
+ * A proof by list of one stream's position (chaos-order.ts `StreamPosition.prove`) is asked for once a change has
+ * waited this long (the stream itself usually passes it first: the controller writes CloneSet status after most pod
+ * changes), and at most once per interval: a few lists a second at most, on a 2-core machine shared with the run.
+ */
+const PROBE_AFTER_MS = 50;
+const PROBE_INTERVAL_MS = 200;
 
 export interface Violation {
   readonly at: number;
@@ -49,16 +62,17 @@ const ownerName = (o: KubeObject): string | undefined => o.metadata?.ownerRefere
 
 /**
  * List then watch `r` in `ns`, resuming after every stream end (410 → relist), until `signal` aborts. A list goes
- * to `onList` whole (the state at one moment), watch events to `onEvent` one by one.
+ * to `onList` whole (the state at its resourceVersion), watch events to `onEvent` one by one, bookmarks (asked for)
+ * to `onBookmark`.
  */
-export async function follow(client: KubeClient, r: ResourceRef, ns: string, onEvent: (e: WatchEvent) => void, onList: (items: readonly KubeObject[]) => void, signal: AbortSignal): Promise<void> {
+export async function follow(client: KubeClient, r: ResourceRef, ns: string, onEvent: (e: WatchEvent) => void, onList: (items: readonly KubeObject[], rv: string) => void, signal: AbortSignal, onBookmark?: (rv: string) => void): Promise<void> {
   let rv = '';
   while (!signal.aborted) {
     try {
       if (rv === '') {
         const list = await client.list<KubeObject>(r, ns);
-        onList(list.items);
         rv = list.metadata.resourceVersion ?? '';
+        onList(list.items, rv);
       }
       await client.watch(r, ns, { resourceVersion: rv, timeoutSeconds: 60, allowWatchBookmarks: true }, (e) => {
         if (e.type === 'ERROR') {
@@ -66,7 +80,8 @@ export async function follow(client: KubeClient, r: ResourceRef, ns: string, onE
           return;
         }
         rv = e.object.metadata?.resourceVersion ?? rv;
-        if (e.type !== 'BOOKMARK') onEvent(e);
+        if (e.type === 'BOOKMARK') onBookmark?.(rv);
+        else onEvent(e);
       }, signal);
     } catch {
       if (signal.aborted) return;
@@ -107,72 +122,178 @@ function boundsOf(cs: CloneSet): Bounds {
   return { replicas: r, maxSurge, maxUnavailable: scaledValue(mu, r, maxSurge === 0) };
 }
 
+/** One version of a CloneSet (undefined: deleted) from `rv` on. */
+interface Version {
+  readonly rv: number;
+  readonly cs: CloneSet | undefined;
+}
+
+/** A pod's life as far as PVCs care: live (not terminating, not finished) from `from` until `to` (resourceVersions). */
+interface PodLife {
+  readonly name: string;
+  readonly from: number;
+  to: number | undefined;
+}
+
+/** Where a fresh list for a stream's proof comes from (the checker's client; a test may leave it out). */
+export type ListFresh = (r: ResourceRef) => Promise<{ items: readonly KubeObject[]; resourceVersion: string }>;
+
+export interface CheckerOptions {
+  readonly leaseName: string;
+  readonly signal: AbortSignal;
+  readonly log: (m: string) => void;
+  readonly listFresh?: ListFresh;
+  readonly holdBoundMs?: number;
+  readonly now?: () => number;
+}
+
 export class InvariantChecker {
+  /** pods as of the last pod change judged (in resourceVersion order, behind the pod stream by the hold) */
   readonly pods = new Map<string, Pod>();
   readonly pvcs = new Map<string, PersistentVolumeClaim>();
+  /** the newest version of each CloneSet */
   readonly cloneSets = new Map<string, CloneSet>();
   readonly terms: LeaseTerm[] = [];
   readonly violations: Violation[] = [];
-  /** per CloneSet: bounds per generation, to know what the controller may still be acting on */
-  readonly #bounds = new Map<string, Map<number, Bounds>>();
+  readonly cloneSetStream = new StreamPosition();
+  readonly podStream = new StreamPosition();
+  /** pod changes waiting for the CloneSet stream, PVC changes waiting for the pod stream */
+  readonly podHold: HoldQueue;
+  readonly pvcHold: HoldQueue;
+  /** per CloneSet: its versions by resourceVersion, from the oldest a held pod change may still need */
+  readonly #history = new Map<string, Version[]>();
+  /** per CloneSet: bounds per generation and the resourceVersion that brought the generation */
+  readonly #bounds = new Map<string, Map<number, { readonly bounds: Bounds; readonly rv: number }>>();
+  /** per CloneSet and instance id: the lives of its pods by uid (recorded as the pod stream delivers them) */
+  readonly #lives = new Map<string, Map<string, PodLife>>();
   readonly #seen = new Set<string>();
   readonly #leaseName: string;
-  readonly #signal: AbortSignal;
   readonly #log: (m: string) => void;
+  readonly #now: () => number;
+  readonly #holdBoundMs: number;
 
-  constructor(client: KubeClient, ns: string, leaseName: string, signal: AbortSignal, log: (m: string) => void) {
-    this.#leaseName = leaseName;
-    this.#signal = signal;
-    this.#log = log;
-    const relist = <T extends KubeObject>(m: Map<string, T>, judge: (before: T | undefined, after: T | undefined) => void) => (items: readonly KubeObject[]): void => {
-      for (const [before, after] of applyList(m, items as readonly T[])) judge(before, after);
+  constructor(opts: CheckerOptions) {
+    this.#leaseName = opts.leaseName;
+    this.#log = opts.log;
+    this.#now = opts.now ?? Date.now;
+    const boundMs = opts.holdBoundMs ?? HOLD_BOUND_MS;
+    this.#holdBoundMs = boundMs;
+    const prober = (r: ResourceRef, pos: StreamPosition, queue: () => HoldQueue): ((rv: number) => void) => {
+      const list = opts.listFresh;
+      if (list === undefined) return () => undefined;
+      let busy = false;
+      let last = 0;
+      return () => {
+        if (busy) return;
+        busy = true;
+        const timer = setTimeout(() => {
+          if (queue().pending === 0 || opts.signal.aborted) {
+            busy = false; // the stream passed the held changes meanwhile
+            return;
+          }
+          last = this.#now();
+          list(r).then((l) => { pos.prove(l.items, rvNumber(l.resourceVersion)); }, () => undefined).finally(() => {
+            busy = false;
+            queue().pump();
+          });
+        }, Math.max(PROBE_AFTER_MS, last + PROBE_INTERVAL_MS - this.#now()));
+        timer.unref();
+      };
     };
-    void follow(client, CLONESETS, ns, (e) => this.#onCloneSet(e), (items) => { for (const object of items) this.#onCloneSet({ type: 'ADDED', object }); }, signal);
-    void follow(client, PODS, ns, (e) => this.#onPod(e), relist(this.pods, (before, after) => this.#podSeen(before, after)), signal);
-    void follow(client, PVCS, ns, (e) => this.#onPvc(e), relist(this.pvcs, (before, after) => {
-      // as #onPvc: judged once, when it starts terminating or, if never seen terminating, when it is gone
-      if (after === undefined) {
-        if (before !== undefined && before.metadata.deletionTimestamp === undefined) this.#pvcDeleted(before);
-      } else if (after.metadata.deletionTimestamp !== undefined && before?.metadata.deletionTimestamp === undefined) this.#pvcDeleted(after);
-    }), signal);
-    void follow(client, LEASES, ns, (e) => this.#onLease(e), (items) => { for (const object of items) this.#onLease({ type: 'ADDED', object }); }, signal);
+    this.podHold = new HoldQueue(this.cloneSetStream, { boundMs, now: this.#now, signal: opts.signal, probe: prober(CLONESETS, this.cloneSetStream, () => this.podHold) });
+    this.pvcHold = new HoldQueue(this.podStream, { boundMs, now: this.#now, signal: opts.signal, probe: prober(PODS, this.podStream, () => this.pvcHold) });
+  }
+
+  /** A checker fed by its own watches of `ns` through `client`. */
+  static watch(client: KubeClient, ns: string, leaseName: string, signal: AbortSignal, log: (m: string) => void): InvariantChecker {
+    const listFresh: ListFresh = async (r) => {
+      const l = await client.list<KubeObject>(r, ns);
+      return { items: l.items, resourceVersion: l.metadata.resourceVersion ?? '' };
+    };
+    const c = new InvariantChecker({ leaseName, signal, log, listFresh });
+    void follow(client, CLONESETS, ns, (e) => c.cloneSetEvent(e), (items, rv) => c.cloneSetList(items, rv), signal, (rv) => c.cloneSetBookmark(rv));
+    void follow(client, PODS, ns, (e) => c.podEvent(e), (items, rv) => c.podList(items, rv), signal, (rv) => c.podBookmark(rv));
+    void follow(client, PVCS, ns, (e) => c.pvcEvent(e), (items, rv) => c.pvcList(items, rv), signal);
+    void follow(client, LEASES, ns, (e) => c.leaseEvent(e), (items) => { for (const object of items) c.leaseEvent({ type: 'ADDED', object }); }, signal);
+    return c;
   }
 
   #violate(kind: Violation['kind'], detail: string): void {
     const key = `${kind}:${detail}`;
     if (this.#seen.has(key)) return;
     this.#seen.add(key);
-    this.violations.push({ at: Date.now(), kind, detail });
+    this.violations.push({ at: this.#now(), kind, detail });
     this.#log(`VIOLATION ${kind}: ${detail}`);
   }
 
-  #onCloneSet(e: WatchEvent): void {
-    if (e.type === 'ERROR' || e.type === 'BOOKMARK') return;
+  // ---- the CloneSet stream: recorded at once, as versions by resourceVersion
+
+  cloneSetEvent(e: WatchEvent): void {
+    if (e.type === 'ERROR') return;
+    if (e.type === 'BOOKMARK') {
+      this.cloneSetBookmark(e.object.metadata?.resourceVersion ?? '');
+      return;
+    }
     const cs = e.object as CloneSet;
-    const name = cs.metadata.name ?? '';
-    if (e.type === 'DELETED') {
+    this.#recordCloneSet(cs.metadata.name ?? '', rvOf(cs), e.type === 'DELETED' ? undefined : cs);
+    this.cloneSetStream.event(e.type, cs);
+    this.podHold.pump();
+  }
+
+  cloneSetBookmark(rv: string): void {
+    this.cloneSetStream.bookmark(rvNumber(rv));
+    this.podHold.pump();
+  }
+
+  /** A list after a lost watch: what it no longer holds was deleted at some point up to its resourceVersion. */
+  cloneSetList(items: readonly KubeObject[], rv: string): void {
+    const listed = new Set<string>();
+    for (const o of items) {
+      const cs = o as CloneSet;
+      const name = cs.metadata.name ?? '';
+      listed.add(name);
+      if (this.cloneSetStream.latest.get(name) !== rvOf(cs)) this.#recordCloneSet(name, rvOf(cs), cs);
+    }
+    for (const name of [...this.cloneSets.keys()]) if (!listed.has(name)) this.#recordCloneSet(name, rvNumber(rv), undefined);
+    this.cloneSetStream.list(items, rvNumber(rv));
+    this.podHold.pump();
+  }
+
+  #recordCloneSet(name: string, rv: number, cs: CloneSet | undefined): void {
+    const versions = this.#history.get(name) ?? [];
+    versions.push({ rv, cs });
+    this.#history.set(name, versions);
+    if (cs === undefined) {
       this.cloneSets.delete(name);
       return;
     }
     this.cloneSets.set(name, cs);
-    const byGen = this.#bounds.get(name) ?? new Map<number, Bounds>();
-    byGen.set(cs.metadata.generation ?? 0, boundsOf(cs));
+    const byGen = this.#bounds.get(name) ?? new Map<number, { bounds: Bounds; rv: number }>();
+    const gen = cs.metadata.generation ?? 0;
+    if (!byGen.has(gen)) byGen.set(gen, { bounds: boundsOf(cs), rv });
     this.#bounds.set(name, byGen);
   }
 
-  /** The generations the controller may still be acting on: from the last it reported observing to the newest. */
-  #boundsInFlight(cs: CloneSet): Bounds[] {
-    const byGen = this.#bounds.get(cs.metadata.name ?? '') ?? new Map<number, Bounds>();
-    const from = cs.status?.observedGeneration ?? 0;
-    const out = [...byGen.entries()].filter(([g]) => g >= from).map(([, b]) => b);
-    return out.length > 0 ? out : [boundsOf(cs)];
+  /**
+   * The CloneSet `name` as of `rv`: its newest version at or below it (the oldest known when the checker started
+   * after `rv`). Versions older than that one are dropped: pod changes are judged in resourceVersion order.
+   */
+  cloneSetAt(name: string, rv: number): CloneSet | undefined {
+    const versions = this.#history.get(name);
+    if (versions === undefined || versions.length === 0) return undefined;
+    let i = 0;
+    while (i + 1 < versions.length && (versions[i + 1]?.rv ?? Infinity) <= rv) i++;
+    versions.splice(0, i);
+    return versions[0]?.cs;
   }
 
-  /** replicas + maxSurge of the generations that arrived after `then` (the CloneSet as it was known earlier). */
-  #boundsSeenSince(latest: CloneSet, then: CloneSet): number[] {
-    const byGen = this.#bounds.get(latest.metadata.name ?? '') ?? new Map<number, Bounds>();
-    const after = then.metadata.generation ?? 0;
-    return [...byGen.entries()].filter(([g]) => g > after).map(([, b]) => b.replicas + b.maxSurge);
+  /** The generations the controller may still be acting on at `rv`: from the last it reported observing to the newest. */
+  #boundsInFlight(cs: CloneSet, rv: number): Bounds[] {
+    const byGen = this.#bounds.get(cs.metadata.name ?? '') ?? new Map<number, { bounds: Bounds; rv: number }>();
+    const from = cs.status?.observedGeneration ?? 0;
+    const to = cs.metadata.generation ?? 0;
+    const out = [...byGen.entries()].filter(([g, b]) => g >= from && g <= to && b.rv <= rv).map(([, b]) => b.bounds);
+    return out.length > 0 ? out : [boundsOf(cs)];
   }
 
   #userDeleted(cs: CloneSet, p: Pod): boolean {
@@ -189,7 +310,7 @@ export class InvariantChecker {
 
   #trackBinding(pod: Pod): void {
     const uid = pod.metadata.uid ?? '';
-    const now = Date.now();
+    const now = this.#now();
     const b = this.#binding.get(uid) ?? { seenAt: now, boundAt: undefined };
     if (b.boundAt === undefined && pod.spec.nodeName !== undefined) b.boundAt = now;
     this.#binding.set(uid, b);
@@ -213,44 +334,89 @@ export class InvariantChecker {
     return longest;
   }
 
-  #onPod(e: WatchEvent): void {
-    if (e.type === 'ERROR' || e.type === 'BOOKMARK') return;
+  // ---- the pod stream: lives and binding times recorded at once, changes judged when the CloneSet stream passed them
+
+  podEvent(e: WatchEvent): void {
+    if (e.type === 'ERROR') return;
+    if (e.type === 'BOOKMARK') {
+      this.podBookmark(e.object.metadata?.resourceVersion ?? '');
+      return;
+    }
     const pod = e.object as Pod;
-    const name = pod.metadata.name ?? '';
-    const before = this.pods.get(name);
-    if (e.type === 'DELETED') this.pods.delete(name);
-    else this.pods.set(name, pod);
-    this.#podSeen(before, e.type === 'DELETED' ? undefined : pod);
+    const rv = rvOf(pod);
+    const gone = e.type === 'DELETED';
+    if (gone) this.#binding.delete(pod.metadata.uid ?? '');
+    else this.#trackBinding(pod);
+    this.#recordLife(pod, rv, gone);
+    this.podStream.event(e.type, pod);
+    this.pvcHold.pump();
+    this.podHold.push(rv, (ordered) => {
+      const name = pod.metadata.name ?? '';
+      const before = this.pods.get(name);
+      if (gone) this.pods.delete(name);
+      else this.pods.set(name, pod);
+      this.#podChanged(before, gone ? undefined : pod, rv, ordered);
+    });
   }
 
-  /** A pod change already applied to `pods` (a watch event or a list): binding times, then the invariants. */
-  #podSeen(before: Pod | undefined, after: Pod | undefined): void {
-    if (after === undefined) this.#binding.delete(before?.metadata.uid ?? '');
-    else this.#trackBinding(after);
-    this.#podChanged(before, after);
+  podBookmark(rv: string): void {
+    this.podStream.bookmark(rvNumber(rv));
+    this.pvcHold.pump();
   }
 
-  #podChanged(before: Pod | undefined, after: Pod | undefined): void {
+  podList(items: readonly KubeObject[], rv: string): void {
+    const at = rvNumber(rv);
+    const pods = items as readonly Pod[];
+    const listed = new Set(pods.map((p) => p.metadata.uid ?? ''));
+    for (const p of pods) {
+      this.#trackBinding(p);
+      this.#recordLife(p, rvOf(p), false);
+    }
+    for (const lives of this.#lives.values()) for (const [uid, life] of lives) if (!listed.has(uid) && life.to === undefined) life.to = at;
+    this.podStream.list(items, at);
+    this.pvcHold.pump();
+    this.podHold.push(at, (ordered) => {
+      for (const [before, after] of applyList(this.pods, pods)) {
+        if (after === undefined) this.#binding.delete(before?.metadata.uid ?? '');
+        this.#podChanged(before, after, at, ordered);
+      }
+    });
+  }
+
+  /** A pod is live from the resourceVersion it was first seen live at to the one it was first seen not live at. */
+  #recordLife(pod: Pod, rv: number, gone: boolean): void {
+    const cs = ownerName(pod);
+    const id = pod.metadata.labels?.[LABEL_INSTANCE_ID];
+    if (cs === undefined || id === undefined) return;
+    const key = `${cs}/${id}`;
+    const lives = this.#lives.get(key) ?? new Map<string, PodLife>();
+    this.#lives.set(key, lives);
+    const uid = pod.metadata.uid ?? '';
+    const life = lives.get(uid);
+    if (!gone && isLive(pod)) {
+      if (life === undefined) lives.set(uid, { name: pod.metadata.name ?? '', from: rv, to: undefined });
+    } else if (life !== undefined && life.to === undefined) life.to = rv;
+  }
+
+  /**
+   * Judges a pod change at `rv` against the CloneSet as of `rv`. `ordered` false: the CloneSet stream did not pass
+   * `rv` within the hold bound, so the CloneSet may be missing its last versions; a violation says so.
+   */
+  #podChanged(before: Pod | undefined, after: Pod | undefined, rv: number, ordered: boolean): void {
     const pod = after ?? before;
     if (pod === undefined) return;
     const csName = ownerName(pod);
-    const cs = csName === undefined ? undefined : this.cloneSets.get(csName);
+    const cs = csName === undefined ? undefined : this.cloneSetAt(csName, rv);
     if (cs === undefined || csName === undefined) return;
     const pods = this.podsOf(csName);
+    const violate = (kind: Violation['kind'], detail: string): void =>
+      this.#violate(kind, ordered ? detail : `${detail} [judged unordered: the CloneSet stream had not passed resourceVersion ${String(rv)} within ${String(this.#holdBoundMs / 1000)} s]`);
 
     if (before === undefined && after !== undefined) {
       const counted = pods.filter((p) => isLive(p) && p.metadata.labels?.[LABEL_LIFECYCLE_STATE] !== 'PreparingDelete' && !this.#userDeleted(cs, p));
-      const bound = Math.max(...this.#boundsInFlight(cs).map((b) => b.replicas + b.maxSurge));
+      const bound = Math.max(...this.#boundsInFlight(cs, rv).map((b) => b.replicas + b.maxSurge));
       if (counted.length > bound) {
-        // The pod and CloneSet watches are separate streams with no order between them: the pod may arrive before
-        // the scale-up that allowed it. Judge again once the CloneSet stream has had time to catch up.
-        const podName = after.metadata.name ?? '';
-        const timer = setTimeout(() => {
-          const latest = this.cloneSets.get(csName) ?? cs;
-          const later = Math.max(bound, ...this.#boundsInFlight(latest).map((b) => b.replicas + b.maxSurge), ...this.#boundsSeenSince(latest, cs));
-          if (counted.length > later) this.#violate('too-many-pods', `${csName}: pod ${podName} created with ${counted.length} pods counted > replicas + maxSurge = ${later}`);
-        }, 2000);
-        timer.unref();
+        violate('too-many-pods', `${csName}: pod ${after.metadata.name ?? ''} created with ${counted.length} pods counted > replicas + maxSurge = ${bound}`);
       }
     }
 
@@ -262,7 +428,7 @@ export class InvariantChecker {
       if (observed && liveBefore <= b.replicas && !this.#userDeleted(cs, before)) {
         const unavailable = b.replicas - live.filter(isReady).length;
         if (unavailable > b.maxUnavailable) {
-          this.#violate('too-unavailable', `${csName}: pod ${before.metadata.name ?? ''} made unavailable with ${unavailable} unavailable > maxUnavailable ${b.maxUnavailable} (replicas ${b.replicas})`);
+          violate('too-unavailable', `${csName}: pod ${before.metadata.name ?? ''} made unavailable with ${unavailable} unavailable > maxUnavailable ${b.maxUnavailable} (replicas ${b.replicas})`);
         }
       }
     }
@@ -273,40 +439,55 @@ export class InvariantChecker {
       const id = p.metadata.labels?.[LABEL_INSTANCE_ID];
       if (id === undefined) continue;
       const other = ids.get(id);
-      if (other !== undefined) this.#violate('duplicate-id', `${csName}: pods ${other} and ${p.metadata.name ?? ''} share instance id ${id}`);
+      if (other !== undefined) violate('duplicate-id', `${csName}: pods ${other} and ${p.metadata.name ?? ''} share instance id ${id}`);
       ids.set(id, p.metadata.name ?? '');
     }
   }
 
-  #onPvc(e: WatchEvent): void {
+  // ---- the PVC stream: a deletion judged when the pod stream passed it
+
+  pvcEvent(e: WatchEvent): void {
     if (e.type === 'ERROR' || e.type === 'BOOKMARK') return;
     const pvc = e.object as PersistentVolumeClaim;
     const name = pvc.metadata.name ?? '';
     const before = this.pvcs.get(name);
     if (e.type === 'DELETED') {
       this.pvcs.delete(name);
-      if (before?.metadata.deletionTimestamp === undefined) this.#pvcDeleted(pvc);
+      // judged once: when it starts terminating or, if never seen terminating, when it is gone
+      if (before?.metadata.deletionTimestamp === undefined) this.#pvcDeleted(pvc, rvOf(pvc));
       return;
     }
     this.pvcs.set(name, pvc);
-    if (pvc.metadata.deletionTimestamp !== undefined && before?.metadata.deletionTimestamp === undefined) this.#pvcDeleted(pvc);
+    if (pvc.metadata.deletionTimestamp !== undefined && before?.metadata.deletionTimestamp === undefined) this.#pvcDeleted(pvc, rvOf(pvc));
   }
 
-  #pvcDeleted(pvc: PersistentVolumeClaim): void {
+  pvcList(items: readonly KubeObject[], rv: string): void {
+    const at = rvNumber(rv);
+    for (const [before, after] of applyList(this.pvcs, items as readonly PersistentVolumeClaim[])) {
+      if (after === undefined) {
+        if (before !== undefined && before.metadata.deletionTimestamp === undefined) this.#pvcDeleted(before, at);
+      } else if (after.metadata.deletionTimestamp !== undefined && before?.metadata.deletionTimestamp === undefined) this.#pvcDeleted(after, at);
+    }
+  }
+
+  #pvcDeleted(pvc: PersistentVolumeClaim, rv: number): void {
     const cs = ownerName(pvc);
     const id = pvc.metadata.labels?.[LABEL_INSTANCE_ID];
     if (cs === undefined || id === undefined) return;
-    const deletedAt = Date.now();
-    const timer = setTimeout(() => {
-      if (this.#signal.aborted) return;
-      const owner = this.podsOf(cs).find((p) => isLive(p) && p.metadata.labels?.[LABEL_INSTANCE_ID] === id
-        && Date.parse(p.metadata.creationTimestamp ?? '') <= deletedAt - 1000);
-      if (owner !== undefined) this.#violate('pvc-lost', `${cs}: PVC ${pvc.metadata.name ?? ''} deleted while pod ${owner.metadata.name ?? ''} (instance id ${id}) lives`);
-    }, 3000);
-    timer.unref();
+    this.pvcHold.push(rv, () => {
+      const owner = [...(this.#lives.get(`${cs}/${id}`)?.values() ?? [])].find((l) => l.from <= rv && (l.to === undefined || rv < l.to));
+      if (owner !== undefined) this.#violate('pvc-lost', `${cs}: PVC ${pvc.metadata.name ?? ''} deleted while pod ${owner.name} (instance id ${id}) lives`);
+    });
   }
 
-  #onLease(e: WatchEvent): void {
+  /** Whether every change seen so far has been judged (the end of a run waits for it). */
+  get settled(): boolean {
+    return this.podHold.pending === 0 && this.pvcHold.pending === 0;
+  }
+
+  // ---- the Lease
+
+  leaseEvent(e: WatchEvent): void {
     if (e.type !== 'ADDED' && e.type !== 'MODIFIED') return;
     const lease = e.object as { metadata: { name?: string }; spec?: { holderIdentity?: string; acquireTime?: string; renewTime?: string; leaseDurationSeconds?: number } };
     if (lease.metadata.name !== this.#leaseName) return;
@@ -316,7 +497,7 @@ export class InvariantChecker {
     const acquired = Date.parse(s.acquireTime ?? '');
     const current = this.terms.at(-1);
     if (holder === '') {
-      if (current !== undefined && current.endedAt === undefined) current.endedAt = Number.isNaN(renew) ? Date.now() : renew;
+      if (current !== undefined && current.endedAt === undefined) current.endedAt = Number.isNaN(renew) ? this.#now() : renew;
       return;
     }
     if (current !== undefined && current.endedAt === undefined && current.holder === holder) {
@@ -324,7 +505,7 @@ export class InvariantChecker {
       current.leaseDurationMs = (s.leaseDurationSeconds ?? 15) * 1000;
       return;
     }
-    const at = Number.isNaN(acquired) ? Date.now() : acquired;
+    const at = Number.isNaN(acquired) ? this.#now() : acquired;
     if (current !== undefined && current.endedAt === undefined) current.endedAt = at;
     this.terms.push({ holder, acquiredAt: at, lastRenewAt: Number.isNaN(renew) ? at : renew, leaseDurationMs: (s.leaseDurationSeconds ?? 15) * 1000 });
     this.#log(`lease: ${holder} leads (acquired ${new Date(at).toISOString()})`);

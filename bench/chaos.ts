@@ -41,7 +41,7 @@ import { KubeClient } from '../src/kube/client.ts';
 import { loadKubeConfig } from '../src/kube/kubeconfig.ts';
 import { auditLogPathOf, pauseComponent, readState, restartComponent } from '../src/localcluster/cluster.ts';
 import { controllerWrites, LEASE_TOLERANCE_MS, nonLeaderWrites } from './chaos-audit.ts';
-import { InvariantChecker, isLive, type LeaseTerm } from './chaos-checker.ts';
+import { HOLD_BOUND_MS, InvariantChecker, isLive, type LeaseTerm } from './chaos-checker.ts';
 import { startFaultProxy, type FaultProxy } from './chaos-proxy.ts';
 import { LEASE_NAME, Replicas } from './chaos-replicas.ts';
 import { between, CLONESET_NAMES, createCloneSets, randomChange, runHookHandler, type Random } from './chaos-workload.ts';
@@ -153,6 +153,13 @@ interface Stats {
   worstWallMs: number;
 }
 
+/** How the checker's judgements were ordered: held until the other stream passed them, or released by the bound. */
+function orderText(c: InvariantChecker): string {
+  const held = (q: InvariantChecker['podHold']): string =>
+    `${String(q.ordered)} in resourceVersion order, ${String(q.unordered)} after the ${secs(HOLD_BOUND_MS)} bound (longest wait ${secs(q.longestWaitMs)})`;
+  return `pod changes judged ${held(c.podHold)}; PVC deletions ${held(c.pvcHold)}`;
+}
+
 async function run(args: Args, kubeconfig: string): Promise<number> {
   const random = seeded(args.seed);
   const stateDir = path.dirname(kubeconfig);
@@ -168,7 +175,7 @@ async function run(args: Args, kubeconfig: string): Promise<number> {
   const t0 = Date.now();
   try {
     await createNamespace(userClient, ns);
-    const checker = new InvariantChecker(client, ns, LEASE_NAME, stop.signal, log);
+    const checker = InvariantChecker.watch(client, ns, LEASE_NAME, stop.signal, log);
     runHookHandler(userClient, ns, stop.signal, log);
     let controllerKubeconfig = kubeconfig;
     if (local) {
@@ -356,7 +363,8 @@ async function run(args: Args, kubeconfig: string): Promise<number> {
       const waited = c !== undefined && c.schedulerMs >= 1000 ? ` (${secs(c.ms)} with ${secs(c.schedulerMs)} of pods waiting for the kube-scheduler)` : '';
       log(`${new Date().toISOString().slice(11, 19)} [${String(i + 1)}/${String(args.faults)}] ${change}; ${kind}: ${what}; converged ${c === undefined ? `NOT within ${secs(args.boundMs)}` : `after ${secs(own)}${waited}`}`);
     }
-    await sleep(3500); // the PVC checks scheduled by the last deletions
+    // the last changes are judged once the other stream has passed them (or after the hold bound)
+    for (const deadline = Date.now() + HOLD_BOUND_MS + 1000; !checker.settled && Date.now() < deadline;) await sleep(100);
 
     let auditText = 'skipped (not a local cluster with the audit log)';
     if (audited) {
@@ -384,6 +392,7 @@ async function run(args: Args, kubeconfig: string): Promise<number> {
       `lease terms: ${String(checker.terms.length)}; controller process exits: ${String(replicas.exits)}`,
       ...(proxy !== undefined ? [`proxy: ${String(proxy.stats.requests)} requests, ${String(proxy.stats.throttled)} answered 429, ${String(proxy.stats.resets)} connections reset, ${String(proxy.stats.upstreamErrors)} upstream errors, ${String(proxy.stats.answersLost)} create answers lost`] : []),
       `audit: ${auditText}`,
+      `checker: ${orderText(checker)}`,
       `violations: ${String(checker.violations.length)}`,
       ...checker.violations.map((v) => `  ${v.kind}: ${v.detail}`),
     ];
