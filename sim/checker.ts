@@ -9,6 +9,9 @@
 //   available had not reached the writer's cache yet, or reached it less than PLAN_LAG_MS before the write (the
 //   pass may have been planned before), is excused: Kruise counts it as unavailable then, and updating an
 //   unavailable pod takes nothing from the budget;
+// - no over-deletion: the controller never deletes an up-to-date pod (the newest image, not marked
+//   specified-delete) when that leaves fewer active pods than replicas (scaling in stops at replicas; only
+//   pods being replaced go below it, within maxUnavailable);
 // - no duplicate instance id among existing pods;
 // - no PVC lost (a PVC deleted while a live pod uses its instance id) or orphaned (at convergence, a PVC of
 //   the CloneSet whose instance id has no pod);
@@ -33,7 +36,7 @@ export const PLAN_LAG_MS = 4_000;
 
 export interface Violation {
   readonly atMs: number;
-  readonly invariant: 'surge' | 'unavailable' | 'instance-id' | 'pvc' | 'leader' | 'convergence';
+  readonly invariant: 'surge' | 'unavailable' | 'over-deletion' | 'instance-id' | 'pvc' | 'leader' | 'convergence';
   readonly message: string;
 }
 
@@ -240,6 +243,15 @@ export class Checker {
       const id = m.after.metadata.labels?.[INSTANCE_ID];
       const same = this.#server.all('pods').filter((p) => p.metadata.labels?.[INSTANCE_ID] === id && ownedBy(p, owner));
       if (id !== undefined && same.length > 1) this.#violate('instance-id', `instance id ${id} used by ${same.map((p) => p.metadata.name).join(', ')}`);
+    }
+    if (m.verb === 'delete' && this.#isController(m.origin) && m.before !== undefined && active(m.before)) {
+      const newest = specs[specs.length - 1];
+      const marked = m.before.metadata.labels?.['apps.kruise.io/specified-delete'] !== undefined;
+      const count = pods.filter(active).length;
+      const floor = Math.min(...specs.map((s) => s.replicas));
+      if (newest !== undefined && imageOf(m.before) === newest.image && !marked && count < floor) {
+        this.#violate('over-deletion', `${m.origin} deleted up-to-date pod ${m.before.metadata.name}: ${count} active pods left, fewer than replicas = ${floor} [${pods.filter(active).map(describePod).join(' ')}]`);
+      }
     }
     const since = this.#availableAt.get(m.before?.metadata.uid ?? '');
     const seen = since === undefined || (since.rv <= this.#podsSeen(m.origin) && this.#clock.now() - since.atMs >= PLAN_LAG_MS);
