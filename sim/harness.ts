@@ -191,7 +191,8 @@ export async function runSeed(opts: RunOptions): Promise<RunResult> {
   Math.random = () => procRng.float();
 
   const logger = (identity: string): Logger => opts.logs === true
-    ? pino({ level: 'debug', base: { p: identity }, timestamp: false }, { write: (s: string) => log(s.trimEnd()) })
+    // Stack traces are left out: they name the caller's file and line, which is not part of the run.
+    ? pino({ level: 'debug', base: { p: identity }, timestamp: false }, { write: (s: string) => log(s.trimEnd().replace(/"stack":"(?:[^"\\]|\\.)*",?/g, '')) })
     : pino({ level: 'silent' });
 
   const startProcess = (): Proc => {
