@@ -6,8 +6,12 @@
 // - unavailable ≤ maxUnavailable: no write by the controller makes a pod unavailable when that leaves fewer
 //   than replicas − maxUnavailable available pods (pods that are not yet ready do not count against it: only
 //   the controller's own writes are judged, so scale-ups from nothing do not trip it). A pod whose becoming
-//   available had not reached the writer's cache yet is excused: Kruise counts it as unavailable then, and
-//   updating an unavailable pod takes nothing from the budget;
+//   available had not reached the writer's cache yet, or reached it less than PLAN_LAG_MS before the write (the
+//   pass may have been planned before), is excused: Kruise counts it as unavailable then, and updating an
+//   unavailable pod takes nothing from the budget;
+// - no over-deletion: the controller never deletes an up-to-date pod (the newest image, not marked
+//   specified-delete) when that leaves fewer active pods than replicas (scaling in stops at replicas; only
+//   pods being replaced go below it, within maxUnavailable);
 // - no duplicate instance id among existing pods;
 // - no PVC lost (a PVC deleted while a live pod uses its instance id) or orphaned (at convergence, a PVC of
 //   the CloneSet whose instance id has no pod);
@@ -27,10 +31,12 @@ const LIFECYCLE_STATE = 'lifecycle.apps.kruise.io/state';
 export const SPEC_LAG_MS = 90_000;
 export const LEASE_DURATION_MS = 15_000;
 export const RESTORE_GRACE_MS = 30_000;
+/** How long before its writes a pass may have been planned (a pass that waited out a 429 takes seconds). */
+export const PLAN_LAG_MS = 4_000;
 
 export interface Violation {
   readonly atMs: number;
-  readonly invariant: 'surge' | 'unavailable' | 'instance-id' | 'pvc' | 'leader' | 'convergence';
+  readonly invariant: 'surge' | 'unavailable' | 'over-deletion' | 'instance-id' | 'pvc' | 'leader' | 'convergence';
   readonly message: string;
 }
 
@@ -136,8 +142,8 @@ export class Checker {
   readonly #specs: { view: SpecView; until: number | undefined }[] = [];
   #leaseHolder = '';
   readonly #renewedAt = new Map<string, number>();
-  /** Per pod uid: the resourceVersion at which it last became available. */
-  readonly #availableAt = new Map<string, number>();
+  /** Per pod uid: the resourceVersion and the time at which it last became available. */
+  readonly #availableAt = new Map<string, { readonly rv: number; readonly atMs: number }>();
   readonly #podsSeen: (identity: string) => number;
   #suspendedUntil = -1;
   /**
@@ -225,7 +231,7 @@ export class Checker {
   }
 
   #checkPods(m: Mutation, owner: Owned): void {
-    if (m.after !== undefined && available(m.after) && (m.before === undefined || !available(m.before))) this.#availableAt.set(m.after.metadata.uid, this.#server.resourceVersion);
+    if (m.after !== undefined && available(m.after) && (m.before === undefined || !available(m.before))) this.#availableAt.set(m.after.metadata.uid, { rv: this.#server.resourceVersion, atMs: this.#clock.now() });
     if (this.#suspended()) return;
     const pods = this.#pods(owner);
     const specs = this.#recentSpecs();
@@ -238,7 +244,17 @@ export class Checker {
       const same = this.#server.all('pods').filter((p) => p.metadata.labels?.[INSTANCE_ID] === id && ownedBy(p, owner));
       if (id !== undefined && same.length > 1) this.#violate('instance-id', `instance id ${id} used by ${same.map((p) => p.metadata.name).join(', ')}`);
     }
-    const seen = (this.#availableAt.get(m.before?.metadata.uid ?? '') ?? 0) <= this.#podsSeen(m.origin);
+    if (m.verb === 'delete' && this.#isController(m.origin) && m.before !== undefined && active(m.before)) {
+      const newest = specs[specs.length - 1];
+      const marked = m.before.metadata.labels?.['apps.kruise.io/specified-delete'] !== undefined;
+      const count = pods.filter(active).length;
+      const floor = Math.min(...specs.map((s) => s.replicas));
+      if (newest !== undefined && imageOf(m.before) === newest.image && !marked && count < floor) {
+        this.#violate('over-deletion', `${m.origin} deleted up-to-date pod ${m.before.metadata.name}: ${count} active pods left, fewer than replicas = ${floor} [${pods.filter(active).map(describePod).join(' ')}]`);
+      }
+    }
+    const since = this.#availableAt.get(m.before?.metadata.uid ?? '');
+    const seen = since === undefined || (since.rv <= this.#podsSeen(m.origin) && this.#clock.now() - since.atMs >= PLAN_LAG_MS);
     if (this.#isController(m.origin) && m.before !== undefined && available(m.before) && (m.after === undefined || !available(m.after)) && seen) {
       const availableNow = pods.filter(available).length;
       const floor = Math.min(...specs.map((s) => s.replicas - s.maxUnavailable));

@@ -5,7 +5,7 @@
 import { availableParallelism } from 'node:os';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { FAULT_KINDS, faultCounts, type FaultKind } from './faults.ts';
-import { runSeed } from './harness.ts';
+import { episodeKindsOf, runSeed } from './harness.ts';
 
 /** What a worker reports per seed. */
 interface SeedSummary {
@@ -21,6 +21,8 @@ interface WorkerTask {
   readonly first: number;
   readonly last: number;
   readonly stride: number;
+  /** Only seeds whose faults include all of these episode kinds (the others are skipped, not run). */
+  readonly only: readonly string[];
 }
 
 interface Args {
@@ -31,15 +33,16 @@ interface Args {
   logs: boolean;
   stopAfter: number;
   jobs: number;
+  only: string[];
 }
 
 function usage(): never {
-  process.stderr.write('usage: npm run sim -- [--seeds N] [--from FIRST] [--jobs J] [--stop-after FAILURES (0 = never)] | --seed S [--trace] [--logs]\n');
+  process.stderr.write('usage: npm run sim -- [--seeds N] [--from FIRST] [--jobs J] [--stop-after FAILURES (0 = never)] [--only EPISODE_KIND] | --seed S [--trace] [--logs]\n');
   process.exit(2);
 }
 
 function parseArgs(argv: readonly string[]): Args {
-  const a: Args = { seeds: 1000, from: 1, seed: undefined, trace: false, logs: false, stopAfter: 1, jobs: Math.max(1, availableParallelism()) };
+  const a: Args = { seeds: 1000, from: 1, seed: undefined, trace: false, logs: false, stopAfter: 1, jobs: Math.max(1, availableParallelism()), only: [] };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = (argv[i] ?? '').split('=', 2);
     const value = (): number => {
@@ -52,6 +55,7 @@ function parseArgs(argv: readonly string[]): Args {
     else if (flag === '--seed') a.seed = value();
     else if (flag === '--stop-after') a.stopAfter = value();
     else if (flag === '--jobs') a.jobs = Math.max(1, value());
+    else if (flag === '--only') a.only.push(inline ?? argv[++i] ?? usage());
     else if (flag === '--trace') a.trace = true;
     else if (flag === '--logs') a.logs = true;
     else usage();
@@ -116,7 +120,7 @@ async function main(): Promise<number> {
       }
     };
     for (let j = 0; j < jobs; j++) {
-      const task: WorkerTask = { first: args.from + j, last: args.from + args.seeds - 1, stride: jobs };
+      const task: WorkerTask = { first: args.from + j, last: args.from + args.seeds - 1, stride: jobs, only: args.only };
       const w = new Worker(new URL(import.meta.url), { workerData: task, execArgv: process.execArgv });
       workers.push(w);
       w.on('message', (m: SeedSummary) => onSeed(m));
@@ -142,6 +146,10 @@ async function main(): Promise<number> {
 /** A worker thread: runs its share of the seeds and reports each. */
 async function work(task: WorkerTask): Promise<void> {
   for (let seed = task.first; seed <= task.last; seed += task.stride) {
+    if (task.only.length > 0) {
+      const kinds = episodeKindsOf(seed);
+      if (!task.only.every((k) => kinds.has(k))) continue;
+    }
     const r = await runSeed({ seed });
     const summary: SeedSummary = {
       seed, events: r.events, requests: r.requests, faults: r.faults,

@@ -134,15 +134,42 @@ function settle(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-export async function runSeed(opts: RunOptions): Promise<RunResult> {
-  const rng = new Rng(opts.seed);
+interface Draw {
+  readonly scenario: Scenario;
+  readonly plan: FaultPlan;
+  readonly netRng: Rng;
+  readonly kubeletRng: Rng;
+  readonly procRng: Rng;
+}
+
+/** Everything a seed decides before it runs: the scenario, the faults, and the generators of the rest. */
+function draw(seed: number): Draw {
+  const rng = new Rng(seed);
   const scenarioRng = rng.fork();
   const faultRng = rng.fork();
   const netRng = rng.fork();
   const kubeletRng = rng.fork();
   const procRng = rng.fork();
   const scenario = drawScenario(scenarioRng);
-  const plan: FaultPlan = drawFaults(faultRng, FAULT_WINDOW_MS);
+  const plan = drawFaults(faultRng, FAULT_WINDOW_MS);
+  // A pause is placed while the controller works (just after a user edit): that is when a paused leader has
+  // writes queued, the case fencing exists for.
+  const edits = scenario.edits;
+  const episodes = plan.episodes.map((e, i) => {
+    const edit = edits[i % Math.max(1, edits.length)];
+    return e.kind === 'pause' && edit !== undefined ? { ...e, at: edit.at + faultRng.int(0, 300) } : e;
+  }).sort((a, b) => a.at - b.at);
+  return { scenario, plan: { ...plan, episodes }, netRng, kubeletRng, procRng };
+}
+
+/** The fault episode kinds a seed will inject (without running it), for `npm run sim -- --only KIND`. */
+export function episodeKindsOf(seed: number): ReadonlySet<string> {
+  const d = draw(seed);
+  return new Set([...d.plan.episodes.map((e) => e.kind), ...(d.scenario.replicasOfController === 2 ? ['twoReplicas'] : [])]);
+}
+
+export async function runSeed(opts: RunOptions): Promise<RunResult> {
+  const { scenario, plan, netRng, kubeletRng, procRng } = draw(opts.seed);
   const trace: string[] = [];
   const clock = new SimClock();
   const log = (line: string): void => {
@@ -164,7 +191,8 @@ export async function runSeed(opts: RunOptions): Promise<RunResult> {
   Math.random = () => procRng.float();
 
   const logger = (identity: string): Logger => opts.logs === true
-    ? pino({ level: 'debug', base: { p: identity }, timestamp: false }, { write: (s: string) => log(s.trimEnd()) })
+    // Stack traces are left out: they name the caller's file and line, which is not part of the run.
+    ? pino({ level: 'debug', base: { p: identity }, timestamp: false }, { write: (s: string) => log(s.trimEnd().replace(/"stack":"(?:[^"\\]|\\.)*",?/g, '')) })
     : pino({ level: 'silent' });
 
   const startProcess = (): Proc => {

@@ -122,10 +122,13 @@ export class Network {
     return answer;
   }
 
-  /** When a watch event sent now reaches its client. */
+  /**
+   * When a watch event sent now reaches its client: 5–60 ms after the write (the API server's watch cache and
+   * dispatch; a write's own answer usually comes back sooner, which is why the controller has expectations).
+   */
   watchDeliveryAt(): number {
     const now = this.#clock.now();
-    let at = now + this.#rng.int(1, 5);
+    let at = now + this.#rng.int(5, 60);
     if (now < this.#slowUntil) at += this.#slowMs;
     return Math.max(at, this.#stallUntil);
   }
