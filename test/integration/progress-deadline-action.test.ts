@@ -79,6 +79,10 @@ describe('progress deadline action on a real API server', () => {
     });
     const image = before.spec.template.spec.containers[0]?.image;
     await pushNeverReadyRevision(client, ns, 'web');
+    const bad = await eventually('the new revision observed', async () => {
+      const st = (await getCloneSet(client, ns, 'web')).status;
+      return st?.updateRevision !== undefined && st.updateRevision !== before.status?.currentRevision ? st.updateRevision : undefined;
+    });
     const rolledBack = await eventually('the CloneSet rolled back and available again', async () => {
       const cs = await getCloneSet(client, ns, 'web');
       const available = cs.status?.conditions?.find((c) => c.type === 'Progressing')?.reason === 'CloneSetAvailable';
@@ -89,7 +93,7 @@ describe('progress deadline action on a real API server', () => {
     assert.equal(rolledBack.spec.updateStrategy?.paused ?? false, false);
     const taken = rolledBack.status?.conditions?.find((c) => c.type === 'ProgressDeadlineActionTaken');
     assert.equal(taken?.reason, 'RolledBack');
-    assert.match(taken?.message ?? '', /^revision web-\w+ missed its progress deadline: rolled back to web-\w+$/);
+    assert.equal(taken?.message, `revision ${bad} missed its progress deadline: rolled back to ${before.status?.currentRevision ?? ''}`);
     assert.equal(await reasons(client, ns, 'web', 'ProgressDeadlineRollback'), 1);
     const revision = await client.get<ControllerRevision>(CONTROLLER_REVISIONS, ns, before.status?.currentRevision ?? '');
     assert.match(revision.metadata.annotations?.['kubernetes.io/change-cause'] ?? '', /^rolled back from web-\w+: it missed its progress deadline/);

@@ -106,9 +106,11 @@ describe('in-place PVC resize on a real API server', () => {
     }, { timeoutMs: 30_000 });
     assert.equal(done.message, 'all 2 PVCs have the size their template asks for');
     const events = await eventsOf(client, ns, 'grow');
-    assert.deepEqual(events.filter((e) => e.reason === 'ResizingPVC').flatMap((e) => Array.from({ length: e.count ?? 1 }, () => e.message)).sort(), [
-      `growing PVC ${first ?? ''} in place: storage 1Gi → 2Gi`, `growing PVC ${second ?? ''} in place: storage 1Gi → 2Gi`,
-    ].sort(), 'each claim grown exactly once, also across the restart');
+    // Never grown twice: at most one ResizingPVC per claim (a SIGKILL may lose the event of a write that landed).
+    const resizing = events.filter((e) => e.reason === 'ResizingPVC').flatMap((e) => Array.from({ length: e.count ?? 1 }, () => e.message ?? ''));
+    assert.ok(resizing.length >= 1, 'a ResizingPVC event');
+    assert.equal(new Set(resizing).size, resizing.length, `each claim grown once: ${resizing.join(' | ')}`);
+    for (const m of resizing) assert.match(m, new RegExp(`^growing PVC (${first ?? ''}|${second ?? ''}) in place: storage 1Gi → 2Gi$`));
     assert.ok(events.some((e) => e.reason === 'PVCResized'));
     assert.deepEqual(uidsOf(await activePods(client, ns, 'grow')), uidsOf(pods), 'no pod recreated');
 
