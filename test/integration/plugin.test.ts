@@ -156,8 +156,9 @@ describe('kubectl cloneset (the kubectl plugin)', () => {
   });
 
   it('scales, sets the image, waits for the rollout, lists the history and undoes it', async () => {
-    // minReadySeconds makes the rollout last long enough (≥ 3 × 2 s) to be watched in progress.
-    await client.create(CLONESETS, ns, newCloneSet(ns, 'web', 2, { spec: { minReadySeconds: 2, updateStrategy: { type: 'ReCreate', maxUnavailable: 1 } } }));
+    // minReadySeconds makes the rollout last long enough (≥ 3 × 5 s) to be watched in progress, even when a loaded
+    // machine takes seconds to start the plugin.
+    await client.create(CLONESETS, ns, newCloneSet(ns, 'web', 2, { spec: { minReadySeconds: 5, updateStrategy: { type: 'ReCreate', maxUnavailable: 1 } } }));
     assert.match(await ok(['scale', 'web', '-n', ns, '--replicas', '3']), /^cloneset\.apps\.kruise\.io\/web scaled\n$/);
     assert.match(await ok(['rollout', 'status', 'web', '-n', ns, '--timeout', '2m']), /cloneset "web" successfully rolled out/);
     assert.equal((await readyPods(client, ns, 'web', 3))?.length, 3);
