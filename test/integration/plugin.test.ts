@@ -223,7 +223,8 @@ describe('kubectl cloneset (the kubectl plugin)', () => {
     const od = await client.get<CloneSetV1beta1>(CLONESETS_V1BETA1, ns, 'od');
     assert.equal(od.spec.updateStrategy?.type, 'OnDelete');
     assert.equal(od.spec.replicas, 3);
-    assert.equal(od.spec.updateStrategy?.rollingUpdate?.paused, false);
+    assert.notEqual(od.spec.updateStrategy?.rollingUpdate?.paused, true, 'resumed');
+    assert.equal(od.spec.updateStrategy?.rollingUpdate?.partition, 0, 'the pause added the block admission requires');
     assert.equal(od.spec.template.spec.containers[0]?.image, 'nginx:mainline', 'undone to the revision before the restart');
   });
 
