@@ -40,9 +40,14 @@ export function v1beta1Patch(current: CloneSet, patch: unknown): unknown {
     if (!ROLLING_UPDATE_FIELDS.has(k)) throw new Error(`kubectl-cloneset cannot write spec.updateStrategy.${k} through apps.kruise.io/v1beta1`);
     rolling[k] = v;
   }
-  // v1beta1 requires a partition whenever an OnDelete CloneSet has a rollingUpdate block; 0 changes nothing
-  // (every pod is expected on the update revision either way, docs/features.md#status-counters).
-  if (!hasRollingUpdate(current) && !('partition' in rolling)) rolling['partition'] = 0;
+  // A new rollingUpdate block on an OnDelete CloneSet gets what admission requires of one (a partition, and a
+  // maxUnavailable of at least one pod), with the values Kruise defaults for RollingUpdate: partition 0 expects
+  // every pod on the update revision as before (docs/features.md#status-counters), and OnDelete updates no pod
+  // by itself, so neither changes what happens.
+  if (!hasRollingUpdate(current)) {
+    if (!('partition' in rolling)) rolling['partition'] = 0;
+    if (!('maxUnavailable' in rolling)) rolling['maxUnavailable'] = '20%';
+  }
   return { ...patch, spec: { ...spec, updateStrategy: { rollingUpdate: rolling } } };
 }
 

@@ -77,7 +77,10 @@ async function watchView(s: Session, name: string, selector: string, opts: GetOp
   let last = '';
   let pending: ReturnType<typeof setTimeout> | undefined;
   let gone = false;
+  // No frame before all three caches are synced: a first frame with the CloneSet but not yet its pods would be wrong.
+  let synced = false;
   const draw = (force: boolean): void => {
+    if (!synced) return;
     const cs = cloneSets.store.get(`${s.namespace}/${name}`);
     if (cs === undefined) {
       if (!gone) opts.write(`${RESOURCE} "${name}" was deleted\n`);
@@ -127,6 +130,7 @@ async function watchView(s: Session, name: string, selector: string, opts: GetOp
       stop.abort();
       throw new PluginError(`${RESOURCE} "${name}" not found in namespace "${s.namespace}"`);
     }
+    synced = true;
     draw(true);
     // Ages and grace countdowns move with the clock: redraw the terminal once a second (no API call).
     ticker = screen !== undefined ? setInterval(() => draw(false), 1000) : undefined;

@@ -219,8 +219,8 @@ describe('writes through apps.kruise.io/v1beta1 (the preferred version)', () => 
     const template = { metadata: { resourceVersion: '7' }, spec: { template: { metadata: { annotations: { a: 'b' } } } } };
     assert.deepEqual(v1beta1Patch(onDelete, template), template);
   });
-  test('an OnDelete CloneSet without a rollingUpdate block gets partition 0 with it (v1beta1 requires one there)', () => {
-    assert.deepEqual(v1beta1Patch(onDelete, { spec: { updateStrategy: { paused: true } } }), { spec: { updateStrategy: { rollingUpdate: { paused: true, partition: 0 } } } });
+  test('an OnDelete CloneSet without a rollingUpdate block gets the partition and maxUnavailable admission requires with it', () => {
+    assert.deepEqual(v1beta1Patch(onDelete, { spec: { updateStrategy: { paused: true } } }), { spec: { updateStrategy: { rollingUpdate: { paused: true, partition: 0, maxUnavailable: '20%' } } } });
   });
   test('discovery picks the preferred version, else the newest one this plugin knows', () => {
     assert.equal(cloneSetApiFor('v1beta1')?.resource.version, 'v1beta1');

@@ -156,8 +156,9 @@ describe('kubectl cloneset (the kubectl plugin)', () => {
   });
 
   it('scales, sets the image, waits for the rollout, lists the history and undoes it', async () => {
-    // minReadySeconds makes the rollout last long enough (≥ 3 × 2 s) to be watched in progress.
-    await client.create(CLONESETS, ns, newCloneSet(ns, 'web', 2, { spec: { minReadySeconds: 2, updateStrategy: { type: 'ReCreate', maxUnavailable: 1 } } }));
+    // minReadySeconds makes the rollout last long enough (≥ 3 × 5 s) to be watched in progress, even when a loaded
+    // machine takes seconds to start the plugin.
+    await client.create(CLONESETS, ns, newCloneSet(ns, 'web', 2, { spec: { minReadySeconds: 5, updateStrategy: { type: 'ReCreate', maxUnavailable: 1 } } }));
     assert.match(await ok(['scale', 'web', '-n', ns, '--replicas', '3']), /^cloneset\.apps\.kruise\.io\/web scaled\n$/);
     assert.match(await ok(['rollout', 'status', 'web', '-n', ns, '--timeout', '2m']), /cloneset "web" successfully rolled out/);
     assert.equal((await readyPods(client, ns, 'web', 3))?.length, 3);
@@ -222,7 +223,8 @@ describe('kubectl cloneset (the kubectl plugin)', () => {
     const od = await client.get<CloneSetV1beta1>(CLONESETS_V1BETA1, ns, 'od');
     assert.equal(od.spec.updateStrategy?.type, 'OnDelete');
     assert.equal(od.spec.replicas, 3);
-    assert.equal(od.spec.updateStrategy?.rollingUpdate?.paused, false);
+    assert.notEqual(od.spec.updateStrategy?.rollingUpdate?.paused, true, 'resumed');
+    assert.equal(od.spec.updateStrategy?.rollingUpdate?.partition, 0, 'the pause added the block admission requires');
     assert.equal(od.spec.template.spec.containers[0]?.image, 'nginx:mainline', 'undone to the revision before the restart');
   });
 
