@@ -200,8 +200,10 @@ export class InvariantChecker {
         timer.unref();
       };
     };
-    this.podHold = new HoldQueue(this.cloneSetStream, { boundMs, now: this.#now, signal: opts.signal, probe: prober(CLONESETS, this.cloneSetStream, () => this.podHold) });
-    this.pvcHold = new HoldQueue(this.podStream, { boundMs, now: this.#now, signal: opts.signal, probe: prober(PODS, this.podStream, () => this.pvcHold) });
+    const unordered = (what: string, gate: string) => (rv: number, passed: number): void =>
+      this.#log(`checker: ${what} at resourceVersion ${String(rv)} judged after ${String(boundMs / 1000)} s without the ${gate} stream passing it (at ${String(passed)})`);
+    this.podHold = new HoldQueue(this.cloneSetStream, { boundMs, now: this.#now, signal: opts.signal, probe: prober(CLONESETS, this.cloneSetStream, () => this.podHold), onUnordered: unordered('pod change', 'CloneSet') });
+    this.pvcHold = new HoldQueue(this.podStream, { boundMs, now: this.#now, signal: opts.signal, probe: prober(PODS, this.podStream, () => this.pvcHold), onUnordered: unordered('PVC deletion', 'pod') });
   }
 
   /** A checker fed by its own watches of `ns` through `client`. */

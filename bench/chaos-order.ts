@@ -70,6 +70,8 @@ export interface HoldOptions {
   /** asks for a proof that the gate stream has passed `rv` (a fresh list, `StreamPosition.prove`); may do nothing */
   readonly probe: (rv: number) => void;
   readonly signal: AbortSignal;
+  /** told of each item released after the bound: its resourceVersion and the gate's */
+  readonly onUnordered?: (rv: number, gatePassed: number) => void;
 }
 
 /**
@@ -113,7 +115,10 @@ export class HoldQueue {
       this.#queue.shift();
       this.longestWaitMs = Math.max(this.longestWaitMs, now - head.since);
       if (ordered) this.ordered++;
-      else this.unordered++;
+      else {
+        this.unordered++;
+        this.#opts.onUnordered?.(head.rv, this.#gate.passed);
+      }
       head.release(ordered);
     }
     const head = this.#queue[0];
