@@ -13,7 +13,7 @@
 // writing.
 import type { Logger } from 'pino';
 import type { CloneSetManager } from './cloneset/manager.ts';
-import { startCloneSetManager } from './cloneset/manager.ts';
+import { startCloneSetManager, type ManagerObservability } from './cloneset/manager.ts';
 import type { ControllerConfig } from './config.ts';
 import type { KubeClient } from './kube/client.ts';
 import type { MonotonicClock } from './runtime/clock.ts';
@@ -50,6 +50,7 @@ export interface RunOptions {
   /** Ends the process at once (process.exit in main.ts). */
   readonly exit: (code: number) => void;
   readonly drainTimeoutMs?: number;
+  readonly observability?: ManagerObservability;
 }
 
 /** /readyz: a leader is ready when its caches synced; a standby when it can reach the API server. */
@@ -64,7 +65,7 @@ export function isReady(state: ProcessState): boolean {
  */
 function startTerm(o: RunOptions, fence: AbortSignal, stopping: AbortSignal, leaseValid?: () => boolean): CloneSetManager {
   const bind = (c: KubeClient): KubeClient => c.withSignal(fence, { unsent: stopping, ...(leaseValid === undefined ? {} : { guard: leaseValid }) });
-  const manager = startCloneSetManager(bind(o.clients.client), bind(o.clients.eventsClient), o.config, o.clock, o.logger, stopping);
+  const manager = startCloneSetManager(bind(o.clients.client), bind(o.clients.eventsClient), o.config, o.clock, o.logger, stopping, o.observability);
   o.state.manager = manager;
   return manager;
 }

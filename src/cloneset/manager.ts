@@ -9,7 +9,7 @@ import type { KubeClient } from '../kube/client.ts';
 import { CLONESETS_V1BETA1, CONTROLLER_REVISIONS, EVENTS, NODES, PODS, PVCS } from '../kube/resources.ts';
 import type { ControllerRevision, Node, PersistentVolumeClaim, Pod } from '../kube/types.ts';
 import type { Clock } from '../runtime/clock.ts';
-import { Controller } from '../runtime/controller.ts';
+import { Controller, type ControllerMetrics } from '../runtime/controller.ts';
 import { EventRecorder } from '../runtime/events.ts';
 import { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.ts';
 import { Informer } from '../runtime/informer.ts';
@@ -22,7 +22,8 @@ import type { SurgeRule } from './plan/replica-diff.ts';
 import { apiPorts } from './ports.ts';
 import { apiImagePullJobPort, discoverInPlaceCapabilities, ImagePreDownloader } from './predownload-sync.ts';
 import { reconcileCloneSet } from './reconciler.ts';
-import { INDEX_NAMESPACE, INDEX_OWNER_UID } from './snapshot.ts';
+import type { RolloutObserver } from './rollout-observer.ts';
+import { INDEX_NAMESPACE, INDEX_OWNER_UID, type CloneSetStores } from './snapshot.ts';
 
 
 interface Runnable {
@@ -42,8 +43,16 @@ export interface CloneSetManagerConfig {
   readonly rateLimiter: Partial<RateLimiterOptions>;
 }
 
+/** What the metrics endpoint gives the manager to report to (main.ts; absent in tests that do not look). */
+export interface ManagerObservability {
+  readonly controllerMetrics?: ControllerMetrics;
+  readonly rollouts?: RolloutObserver;
+}
+
 export interface CloneSetManager {
   readonly controller: Controller;
+  /** The caches (the per-CloneSet metrics read them when scraped). */
+  readonly stores: CloneSetStores;
   readonly informers: readonly Runnable[];
   /** Pod informer events by what they did (cloneset_pod_events_total), a copy. */
   podEvents(): PodEventCounts;
@@ -67,6 +76,7 @@ export function startCloneSetManager(
   clock: Clock,
   logger: Logger,
   signal: AbortSignal,
+  observability: ManagerObservability = {},
 ): CloneSetManager {
   const ns = config.namespace;
   const common = { client, clock, logger, ...(ns !== undefined ? { namespace: ns } : {}) };
@@ -118,7 +128,10 @@ export function startCloneSetManager(
     ids: randomInstanceIdSource((n) => randomInt(n)),
     logger,
     signal,
+    rollouts: observability.rollouts,
   };
+  // A new term recomputes every CloneSet's rollout state: nothing from an earlier term (or a deleted CloneSet) stays.
+  observability.rollouts?.reset();
   const controller = new Controller({
     name: 'cloneset-controller',
     workers: config.workers,
@@ -126,6 +139,7 @@ export function startCloneSetManager(
     clock,
     logger,
     rateLimiter: defaultControllerRateLimiter(clock, config.rateLimiter),
+    ...(observability.controllerMetrics !== undefined ? { metrics: observability.controllerMetrics } : {}),
   });
   const enqueue = (key: string): void => controller.enqueue(key);
   cloneSets.addHandlers(cloneSetHandlers(enqueue));
@@ -151,5 +165,5 @@ export function startCloneSetManager(
     logger.info({ namespace: ns ?? '(all)', workers: config.workers }, 'caches synced; starting workers');
     return controller.run(signal);
   });
-  return { controller, informers, synced, done, podEvents: () => structuredClone(podEvents) };
+  return { controller, stores, informers, synced, done, podEvents: () => structuredClone(podEvents) };
 }

@@ -11,6 +11,9 @@ import type { ImagePreDownloader } from './predownload-sync.ts';
 import { minDelay } from './plan/actions.ts';
 import { planCloneSet } from './plan/index.ts';
 import { selectorProblem } from './plan/selector-check.ts';
+import { rolloutBlockers } from './plan/blockers.ts';
+import type { RolloutObserver } from './rollout-observer.ts';
+import { timestampMs } from './plan/pod-predicates.ts';
 import type { SurgeRule } from './plan/replica-diff.ts';
 import type { InstanceIdSource } from './plan/instance-ids.ts';
 import { computeStatus, isStatusChanged } from './plan/status.ts';
@@ -42,6 +45,8 @@ export interface ReconcileDeps {
   readonly preDownload?: ImagePreDownloader | undefined;
   /** Aborts when this replica stops or loses its lease: the pass writes nothing more. */
   readonly signal?: AbortSignal | undefined;
+  /** Rollout state for the metrics and the log (cloneset_rollout_blocked, rollout durations). */
+  readonly rollouts?: RolloutObserver | undefined;
 }
 
 /** A function, so a check before an await is not taken for granted after it. */
@@ -54,6 +59,7 @@ export async function reconcileCloneSet(key: string, d: ReconcileDeps): Promise<
   const cloneSet = d.stores.cloneSets.get(key);
   if (cloneSet === undefined) {
     d.scaleExpectations.forget(key);
+    d.rollouts?.forget(key);
     return {};
   }
   const problem = selectorProblem(cloneSet);
@@ -65,7 +71,10 @@ export async function reconcileCloneSet(key: string, d: ReconcileDeps): Promise<
   }
   const gate = d.scaleExpectations.check(key);
   if (!gate.satisfied) {
-    if (!gate.timedOut) return { requeueAfterMs: gate.remainingMs };
+    if (!gate.timedOut) {
+      d.rollouts?.waiting(key, 'expectations', 'waiting for the pod creations/deletions of the last pass to show in the cache');
+      return { requeueAfterMs: gate.remainingMs };
+    }
     // Kruise stays blocked here until an event arrives (kruise#1765); we re-plan from the cache instead.
     d.logger.warn({ cloneset: key, pendingForMs: gate.pendingForMs }, 'scale expectations timed out; re-planning from the cache');
     d.scaleExpectations.forget(key);
@@ -109,6 +118,13 @@ export async function reconcileCloneSet(key: string, d: ReconcileDeps): Promise<
     collisionCount: revisions.collisionCount,
     nowMs,
     ...(failure !== undefined ? { failure } : {}),
+  });
+  d.rollouts?.observe(key, {
+    cloneSet,
+    pods: plan.claimed,
+    updateRevision: revisions.update.name,
+    updateRevisionCreatedMs: timestampMs(revisionList.find((r) => r.metadata.name === revisions.update.name)?.metadata.creationTimestamp),
+    blockers: rolloutBlockers({ cloneSet: { ...cloneSet, status }, pods: plan.claimed, currentRevision: revisions.current.name, updateRevision: revisions.update.name, phase: plan.phase, actions: plan.actions, config: d.config, nowMs }),
   });
   let statusRequeueMs: number | undefined;
   if (isStatusChanged(cloneSet.status, status)) {
