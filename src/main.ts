@@ -10,6 +10,7 @@ import { isReady, runController, type ProcessState } from './leadership.ts';
 import { systemClock } from './runtime/clock.ts';
 import { listen, metricsHandler, metricsRegistry, probeHandler, restClientMetrics, startServer } from './server.ts';
 import type { RequestListener, Server } from 'node:http';
+import { X509Certificate } from 'node:crypto';
 import type { Logger } from 'pino';
 import { createLogger, defaultLogFormat } from './logging.ts';
 import { controllerRuntimeMetrics } from './controller-runtime-metrics.ts';
@@ -53,12 +54,14 @@ async function main(): Promise<number> {
   const identity = `${hostname()}_${randomUUID()}`;
   const state: ProcessState = { manager: undefined, elector: undefined };
   let webhook: RunningWebhook | undefined;
+  let metricsCertNotAfterMs: number | undefined;
   const sources = {
     podEvents: () => state.manager?.podEvents(),
     // Not tied to leadership: a standby that reaches the API server is ready (leadership.ts isReady), once the
     // webhook it serves (every replica behind the webhook Service) has its certificates and objects in place.
     ready: () => isReady(state) && (webhook?.ready() ?? true),
     webhook: () => webhook?.server.stats(),
+    metricsCertificateNotAfterMs: () => metricsCertNotAfterMs,
     ...(config.leaderElect ? { leader: { name: config.leaderElectionId, isLeader: () => state.elector?.isLeader() ?? false } } : {}),
   };
   const registry = metricsRegistry(sources);
@@ -110,7 +113,7 @@ async function main(): Promise<number> {
   }
   logger.info({ server: kubeConfig.getCurrentCluster()?.server, namespace: config.namespace ?? '(all)', identity }, 'starting cloneset-controller');
   const servers = [
-    config.metricsSecure ? await startSecureMetrics(config.metricsBindAddress, config.metricsCertDir, metricsHandler(registry), clients.webhookClient, logger) : startServer(config.metricsBindAddress, metricsHandler(registry), logger, 'metrics'),
+    config.metricsSecure ? await startSecureMetrics(config.metricsBindAddress, config.metricsCertDir, metricsHandler(registry), clients.webhookClient, logger, (ms) => (metricsCertNotAfterMs = ms)) : startServer(config.metricsBindAddress, metricsHandler(registry), logger, 'metrics'),
     startServer(config.healthProbeBindAddress, probeHandler(sources), logger, 'health-probe'),
   ];
   const code = await runController({ clients, config, clock: systemClock, logger, identity, state, signal: abort.signal, exit: (c) => process.exit(c), observability: { controllerMetrics, rollouts } });
@@ -126,10 +129,11 @@ async function main(): Promise<number> {
  * the certificate code is resident memory a plain-HTTP controller never needs. The reviews go through the webhook's
  * client, which leadership never fences: a standby's metrics stay readable.
  */
-async function startSecureMetrics(address: string, certDir: string | undefined, handler: RequestListener, client: KubeClient, logger: Logger): Promise<Server | undefined> {
+async function startSecureMetrics(address: string, certDir: string | undefined, handler: RequestListener, client: KubeClient, logger: Logger, loaded: (notAfterMs: number) => void): Promise<Server | undefined> {
   if (address === '0' || address === '') return undefined;
   const { MetricsAuthorizer, apiReviewPort, authorizedHandler, createSecureServer, metricsCertificate } = await import('./metrics-auth.ts');
   const pair = await metricsCertificate(certDir, Date.now());
+  loaded(Date.parse(new X509Certificate(pair.cert).validTo));
   const server = createSecureServer(pair, authorizedHandler(handler, new MetricsAuthorizer(apiReviewPort(client), () => Date.now()), logger));
   return listen(server, address, logger, 'metrics (HTTPS, TokenReview + SubjectAccessReview)');
 }

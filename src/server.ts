@@ -18,6 +18,8 @@ export interface ServerSources {
   readonly podEvents?: () => PodEventCounts | undefined;
   /** the webhook server's counters (src/webhook/server.ts), when it runs in this process */
   readonly webhook?: () => WebhookStats | undefined;
+  /** notAfter (epoch ms) of the --metrics-secure serving certificate */
+  readonly metricsCertificateNotAfterMs?: () => number | undefined;
 }
 
 function parseBindAddress(address: string): { host: string; port: number } | undefined {
@@ -88,6 +90,18 @@ export function metricsRegistry(src: ServerSources): Registry {
     registers: [registry],
     collect() {
       for (const [webhook, n] of src.webhook?.()?.inFlight ?? []) this.set({ webhook }, n);
+    },
+  });
+  new Gauge({
+    name: 'cloneset_controller_certificate_expiry_timestamp_seconds',
+    help: 'When the serving certificate in use expires (notAfter, Unix seconds), by certificate: webhook, metrics.',
+    labelNames: ['certificate'],
+    registers: [registry],
+    collect() {
+      const webhook = src.webhook?.()?.certificateNotAfterMs;
+      if (webhook !== undefined) this.set({ certificate: 'webhook' }, webhook / 1000);
+      const metrics = src.metricsCertificateNotAfterMs?.();
+      if (metrics !== undefined) this.set({ certificate: 'metrics' }, metrics / 1000);
     },
   });
   return registry;
