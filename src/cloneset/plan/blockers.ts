@@ -91,11 +91,11 @@ export function rolloutBlockers(input: BlockerInput): Blocker[] {
   if (!paused && diff.updateNum > 0 && input.phase === 'update') {
     const waiting = outdated.filter((p) => lifecycleStateOf(p) !== 'PreparingDelete' && !inGracePeriod(p));
     const started = podsStartedUpdating(input.actions);
-    const want = Math.min(diff.updateNum, waiting.length);
-    if (started.size < want) {
+    // Held back only when the pass starts nothing: a rollout going at the pace the budget allows is not blocked.
+    if (started.size === 0 && waiting.length > 0) {
       const minReady = cs.spec.minReadySeconds ?? 0;
       const unavailable = pods.filter((p) => !isPodAvailable(p, minReady, nowMs)).length;
-      out.push({ reason: 'maxUnavailable', message: `maxUnavailable budget of ${diff.updateMaxUnavailable} spent (${unavailable} pods unavailable): ${want - started.size} pods wait for others to become available` });
+      out.push({ reason: 'maxUnavailable', message: `maxUnavailable budget of ${diff.updateMaxUnavailable} spent (${unavailable} pods unavailable): ${Math.min(diff.updateNum, waiting.length)} pods wait for others to become available` });
     }
   }
   const gated = pods.filter((p) => revisionMatches(p, updateRevision) && !isPodReady(p) && (p.spec.readinessGates ?? []).some((g) => podCondition(p, g.conditionType)?.status !== 'True'));
