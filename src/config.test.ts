@@ -28,3 +28,15 @@ test('lease timings that would let a standby take over from a live leader are re
     e instanceof UsageError && /--leader-election-lease-duration \(15s\) > --leader-election-renew-deadline \(20s\)/.test(e.message));
   assert.throws(() => parse('--leader-election-retry-period=9s'), UsageError);
 });
+
+test('log and metrics flags: format left to the terminal by default, klog verbosities map to levels, bad values refused', () => {
+  const c = parse();
+  assert.equal(c.logFormat, undefined);
+  assert.deepEqual([c.logLevel, c.metricsSecure, c.metricsMaxCloneSets, c.rolloutBlockedWarningAfterMs], ['info', false, 2000, 600_000]);
+  const d = parse('--log-format=text', '-v', '4', '--metrics-secure', '--metrics-cert-dir=/certs', '--metrics-max-clonesets=50', '--rollout-blocked-warning-after=2m');
+  assert.deepEqual([d.logFormat, d.logLevel, d.metricsSecure, d.metricsCertDir, d.metricsMaxCloneSets, d.rolloutBlockedWarningAfterMs], ['text', 'debug', true, '/certs', 50, 120_000]);
+  assert.equal(parse('--log-level=0').logLevel, 'info');
+  assert.equal(parse('-v=6').logLevel, 'trace');
+  assert.throws(() => parse('--log-format=yaml'), (e: unknown) => e instanceof UsageError && /--log-format must be "json" or "text"/.test(e.message));
+  assert.throws(() => parse('--log-level=loud'), (e: unknown) => e instanceof UsageError && /--log-level must be one of/.test(e.message));
+});

@@ -187,7 +187,9 @@ function parseWebhookConfig(v: Record<string, string | boolean | undefined>, mod
 }
 
 /** A level name, or a klog-style verbosity number (`-v=4`). */
-export function parseLogLevel(text: string): string {
+export function parseLogLevel(flag: string): string {
+  // `-v=4`, as klog users type it: node's parseArgs hands a short option's value over with the '='.
+  const text = flag.startsWith('=') ? flag.slice(1) : flag;
   if (/^\d+$/.test(text)) {
     const v = Number(text);
     return v <= 1 ? 'info' : v <= 4 ? 'debug' : 'trace';

@@ -161,9 +161,9 @@ describe('leader election with two replicas', () => {
     assert.equal(c.proc.proc.exitCode, 1);
     const exitMs = Date.now() - resumedAt;
     assert.ok(exitMs < 5000, `exited ${exitMs} ms after resuming (it sees another holder at its first renewal)`);
-    const log = readFileSync(c.proc.logFile, 'utf8').split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { time: number; msg?: string; reason?: string });
+    const log = readFileSync(c.proc.logFile, 'utf8').split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { time: string; msg?: string; reason?: string });
     assert.ok(log.some((e) => e.msg === 'lost the leader lease; exiting'));
-    const written = log.filter((e) => e.time >= resumedAt && (e.reason === 'SuccessfulCreate' || e.reason === 'SuccessfulDelete'));
+    const written = log.filter((e) => Date.parse(e.time) >= resumedAt && (e.reason === 'SuccessfulCreate' || e.reason === 'SuccessfulDelete'));
     assert.deepEqual(written, [], 'no pod written after the pause');
     await converged(client, ns, 'big', 280);
   });
