@@ -11,7 +11,7 @@ import { isHooked } from './lifecycle.ts';
 import { isPodAvailable, isPodReady, lifecycleStateOf, podCondition, revisionMatches } from './pod-predicates.ts';
 import { computeReplicaDiff, replicaDiffInputFor } from './replica-diff.ts';
 
-/** The `reason` label values of cloneset_rollout_blocked (docs/operations.md#metrics). */
+/** The `reason` label values of cloneset_rollout_blocked (docs/observability.md#metrics). */
 export const BLOCK_REASONS = [
   'paused',
   'partition',
