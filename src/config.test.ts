@@ -36,6 +36,8 @@ test('log and metrics flags: format left to the terminal by default, klog verbos
   const d = parse('--log-format=text', '-v', '4', '--metrics-secure', '--metrics-cert-dir=/certs', '--metrics-max-clonesets=50', '--rollout-blocked-warning-after=2m');
   assert.deepEqual([d.logFormat, d.logLevel, d.metricsSecure, d.metricsCertDir, d.metricsMaxCloneSets, d.rolloutBlockedWarningAfterMs], ['text', 'debug', true, '/certs', 50, 120_000]);
   assert.equal(parse('--log-level=0').logLevel, 'info');
+  assert.equal((parseConfig([], { CLONESET_CONTROLLER_LOG_FORMAT: 'json' }) as ControllerConfig).logFormat, 'json', 'the image\'s setting');
+  assert.equal((parseConfig(['--log-format=text'], { CLONESET_CONTROLLER_LOG_FORMAT: 'json' }) as ControllerConfig).logFormat, 'text', 'the flag wins');
   assert.equal(parse('-v=6').logLevel, 'trace');
   assert.throws(() => parse('--log-format=yaml'), (e: unknown) => e instanceof UsageError && /--log-format must be "json" or "text"/.test(e.message));
   assert.throws(() => parse('--log-level=loud'), (e: unknown) => e instanceof UsageError && /--log-level must be one of/.test(e.message));

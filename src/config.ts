@@ -117,7 +117,8 @@ Flags:
       --webhook-cert-validity duration     lifetime of self-managed certificates; rotated at 2/3 (default 8760h)
   -v, --log-level string                   trace|debug|info|warn|error, or a klog verbosity: 0-1 info,
                                            2-4 debug, 5 and more trace (default "info")
-      --log-format string                  json|text (default: text when stderr is a terminal, else json)
+      --log-format string                  json|text (default: $CLONESET_CONTROLLER_LOG_FORMAT, json in the image;
+                                           else text when stderr is a terminal, json otherwise)
   -h, --help                               show this help
 `;
 
@@ -279,7 +280,8 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Co
     requestTimeoutMs: parseDuration(v['kube-api-request-timeout'] ?? '30s'),
     watchIdleTimeoutMs: parseDuration(v['watch-idle-timeout'] ?? '90s'),
     logLevel: parseLogLevel(v['log-level'] ?? 'info'),
-    ...(v['log-format'] !== undefined ? { logFormat: parseLogFormat(v['log-format']) } : {}),
+    // The image sets CLONESET_CONTROLLER_LOG_FORMAT=json: json even under `kubectl run -it`, whose stderr is a terminal.
+    ...(v['log-format'] !== undefined ? { logFormat: parseLogFormat(v['log-format']) } : env.CLONESET_CONTROLLER_LOG_FORMAT !== undefined && env.CLONESET_CONTROLLER_LOG_FORMAT !== '' ? { logFormat: parseLogFormat(env.CLONESET_CONTROLLER_LOG_FORMAT) } : {}),
     metricsSecure: v['metrics-secure'] === true,
     ...(v['metrics-cert-dir'] !== undefined && v['metrics-cert-dir'] !== '' ? { metricsCertDir: v['metrics-cert-dir'] } : {}),
     metricsMaxCloneSets: int('metrics-max-clonesets', v['metrics-max-clonesets'], 2000),
