@@ -45,7 +45,8 @@ export async function startController(kubeconfig: string, ns: string, extraArgs:
 
 /**
  * rest_client_requests_total by HTTP method, summed over codes and hosts (GET = gets, lists and watches; a metric
- * without labels counts as "all"), plus reconciles as "#reconciles".
+ * without labels counts as "all"), plus reconciles as "#reconciles" and the PUTs answered 409 Conflict as "#PUT 409"
+ * (the controller's only PUTs are status and revision writes).
  */
 export async function requestCounters(metricsUrl: string): Promise<Map<string, number>> {
   const body = await (await fetch(metricsUrl)).text();
@@ -53,6 +54,7 @@ export async function requestCounters(metricsUrl: string): Promise<Map<string, n
   for (const m of body.matchAll(/^rest_client_requests_total(?:\{([^}]*)\})? (\d+)/gm)) {
     const method = /(?:method|verb)="(\w+)"/.exec(m[1] ?? '')?.[1] ?? 'all';
     counts.set(method, (counts.get(method) ?? 0) + Number(m[2]));
+    if (method === 'PUT' && /code="409"/.test(m[1] ?? '')) counts.set('#PUT 409', (counts.get('#PUT 409') ?? 0) + Number(m[2]));
   }
   if (/^controller_runtime_reconcile_total[{ ]/m.test(body)) counts.set('#reconciles', sumOf(body, 'controller_runtime_reconcile_total'));
   return counts;

@@ -57,6 +57,7 @@ interface Result {
   /** PATCHes of pods (the rollout's writes less CloneSet status and Events) */
   readonly podWrites: number;
   readonly reconciles: number;
+  readonly statusConflicts: number;
   readonly created: number;
   readonly deleted: number;
   readonly maxNotReady: number;
@@ -124,7 +125,7 @@ async function run(client: KubeClient, kubeconfig: string, args: Args): Promise<
     // Pods are only ever PATCHed here (no pod is created or deleted): PATCHes less the Events' own.
     const eventsAfter = await eventWrites(client, ns);
     const podWrites = (used.get('PATCH') ?? 0) - (eventsAfter.patches - eventsBefore.patches);
-    return { limit, rolloutMs, allUpdatedReadyMs, requests: requestSummary(used), writes, podWrites, reconciles: used.get('#reconciles') ?? 0, created, deleted, maxNotReady, restarts, scaleUpMs, logFile };
+    return { limit, rolloutMs, allUpdatedReadyMs, requests: requestSummary(used), writes, podWrites, reconciles: used.get('#reconciles') ?? 0, statusConflicts: used.get('#PUT 409') ?? 0, created, deleted, maxNotReady, restarts, scaleUpMs, logFile };
   } finally {
     stop.abort();
     await controller?.stop();
@@ -140,7 +141,7 @@ async function main(): Promise<void> {
     const lines = [
       `CloneSet in-place update benchmark: ${args.pods} pods, InPlaceIfPossible, maxUnavailable ${String(args.maxUnavailable)}, gracePeriodSeconds ${args.grace}; controller ${flags}`,
       `rollout (image patch → status: every pod updated and Ready): ${secs(r.rolloutMs)} (all pods Ready on the new revision after ${secs(r.allUpdatedReadyMs)}, ${ratio(r.allUpdatedReadyMs, r.limit.readyMs)} the limit)`,
-      `controller API requests during the rollout: ${r.requests.text}; ${r.reconciles} reconciles`,
+      `controller API requests during the rollout: ${r.requests.text}; ${r.reconciles} reconciles; ${r.statusConflicts} PUTs answered 409 Conflict (status writes on a stale CloneSet)`,
       `API writes: ${r.writes} = ${(r.writes / args.pods).toFixed(2)} per updated pod; pod writes: ${r.podWrites} = ${(r.podWrites / args.pods).toFixed(2)} per updated pod`,
       `pods created ${r.created}, deleted ${r.deleted}; container restarts per pod: ${r.restarts}; max not Ready at once ${r.maxNotReady}`,
       `(initial scale 0 → ${args.pods}: ${secs(r.scaleUpMs)}; controller log ${path.relative(ROOT, r.logFile)})`,

@@ -47,6 +47,10 @@ test('there are no import cycles, type-only imports included', () => {
   assertNone('cycle');
 });
 
+test('no module but the executor writes to the API (cloneset/execute*.ts, write-policy.ts, ports.ts)', () => {
+  assertNone('writer');
+});
+
 test('the pure modules do no IO and read no clock, randomness or process state', () => {
   assertNone('purity');
 });

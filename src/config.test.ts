@@ -42,3 +42,9 @@ test('log and metrics flags: format left to the terminal by default, klog verbos
   assert.throws(() => parse('--log-format=yaml'), (e: unknown) => e instanceof UsageError && /--log-format must be "json" or "text"/.test(e.message));
   assert.throws(() => parse('--log-level=loud'), (e: unknown) => e instanceof UsageError && /--log-level must be one of/.test(e.message));
 });
+
+test('--sync-period defaults to Kruise\'s 10h and takes a Go duration or 0 (never)', () => {
+  assert.equal(parse().syncPeriodMs, 36_000_000);
+  assert.equal(parse('--sync-period=30m').syncPeriodMs, 1_800_000);
+  assert.equal(parse('--sync-period=0').syncPeriodMs, 0);
+});

@@ -17,6 +17,8 @@ export interface ControllerConfig {
   /** --cloneset-surge-rule: how rollouts size their surge (replica-diff.ts SurgeRule). */
   readonly surgeRule: SurgeRule;
   readonly expectationTimeoutMs: number;
+  /** --sync-period: every CloneSet is enqueued this often (controller-runtime's SyncPeriod, Kruise's flag); 0 = never. */
+  readonly syncPeriodMs: number;
   readonly rateLimiter: { readonly baseDelayMs: number; readonly maxDelayMs: number; readonly qps: number; readonly burst: number };
   readonly metricsBindAddress: string;
   readonly healthProbeBindAddress: string;
@@ -83,6 +85,8 @@ Flags:
                                            kruise: Kruise's arithmetic, whose surge decays near the end of a rollout
                                            (kruise#1442, kruise#2491) (default "sustained")
       --expectation-timeout duration       how long to wait for the cache to show our own writes (default 5m)
+      --sync-period duration               reconcile every CloneSet at least this often, events or not; 0 = never
+                                           (default 10h)
       --rate-limiter-base-delay duration   per-key retry backoff base (default 5ms)
       --rate-limiter-max-delay duration    per-key retry backoff cap (default 1000s)
       --rate-limiter-qps int               work queue token bucket rate (default 10)
@@ -221,6 +225,7 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Co
         'cloneset-scaling-exclude-preparing-delete': { type: 'boolean' },
         'cloneset-surge-rule': { type: 'string' },
         'expectation-timeout': { type: 'string' },
+        'sync-period': { type: 'string' },
         'rate-limiter-base-delay': { type: 'string' },
         'rate-limiter-max-delay': { type: 'string' },
         'rate-limiter-qps': { type: 'string' },
@@ -265,6 +270,7 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Co
     excludePreparingDelete: v['cloneset-scaling-exclude-preparing-delete'] === true,
     surgeRule: parseSurgeRule(v['cloneset-surge-rule'] ?? 'sustained'),
     expectationTimeoutMs: parseDuration(v['expectation-timeout'] ?? '5m'),
+    syncPeriodMs: v['sync-period'] === '0' ? 0 : parseDuration(v['sync-period'] ?? '10h'),
     rateLimiter: {
       baseDelayMs: parseDuration(v['rate-limiter-base-delay'] ?? '5ms'),
       maxDelayMs: parseDuration(v['rate-limiter-max-delay'] ?? '1000s'),

@@ -95,3 +95,10 @@ test('product code may not import test helpers or benchmarks outside src/', () =
 test('no product module may import the local control plane', () => {
   assert.deepEqual(summary(check({ 'main.ts': "import './localcluster/cluster.ts';", 'localcluster/cluster.ts': '' })), ['layer main.ts:1']);
 });
+
+test('an API write outside the executor is reported; the executor, tests and other receivers are not', () => {
+  const write = 'export async function f(ports, client, set) {\n  await ports.cloneSets.updateStatus(cs, s);\n  await client.patch(R, ns, n, p, "merge");\n  set.delete(1);\n}\n';
+  assert.deepEqual(summary(check({ 'cloneset/reconciler.ts': write })), ['writer cloneset/reconciler.ts:2', 'writer cloneset/reconciler.ts:3']);
+  assert.deepEqual(summary(check({ 'runtime/other.ts': write })), ['writer runtime/other.ts:2'], 'client verbs are only checked in cloneset/');
+  assert.deepEqual(summary(check({ 'cloneset/execute-cloneset.ts': write, 'cloneset/write-policy.ts': write, 'cloneset/reconciler.test.ts': write })), []);
+});

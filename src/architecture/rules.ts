@@ -10,7 +10,7 @@ import { findImports, tokenize, type ImportRef, type Token } from './source-scan
 export interface Violation {
   readonly file: string;
   readonly line: number;
-  readonly rule: 'layer' | 'cycle' | 'purity' | 'module-state' | 'resolve' | 'test-code';
+  readonly rule: 'layer' | 'cycle' | 'purity' | 'module-state' | 'resolve' | 'test-code' | 'writer';
   readonly message: string;
 }
 
@@ -53,6 +53,23 @@ export const PURE: readonly ((file: string) => boolean)[] = [
 ];
 
 export const isTestFile = (file: string): boolean => file.endsWith('.test.ts');
+
+/**
+ * The executor: the only modules that write to the API for the CloneSet controller (docs/adr/0012-single-write-policy.md).
+ * ports.ts implements the write ports on the client; write-policy.ts wraps them (fencing, log line, 409/422 requeue).
+ */
+export const isWriter = (file: string): boolean => /^cloneset\/(execute(-[a-z-]+)?|write-policy|ports)\.ts$/.test(file);
+
+/** The write methods of the executor's ports (cloneset/ports.ts): calling one is an API write. */
+export const WRITE_PORT_METHODS: ReadonlySet<string> = new Set([
+  'createPod', 'deletePod', 'patchPod', 'patchPodStatus', 'patchPodResize',
+  'createPvc', 'deletePvc', 'patchPvc',
+  'createRevision', 'updateRevision', 'patchRevision', 'deleteRevision',
+  'updateStatus', 'patchCloneSet',
+  'createImagePullJob', 'deleteImagePullJob',
+]);
+/** The KubeClient's write verbs; in cloneset/ only the executor's ports may call them on a client. */
+const CLIENT_WRITE_VERBS: ReadonlySet<string> = new Set(['create', 'patch', 'update', 'delete']);
 /** Test fixtures (builders, simulators): importable from tests and other fixtures only. */
 export const isFixture = (file: string): boolean => /(^|\/)testing\//.test(file);
 export const isPure = (file: string): boolean => !isTestFile(file) && !isFixture(file) && PURE.some((p) => p(file));
@@ -137,6 +154,7 @@ export function checkArchitecture(files: ReadonlyMap<string, string>): Violation
     }
     graph.set(s.file, edges);
     if (isPure(s.file)) violations.push(...checkPureTokens(s.file, s.tokens));
+    if (!isTestFile(s.file) && !isFixture(s.file) && !isWriter(s.file)) violations.push(...checkWrites(s.file, s.tokens));
   }
   violations.push(...findCycles(graph));
   return violations.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line);
@@ -233,6 +251,31 @@ export function checkPureTokens(file: string, tokens: readonly Token[]): Violati
     else if (tok.depth === 0 && name === 'const') {
       const collection = mutableCollectionInitializer(tokens, k);
       if (collection !== undefined) push(tok.line, 'module-state', `module-level \`new ${collection}(…)\` is state shared by every reconcile; build it inside the function, or type it Readonly${collection.replace('Weak', '')} if it is a constant table`);
+    }
+  }
+  return v;
+}
+
+/**
+ * API writes outside the executor: a call of a write port method (`.createPod(`, `.updateStatus(`, …) anywhere,
+ * and in cloneset/ a write verb called on a client (`client.create(`, `client.patch(`…).
+ */
+export function checkWrites(file: string, tokens: readonly Token[]): Violation[] {
+  const v: Violation[] = [];
+  for (let k = 1; k + 1 < tokens.length; k++) {
+    const tok = tokens[k];
+    const prev = tokens[k - 1];
+    if (tok === undefined || tok.kind !== 'ident' || tokens[k + 1]?.text !== '(') continue;
+    if (prev?.text !== '.' && prev?.text !== '?.') continue;
+    const receiver = tokens[k - 2];
+    const clientWrite = file.startsWith('cloneset/') && CLIENT_WRITE_VERBS.has(tok.text) && receiver?.kind === 'ident' && /client$/i.test(receiver.text);
+    if (WRITE_PORT_METHODS.has(tok.text) || clientWrite) {
+      v.push({
+        file,
+        line: tok.line,
+        rule: 'writer',
+        message: `calls ${tok.text}(), an API write, outside the executor; return a plan action instead and write it in cloneset/execute*.ts, under the one write policy (expectations, fencing, a log line, 409/422 → requeue)`,
+      });
     }
   }
   return v;

@@ -4,7 +4,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { CloneSet } from '../api/cloneset.ts';
 import { GROUP, KIND } from '../api/cloneset.ts';
-import type { KubeObject, OwnerReference, PersistentVolumeClaim, Pod } from '../kube/types.ts';
+import type { ControllerRevision, KubeObject, OwnerReference, PersistentVolumeClaim, Pod } from '../kube/types.ts';
 import { controllerRefOf } from '../kube/owner-refs.ts';
 import { matchesLabelSelector } from '../kube/selectors.ts';
 import type { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.ts';
@@ -158,6 +158,38 @@ export function pvcHandlers(enqueue: Enqueue, scale: ScaleExpectations): Informe
     },
     onUpdate: (_old, pvc) => {
       if (pvc.metadata.deletionTimestamp !== undefined) deleted(pvc);
+    },
+    onDelete: deleted,
+  };
+}
+
+/**
+ * ControllerRevisions: observe the executor's name expectations of revision creates and deletes, and wake the
+ * owning CloneSet on every change (a renumbered or labelled revision satisfies its resourceVersion expectation).
+ */
+export function revisionHandlers(enqueue: Enqueue, scale: ScaleExpectations): InformerHandlers<ControllerRevision> {
+  const owner = (rev: ControllerRevision): string | undefined => {
+    const ref = cloneSetOwnerOf(rev);
+    return ref === undefined ? undefined : ownerKey(rev, ref);
+  };
+  const deleted = (rev: ControllerRevision): void => {
+    const key = owner(rev);
+    if (key === undefined) return;
+    scale.observe(key, 'delete', rev.metadata.name ?? '', 'revision');
+    enqueue(key);
+  };
+  return {
+    onAdd: (rev) => {
+      if (rev.metadata.deletionTimestamp !== undefined) return deleted(rev);
+      const key = owner(rev);
+      if (key === undefined) return;
+      scale.observe(key, 'create', rev.metadata.name ?? '', 'revision');
+      enqueue(key);
+    },
+    onUpdate: (_old, rev) => {
+      if (rev.metadata.deletionTimestamp !== undefined) return deleted(rev);
+      const key = owner(rev);
+      if (key !== undefined) enqueue(key);
     },
     onDelete: deleted,
   };

@@ -39,3 +39,13 @@ test('a pod changed since the cache saw it (failed test op) or gone is left alon
     assert.equal(out.failure, undefined, err.reason);
   }
 });
+
+test('a failed adoption guard is not "done": the CloneSet is requeued shortly, since the pod update that broke the guard may wake nothing', async () => {
+  // e.g. the kubelet moved the pod IP: the cache filters that update (changesNothingRead), so no event would come back.
+  for (const err of [apiError(422, 'Invalid'), apiError(409, 'Conflict')]) {
+    const ex = executorFor(new FakeClock(0), { pods: podsPort(async () => Promise.reject(err)) }, 'claim');
+    assert.deepEqual(await ex.run([adopt(0)]), { writes: 0, requeueAfterMs: 500 }, err.reason);
+  }
+  const gone = executorFor(new FakeClock(0), { pods: podsPort(async () => Promise.reject(apiError(404, 'NotFound'))) }, 'claim');
+  assert.deepEqual(await gone.run([adopt(0)]), { writes: 0 }, 'a vanished pod leaves nothing to do');
+});

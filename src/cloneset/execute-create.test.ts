@@ -85,12 +85,12 @@ describe('executor: a pod create whose answer was lost', () => {
     assert.deepEqual(h.pending(), []);
   });
 
-  test(`still no answer after ${String(LOST_ANSWER_RESENDS)} resends: the error goes up and the pod is not expected`, async () => {
+  test(`still no answer after ${String(LOST_ANSWER_RESENDS)} resends: the error goes up and the pod stays expected (it may exist)`, async () => {
     const h = harness(Array.from({ length: LOST_ANSWER_RESENDS + 1 }, (): Answer => 'lost'));
     const outcome = await h.run();
     assert.ok(outcome.failure?.error instanceof ConnectionError);
     assert.equal(h.calls.length, LOST_ANSWER_RESENDS + 1);
-    assert.deepEqual(h.pending(), []);
+    assert.deepEqual(h.pending(), ['pod/sample-abcde']);
     // 100 ms doubling up to 2 s between resends: about 9 s in all before giving up
     assert.deepEqual(h.pauses, Array.from({ length: LOST_ANSWER_RESENDS }, (_, i) => lostAnswerPauseMs(i)));
     assert.equal(h.pauses.reduce((a, b) => a + b, 0), 9100);

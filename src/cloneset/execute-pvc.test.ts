@@ -48,9 +48,9 @@ describe('executor: PVC cleanup writes', () => {
     ], 'json']]);
   });
 
-  test('a failed test (stale cache) is no failure; NotFound is reported and ignored; anything else fails the pass', async () => {
+  test('a failed test (stale cache) is no failure but a short requeue; NotFound is reported and ignored; anything else fails the pass', async () => {
     const stale = harness(status(422, 'Invalid'));
-    assert.deepEqual(await stale.run([reown]), { writes: 0 });
+    assert.deepEqual(await stale.run([reown]), { writes: 0, requeueAfterMs: 500 });
     assert.deepEqual(stale.recorder.seen, []);
     const gone = harness(status(404, 'NotFound'));
     assert.deepEqual(await gone.run([reown]), { writes: 0 });

@@ -1,5 +1,6 @@
 // The scaling writes of executePlan: pod and PVC creates and deletes, each under a scale expectation registered
-// BEFORE the write and lowered when it fails, and the PVC hand-over and cleanup of docs/features.md#pvcs (Kruise pkg/controller/cloneset/cloneset_controller.go).
+// BEFORE the write and lowered only when the write certainly did not happen (a lost answer is settled by sending
+// again, never by guessing), and the PVC hand-over and cleanup of docs/features.md#pvcs (Kruise pkg/controller/cloneset/cloneset_controller.go).
 import type { CloneSet } from '../api/cloneset.ts';
 import { RequestAbortedError, errorText, isAlreadyExists, isConflict, isInvalid, isNotFound, isOutcomeUnknown } from '../kube/api-error.ts';
 import { controllerRefOf } from '../kube/owner-refs.ts';
@@ -24,7 +25,9 @@ export async function createPods(cs: CloneSet, key: string, list: readonly PodTo
     try {
       await createPodSettlingLostAnswers(cs, c.pod, deps);
     } catch (e) {
-      deps.scaleExpectations.observe(key, 'create', name, 'pod');
+      // Still no answer after the resends: the pod may exist, so the expectation stays (the pod's ADDED event or
+      // the expectation's TTL clears it); lowering it could let the next pass create one pod too many.
+      if (!isOutcomeUnknown(e)) deps.scaleExpectations.observe(key, 'create', name, 'pod');
       // Cancelled because this replica is stopping or lost its lease: not a failure of the CloneSet.
       if (!(e instanceof RequestAbortedError)) deps.recorder.event(cs, 'Warning', 'FailedCreate', `failed to create pod: ${errorText(e)}, pod: ${JSON.stringify(c.pod)}`);
       throw e;
@@ -54,24 +57,60 @@ export const lostAnswerPauseMs = (resend: number): number => Math.min(2000, 100 
  * a connection reset during a rollout. Our pod names are fixed before the create (`<cloneset>-<instance id>`), so
  * sending the same create again settles it: 201 means the first did not land; 409 AlreadyExists for a pod whose
  * controller is this CloneSet means it did (or landed meanwhile), and the pod counts as created. Still no answer
- * after LOST_ANSWER_RESENDS: the error goes up and the expectation is lowered, as before (the API server has
- * been unreachable for about 9 s; `npm run chaos -- --kinds lost-create-answer` can still overshoot by a pod then).
+ * after LOST_ANSWER_RESENDS: the error goes up and the expectation stays (the API server has been unreachable
+ * for about 9 s; the expectation's TTL bounds the wait).
  */
 async function createPodSettlingLostAnswers(cs: CloneSet, pod: Pod, deps: ExecuteDeps): Promise<void> {
   const ns = cs.metadata.namespace ?? '';
   const name = pod.metadata.name ?? '';
-  for (let resend = 0; ; resend++) {
+  await resendingLostAnswers(deps, `POST pods ${name}`, async () => {
     try {
       await deps.ports.pods.createPod(ns, pod);
-      return;
     } catch (e) {
       if (isAlreadyExists(e) && (await isControlledBy(cs, ns, name, deps))) return;
+      throw e;
+    }
+  });
+}
+
+/**
+ * Sends `send` until it has an answer: an outcome-unknown failure (connection dropped after sending, 504) is
+ * sent again after a pause, at most LOST_ANSWER_RESENDS times. Every write the executor resends is idempotent
+ * by construction: a create under a fixed name (AlreadyExists settles it), a delete with a uid precondition
+ * (NotFound settles it).
+ */
+export async function resendingLostAnswers<T>(deps: ExecuteDeps, what: string, send: (resend: number) => Promise<T>): Promise<T> {
+  for (let resend = 0; ; resend++) {
+    try {
+      return await send(resend);
+    } catch (e) {
       if (!isOutcomeUnknown(e) || resend >= LOST_ANSWER_RESENDS) throw e;
     }
     await deps.sleep(lostAnswerPauseMs(resend));
     // this replica stops or lost its lease: no more writes, and not a failure of the CloneSet
-    if (deps.signal?.aborted === true) throw new RequestAbortedError(`POST pods ${name}`);
+    if (deps.signal?.aborted === true) throw new RequestAbortedError(what);
   }
+}
+
+/** How a delete ended: sent and answered, or the object was already gone (or replaced) at the first try. */
+export type DeleteResult = 'deleted' | 'absent';
+
+/**
+ * Deletes exactly one incarnation (`send` carries the uid precondition), settling a lost answer by sending the
+ * delete again: 404 NotFound after a resend means the first one landed; a pod already terminating with our uid
+ * answers 200 again. 409 (the uid precondition failed) means our incarnation is gone and another has the name.
+ */
+export async function deleteSettlingLostAnswers(deps: ExecuteDeps, what: string, send: () => Promise<void>): Promise<DeleteResult> {
+  return resendingLostAnswers(deps, what, async (resend) => {
+    try {
+      await send();
+      return 'deleted';
+    } catch (e) {
+      if (isNotFound(e)) return resend === 0 ? 'absent' : 'deleted';
+      if (isConflict(e)) return 'absent';
+      throw e;
+    }
+  });
 }
 
 /**
@@ -108,15 +147,20 @@ export async function deletePods(cs: CloneSet, key: string, list: readonly PodTo
   let writes = 0;
   for (const d of list) {
     deps.scaleExpectations.expect(key, 'delete', d.pod.name, 'pod');
+    let result: DeleteResult;
     try {
-      await deps.ports.pods.deletePod(ns, d.pod.name, d.pod.uid);
+      result = await deleteSettlingLostAnswers(deps, `DELETE pods ${d.pod.name}`, () => deps.ports.pods.deletePod(ns, d.pod.name, d.pod.uid));
     } catch (e) {
+      // A lost answer that resends could not settle: the pod may be terminating, so the expectation stays and the
+      // next pass does not pick a second victim in its place (the pod's DELETED event or the TTL clears it).
+      if (!isOutcomeUnknown(e)) deps.scaleExpectations.observe(key, 'delete', d.pod.name, 'pod');
+      deps.recorder.event(cs, 'Warning', 'FailedDelete', `failed to delete pod ${d.pod.name}: ${errorText(e)}`);
+      throw e;
+    }
+    if (result === 'absent') {
+      // Gone already (someone else deleted it) or replaced by a new incarnation: the goal is reached, do not fail
+      // the pass. Its DELETED event may have arrived before the expectation was registered: lowered here.
       deps.scaleExpectations.observe(key, 'delete', d.pod.name, 'pod');
-      // Gone already (or replaced by a pod with a new uid): the goal is reached, do not fail the pass.
-      if (!isNotFound(e) && !isConflict(e)) {
-        deps.recorder.event(cs, 'Warning', 'FailedDelete', `failed to delete pod ${d.pod.name}: ${errorText(e)}`);
-        throw e;
-      }
       continue;
     }
     writes++;
@@ -124,11 +168,10 @@ export async function deletePods(cs: CloneSet, key: string, list: readonly PodTo
     for (const pvc of d.pvcNames) {
       deps.scaleExpectations.expect(key, 'delete', pvc, 'pvc');
       try {
-        await deps.ports.pvcs.deletePvc(ns, pvc);
-        writes++;
+        if ((await deleteSettlingLostAnswers(deps, `DELETE persistentvolumeclaims ${pvc}`, () => deps.ports.pvcs.deletePvc(ns, pvc))) === 'deleted') writes++;
+        else deps.scaleExpectations.observe(key, 'delete', pvc, 'pvc');
       } catch (e) {
-        deps.scaleExpectations.observe(key, 'delete', pvc, 'pvc');
-        if (isNotFound(e)) continue;
+        if (!isOutcomeUnknown(e)) deps.scaleExpectations.observe(key, 'delete', pvc, 'pvc');
         deps.recorder.event(cs, 'Warning', 'FailedDelete', `failed to delete pvc ${pvc}: ${errorText(e)}`);
         throw e;
       }

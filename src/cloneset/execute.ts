@@ -1,6 +1,9 @@
-// executePlan: performs a plan's writes through the ports. Expectations are registered BEFORE each
-// create/delete and lowered when the write fails, so a lagging cache never causes a second create or delete.
-// Stops at the first failure: the next reconcile re-plans from fresh state.
+// executePlan: performs a plan's writes: the only writer of the CloneSet controller (src/architecture/rules.ts
+// checks that no other module calls a write port). Every write goes through write-policy.ts (fencing, one log line
+// with the plan's reason, 409/422 → a short requeue). Expectations are registered BEFORE each create/delete and
+// lowered only when the write certainly failed, so a lagging cache never causes a second create or delete; every
+// PATCH/PUT sets a resourceVersion expectation. Stops at the first failure: the next reconcile re-plans from fresh
+// state. Housekeeping writes (BEST_EFFORT_KINDS) only log their failure.
 // Writes to different pods run concurrently (at most POD_WRITE_CONCURRENCY in flight; the client's QPS limiter
 // still paces them); the writes to one pod keep their planned order, and creates/deletes of pods and PVCs are
 // barriers that run alone, in plan order.
@@ -11,9 +14,15 @@ import {
   adoptPod, setInPlaceUpdateReady,
 } from './execute-pod.ts';
 import { cleanupPvc, createPods, deletePods, reownPvc } from './execute-scale.ts';
-import type { PlanAction, PlanPhase } from './plan/actions.ts';
+import {
+  createImagePullJob, createRevision, deleteImagePullJobs, labelRevision, PassEnded, truncateHistory, truncatePodsToDelete, updateRevision, updateStatus,
+} from './execute-cloneset.ts';
+import { BEST_EFFORT_KINDS, type PlanAction, type PlanPhase } from './plan/actions.ts';
 import type { ExecuteDeps } from './execute-deps.ts';
 import { runBounded } from '../runtime/bounded-parallel.ts';
+import { pino } from 'pino';
+import { errorText } from '../kube/api-error.ts';
+import { CONFLICT_REQUEUE_MS, policedPorts } from './write-policy.ts';
 
 export type { ExecuteDeps } from './execute-deps.ts';
 
@@ -21,7 +30,13 @@ export interface Outcome {
   /** Number of writes that succeeded. */
   readonly writes: number;
   readonly failure?: { readonly type: 'FailedScale' | 'FailedUpdate'; readonly error: Error };
+  /** A write met 409/422, or the pass ended early (PassEnded): look at the CloneSet again after this delay. */
+  readonly requeueAfterMs?: number;
+  /** The pass ended early on purpose (the rest of the plan rested on a write that did not happen). */
+  readonly ended?: boolean;
 }
+
+const SILENT = pino({ level: 'silent' });
 
 const POD_WRITE_CONCURRENCY = 16;
 
@@ -60,16 +75,33 @@ export async function executePlan(
   deps: ExecuteDeps,
 ): Promise<Outcome> {
   let writes = 0;
+  let conflicted = false;
+  const requeue = (): { requeueAfterMs?: number } => (conflicted ? { requeueAfterMs: CONFLICT_REQUEUE_MS } : {});
   const fail = (e: unknown): Outcome => {
     const error = e instanceof Error ? e : new Error(String(e));
-    return { writes, failure: { type: phase === 'scale' ? 'FailedScale' : 'FailedUpdate', error } };
+    return { writes, failure: { type: phase === 'scale' ? 'FailedScale' : 'FailedUpdate', error }, ...requeue() };
+  };
+  const logger = deps.logger ?? SILENT;
+  const run = async (action: PlanAction): Promise<number> => {
+    const ports = policedPorts(deps.ports, { cloneSet: key, logger, reason: reasonOf(action, phase), signal: deps.signal, onConflict: () => { conflicted = true; } });
+    if (!BEST_EFFORT_KINDS.has(action.kind)) return executeAction(cloneSet, key, action, { ...deps, ports });
+    try {
+      return await executeAction(cloneSet, key, action, { ...deps, ports });
+    } catch (e) {
+      logger.info({ cloneset: key, action: action.kind, err: errorText(e) }, 'housekeeping write deferred to a later pass');
+      return 0;
+    }
   };
   for (const segment of segmentActions(actions)) {
     if (deps.signal?.aborted === true) return fail(new Error('stopped writing: this replica is stopping or lost its leader lease'));
     if (segment.kind === 'barrier') {
       try {
-        writes += await executeAction(cloneSet, key, segment.action, deps);
+        writes += await run(segment.action);
       } catch (e) {
+        if (e instanceof PassEnded) {
+          logger.info({ cloneset: key, reason: e.message }, 'pass ended early; requeued');
+          return { writes, ended: true, requeueAfterMs: CONFLICT_REQUEUE_MS };
+        }
         return fail(e);
       }
       continue;
@@ -79,7 +111,7 @@ export async function executePlan(
       try {
         for (const action of group) {
           if (deps.signal?.aborted === true) throw new Error('stopped writing: this replica is stopping or lost its leader lease');
-          n += await executeAction(cloneSet, key, action, deps);
+          n += await run(action);
         }
       } finally {
         writes += n;
@@ -89,7 +121,40 @@ export async function executePlan(
     const { error } = await runBounded(tasks, POD_WRITE_CONCURRENCY);
     if (error !== undefined) return fail(error);
   }
-  return { writes };
+  return { writes, ...requeue() };
+}
+
+/** The plan's reason for a write, as the per-write log line gives it. */
+export function reasonOf(action: PlanAction, phase: PlanPhase): string {
+  switch (action.kind) {
+    case 'CreatePods':
+      return `${phase}: create ${action.pods.length} pod(s) at revision ${action.pods[0]?.revision ?? ''}`;
+    case 'DeletePods':
+      return `${phase}: delete (${[...new Set(action.pods.map((d) => d.cause))].join(', ')})`;
+    case 'UpdatePodInPlace':
+      return `${phase}: in-place ${action.step} to ${action.revision}`;
+    case 'MarkPodNotReadyForInPlaceUpdate':
+    case 'MarkSpecifiedDelete':
+      return `${phase}: update to ${action.revision}`;
+    case 'PatchPodLifecycle':
+      return `${phase}: lifecycle ${action.state}`;
+    case 'CreateRevision':
+      return 'new template: create its revision';
+    case 'UpdateRevision':
+      return `template of an older revision: renumber it to ${action.revision.revision}`;
+    case 'TruncateHistory':
+      return 'revisionHistoryLimit';
+    case 'UpdateStatus':
+      return 'status changed';
+    case 'TruncatePodsToDelete':
+      return 'podsToDelete names pods that no longer exist';
+    case 'CreateImagePullJob':
+    case 'LabelRevision':
+    case 'DeleteImagePullJobs':
+      return 'image pre-download';
+    default:
+      return `${phase}: ${action.kind}`;
+  }
 }
 
 async function executeAction(cs: CloneSet, key: string, action: PlanAction, deps: ExecuteDeps): Promise<number> {
@@ -121,5 +186,21 @@ async function executeAction(cs: CloneSet, key: string, action: PlanAction, deps
       return reownPvc(cs, action, deps);
     case 'DeletePvc':
       return cleanupPvc(cs, key, action, deps);
+    case 'CreateRevision':
+      return createRevision(cs, key, action, deps);
+    case 'UpdateRevision':
+      return updateRevision(cs, action, deps);
+    case 'TruncateHistory':
+      return truncateHistory(cs, key, action, deps);
+    case 'UpdateStatus':
+      return updateStatus(cs, action, deps);
+    case 'TruncatePodsToDelete':
+      return truncatePodsToDelete(cs, action, deps);
+    case 'CreateImagePullJob':
+      return createImagePullJob(cs, action, deps);
+    case 'LabelRevision':
+      return labelRevision(cs, action, deps);
+    case 'DeleteImagePullJobs':
+      return deleteImagePullJobs(cs, action, deps);
   }
 }

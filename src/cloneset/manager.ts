@@ -6,21 +6,22 @@ import { randomInt } from 'node:crypto';
 import type { CloneSet } from '../api/cloneset.ts';
 import type { FeatureGates } from '../api/well-known.ts';
 import type { KubeClient } from '../kube/client.ts';
-import { CLONESETS_V1BETA1, CONTROLLER_REVISIONS, EVENTS, NODES, PODS, PVCS } from '../kube/resources.ts';
+import { CLONESETS_V1BETA1, CONTROLLER_REVISIONS, NODES, PODS, PVCS } from '../kube/resources.ts';
 import type { ControllerRevision, Node, PersistentVolumeClaim, Pod } from '../kube/types.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { Controller, type ControllerMetrics } from '../runtime/controller.ts';
 import { EventRecorder } from '../runtime/events.ts';
 import { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.ts';
 import { Informer } from '../runtime/informer.ts';
+import { startResync } from '../runtime/resync.ts';
 import { indexByNamespace, indexByOwnerUid } from '../runtime/store.ts';
 import { defaultControllerRateLimiter, type RateLimiterOptions } from '../runtime/rate-limiter.ts';
 import { podTransform, transformNode } from './cache-transforms.ts';
-import { cloneSetHandlers, newPodEventCounts, podHandlers, pvcHandlers, type PodEventCounts } from './event-handlers.ts';
+import { cloneSetHandlers, newPodEventCounts, podHandlers, pvcHandlers, revisionHandlers, type PodEventCounts } from './event-handlers.ts';
 import { randomInstanceIdSource } from './plan/instance-ids.ts';
 import type { SurgeRule } from './plan/replica-diff.ts';
-import { apiPorts } from './ports.ts';
-import { apiImagePullJobPort, discoverInPlaceCapabilities, ImagePreDownloader } from './predownload-sync.ts';
+import { apiEventSink, apiImagePullJobControl, apiPorts, type Ports } from './ports.ts';
+import { discoverInPlaceCapabilities } from './predownload-sync.ts';
 import { reconcileCloneSet } from './reconciler.ts';
 import type { RolloutObserver } from './rollout-observer.ts';
 import { INDEX_NAMESPACE, INDEX_OWNER_UID, type CloneSetStores } from './snapshot.ts';
@@ -40,6 +41,8 @@ export interface CloneSetManagerConfig {
   readonly excludePreparingDelete: boolean;
   readonly surgeRule: SurgeRule;
   readonly expectationTimeoutMs: number;
+  /** --sync-period: every CloneSet is reconciled at least this often; 0 or absent = never. */
+  readonly syncPeriodMs?: number;
   readonly rateLimiter: Partial<RateLimiterOptions>;
 }
 
@@ -97,10 +100,7 @@ export function startCloneSetManager(
   const scaleExpectations = new ScaleExpectations(clock, config.expectationTimeoutMs);
   const rvExpectations = new ResourceVersionExpectations(clock, config.expectationTimeoutMs);
   const recorder = new EventRecorder({
-    sink: {
-      create: (namespace, event) => eventsClient.create(EVENTS, namespace, event),
-      patch: (namespace, name, patch) => eventsClient.patch(EVENTS, namespace, name, patch, 'merge'),
-    },
+    sink: apiEventSink(eventsClient),
     clock,
     logger,
   });
@@ -113,13 +113,18 @@ export function startCloneSetManager(
     surgeRule: config.surgeRule,
     resizeSubresource: false,
   };
-  let preDownload: ImagePreDownloader | undefined;
+  let preDownload = false;
+  const basePorts = apiPorts(client);
+  let ports: Ports = basePorts;
   const deps = {
-    get preDownload(): ImagePreDownloader | undefined {
+    get preDownload(): boolean {
       return preDownload;
     },
+    get ports(): Ports {
+      return ports;
+    },
+    cleanedPreDownloads: new Set<string>(),
     stores,
-    ports: apiPorts(client),
     scaleExpectations,
     rvExpectations,
     recorder,
@@ -146,7 +151,7 @@ export function startCloneSetManager(
   const podEvents = newPodEventCounts();
   pods.addHandlers(podHandlers(enqueue, scaleExpectations, rvExpectations, cloneSets.store, podEvents));
   pvcs.addHandlers(pvcHandlers(enqueue, scaleExpectations));
-  revisions.addHandlers({});
+  revisions.addHandlers(revisionHandlers(enqueue, scaleExpectations));
 
   const informers: readonly Runnable[] = [cloneSets, pods, pvcs, revisions, nodes];
   for (const inf of informers) inf.start(signal);
@@ -157,12 +162,14 @@ export function startCloneSetManager(
     reconcileConfig.resizeSubresource = caps.resizeSubresource;
     if (config.gates.PreDownloadImageForInPlaceUpdate && config.gates.KruiseDaemon) {
       if (caps.imagePullJob) {
-        preDownload = new ImagePreDownloader({ jobs: apiImagePullJobPort(client), revisions: deps.ports.revisions, recorder, logger, gates: config.gates });
+        ports = { ...basePorts, imagePullJobs: apiImagePullJobControl(client) };
+        preDownload = true;
       } else {
         logger.info('PreDownloadImageForInPlaceUpdate: the ImagePullJob kind (apps.kruise.io/v1alpha1) is not served; image pre-download is off');
       }
     }
     logger.info({ namespace: ns ?? '(all)', workers: config.workers }, 'caches synced; starting workers');
+    startResync(clock, config.syncPeriodMs ?? 0, () => cloneSets.store.list().map((cs) => `${cs.metadata.namespace ?? ''}/${cs.metadata.name ?? ''}`), enqueue, signal);
     return controller.run(signal);
   });
   return { controller, stores, informers, synced, done, podEvents: () => structuredClone(podEvents) };

@@ -1,9 +1,12 @@
-// The narrow write ports of the CloneSet controller, named after what they control. The executor only
-// talks to these; ApiPorts implements them on the Kubernetes client, tests may record calls instead.
+// The narrow write ports of the CloneSet controller, named after what they control. Only the executor talks to
+// these (src/architecture/rules.ts checks it), through write-policy.ts; apiPorts implements them on the
+// Kubernetes client, tests may record calls instead.
 import type { CloneSet, CloneSetStatus } from '../api/cloneset.ts';
 import type { ControllerRevision, PersistentVolumeClaim, Pod } from '../kube/types.ts';
 import type { KubeClient, PatchType } from '../kube/client.ts';
-import { CLONESETS_V1BETA1, CONTROLLER_REVISIONS, PODS, PVCS } from '../kube/resources.ts';
+import { CLONESETS_V1BETA1, CONTROLLER_REVISIONS, EVENTS, PODS, PVCS, type ResourceRef } from '../kube/resources.ts';
+import type { EventSink } from '../runtime/events.ts';
+import type { ImagePullJob } from './inplace/image-pull-job.ts';
 import { cloneSetToV1beta1 } from '../api/conversion.ts';
 import { KIND, STORAGE_API_VERSION } from '../api/cloneset.ts';
 
@@ -31,11 +34,12 @@ export interface PvcControl {
 export interface RevisionControl {
   /** `encoded` is the exact JSON body (see encodeControllerRevision): `data` bytes must not be re-serialised. */
   createRevision(namespace: string, name: string, encoded: string): Promise<ControllerRevision>;
-  /** PUT guarded by the revision's resourceVersion. */
+  /** PUT guarded by the revision's resourceVersion (in `encoded`). */
   updateRevision(namespace: string, name: string, encoded: string): Promise<ControllerRevision>;
   getRevision(namespace: string, name: string): Promise<ControllerRevision>;
   patchRevision(namespace: string, name: string, patch: unknown): Promise<ControllerRevision>;
-  deleteRevision(namespace: string, name: string): Promise<void>;
+  /** With `uid`, deletes exactly this incarnation. */
+  deleteRevision(namespace: string, name: string, uid?: string): Promise<void>;
 }
 
 export interface CloneSetWriter {
@@ -44,11 +48,42 @@ export interface CloneSetWriter {
   patchCloneSet(namespace: string, name: string, patch: unknown, type: PatchType): Promise<CloneSet>;
 }
 
+export const IMAGE_PULL_JOBS: ResourceRef = { group: 'apps.kruise.io', version: 'v1alpha1', plural: 'imagepulljobs', namespaced: true };
+
+/** ImagePullJobs of the image pre-download (docs/features.md#image-pre-download). */
+export interface ImagePullJobControl {
+  createImagePullJob(namespace: string, job: ImagePullJob): Promise<unknown>;
+  /** A live list (ImagePullJobs are not cached): only when a rollout ends, once per revision and process. */
+  listImagePullJobs(namespace: string): Promise<readonly ImagePullJob[]>;
+  deleteImagePullJob(namespace: string, name: string): Promise<void>;
+}
+
 export interface Ports {
   readonly pods: PodControl;
   readonly pvcs: PvcControl;
   readonly revisions: RevisionControl;
   readonly cloneSets: CloneSetWriter;
+  /** Only when the ImagePullJob kind is served and pre-download is on. */
+  readonly imagePullJobs?: ImagePullJobControl | undefined;
+}
+
+/**
+ * Where the event recorder (runtime/events.ts) writes Events: the one API write that is not the executor's, as
+ * Events are observations about a pass (rate-limited and aggregated by the recorder), not part of its plan.
+ */
+export function apiEventSink(eventsClient: KubeClient): EventSink {
+  return {
+    create: (namespace, event) => eventsClient.create(EVENTS, namespace, event),
+    patch: (namespace, name, patch) => eventsClient.patch(EVENTS, namespace, name, patch, 'merge'),
+  };
+}
+
+export function apiImagePullJobControl(client: KubeClient): ImagePullJobControl {
+  return {
+    createImagePullJob: (ns, job) => client.create(IMAGE_PULL_JOBS, ns, job),
+    listImagePullJobs: async (ns) => (await client.list<ImagePullJob>(IMAGE_PULL_JOBS, ns)).items,
+    deleteImagePullJob: (ns, name) => client.delete(IMAGE_PULL_JOBS, ns, name),
+  };
 }
 
 export function apiPorts(client: KubeClient): Ports {
@@ -71,7 +106,7 @@ export function apiPorts(client: KubeClient): Ports {
       updateRevision: (ns, name, encoded) => client.update<ControllerRevision>(CONTROLLER_REVISIONS, ns, name, { rawJson: encoded }),
       getRevision: (ns, name) => client.get<ControllerRevision>(CONTROLLER_REVISIONS, ns, name),
       patchRevision: (ns, name, patch) => client.patch<ControllerRevision>(CONTROLLER_REVISIONS, ns, name, patch, 'merge'),
-      deleteRevision: (ns, name) => client.delete(CONTROLLER_REVISIONS, ns, name),
+      deleteRevision: (ns, name, uid) => client.delete(CONTROLLER_REVISIONS, ns, name, uid !== undefined ? { preconditionUid: uid } : {}),
     },
     cloneSets: {
       // Through the storage version (no conversion). The status subresource ignores the spec, but the body must

@@ -1,26 +1,26 @@
-// reconcileCloneSet: the glue of one pass, level-triggered on a key — load, gate, plan, execute, status.
+// reconcileCloneSet: the glue of one pass, level-triggered on a key — load, gate, plan, execute. Every decision
+// is a pure planner's (plan/index.ts, plan/pass.ts), every write the executor's (execute.ts); this module does
+// neither.
 import type { Logger } from 'pino';
 import type { FeatureGates } from '../api/well-known.ts';
-import { errorText, isConflict } from '../kube/api-error.ts';
+import { errorText } from '../kube/api-error.ts';
 import { sleep, type Clock } from '../runtime/clock.ts';
 import type { ReconcileResult } from '../runtime/controller.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import type { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.ts';
-import { executePlan } from './execute.ts';
-import type { ImagePreDownloader } from './predownload-sync.ts';
+import type { KubeObject } from '../kube/types.ts';
+import { executePlan, type ExecuteDeps } from './execute.ts';
 import { minDelay } from './plan/actions.ts';
 import { planCloneSet } from './plan/index.ts';
+import { planPassEnd, planPreDownload, planRevisions } from './plan/pass.ts';
 import { selectorProblem } from './plan/selector-check.ts';
 import { rolloutBlockers } from './plan/blockers.ts';
 import type { RolloutObserver } from './rollout-observer.ts';
 import { timestampMs } from './plan/pod-predicates.ts';
 import type { SurgeRule } from './plan/replica-diff.ts';
 import type { InstanceIdSource } from './plan/instance-ids.ts';
-import { computeStatus, isStatusChanged } from './plan/status.ts';
 import type { Ports } from './ports.ts';
-import { syncRevisions, truncateHistory } from './revision-sync.ts';
 import { loadSnapshot, revisionsOf, type CloneSetStores } from './snapshot.ts';
-import { truncatePodsToDelete } from './pods-to-delete.ts';
 
 export interface ReconcileConfig {
   readonly gates: FeatureGates;
@@ -41,13 +41,18 @@ export interface ReconcileDeps {
   readonly config: ReconcileConfig;
   readonly ids: InstanceIdSource;
   readonly logger: Logger;
-  /** Image pre-download for in-place updates (gate PreDownloadImageForInPlaceUpdate, ImagePullJob served). */
-  readonly preDownload?: ImagePreDownloader | undefined;
+  /** Image pre-download for in-place updates is on (gates PreDownloadImageForInPlaceUpdate + KruiseDaemon, ImagePullJob served). */
+  readonly preDownload?: boolean | undefined;
+  /** The executor's memo of ImagePullJob clean-ups (execute-deps.ts). */
+  readonly cleanedPreDownloads?: Set<string> | undefined;
   /** Aborts when this replica stops or loses its lease: the pass writes nothing more. */
   readonly signal?: AbortSignal | undefined;
   /** Rollout state for the metrics and the log (cloneset_rollout_blocked, rollout durations). */
   readonly rollouts?: RolloutObserver | undefined;
 }
+
+/** The longest a pass waits for the cache to show its own writes before looking again. */
+const STALE_CACHE_RECHECK_MS = 5000;
 
 /** A function, so a check before an await is not taken for granted after it. */
 function stopped(signal: AbortSignal | undefined): boolean {
@@ -56,6 +61,7 @@ function stopped(signal: AbortSignal | undefined): boolean {
 
 export async function reconcileCloneSet(key: string, d: ReconcileDeps): Promise<ReconcileResult> {
   if (stopped(d.signal)) return {};
+  // ---- load
   const cloneSet = d.stores.cloneSets.get(key);
   if (cloneSet === undefined) {
     d.scaleExpectations.forget(key);
@@ -69,6 +75,7 @@ export async function reconcileCloneSet(key: string, d: ReconcileDeps): Promise<
     d.logger.warn({ cloneset: key }, problem);
     return {};
   }
+  // ---- gate: the cache shows every write of ours (names created/deleted, resourceVersions written)
   const gate = d.scaleExpectations.check(key);
   if (!gate.satisfied) {
     if (!gate.timedOut) {
@@ -81,24 +88,24 @@ export async function reconcileCloneSet(key: string, d: ReconcileDeps): Promise<
   }
   const nowMs = d.clock.now();
   const snapshot = loadSnapshot(d.stores, cloneSet, nowMs);
-  const revisionList = revisionsOf(d.stores, cloneSet);
-  const revisions = await syncRevisions(cloneSet, revisionList, d.ports);
-  for (const pod of snapshot.pods) {
-    const uid = pod.metadata.uid ?? '';
-    // The cache still shows a pod older than our own last write to it: wait for the watch to catch up
-    // (the pod's update event requeues us). Unlike Kruise, a timed-out expectation never blocks for good.
-    const check = d.rvExpectations.isSatisfied(uid, pod.metadata.resourceVersion ?? '');
-    if (!check.satisfied) {
-      if (!check.timedOut) return { requeueAfterMs: Math.min(check.remainingMs, 5000) };
-      d.rvExpectations.forget(uid);
-    }
-  }
-  // docs/features.md#reconcile-pass (Kruise pkg/controller/cloneset/cloneset_controller.go): image pre-download, after the expectation checks and before scale/update (only logs errors).
-  if (d.preDownload !== undefined) await d.preDownload.sync(cloneSet, revisions);
+  const listed = revisionsOf(d.stores, cloneSet);
+  // The cache still shows an object older than our own last write to it (the CloneSet's status, a revision, a
+  // pod): wait for the watch to catch up (the object's update event requeues us) instead of planning, and
+  // PUTting, on the older copy. Unlike Kruise, a timed-out expectation never blocks for good.
+  const stale = staleCache(d, key, [cloneSet, ...listed, ...snapshot.pods]);
+  if (stale !== undefined) return { requeueAfterMs: stale };
+
+  // ---- plan
+  const revisionPlan = planRevisions(cloneSet, listed);
+  const revisions = revisionPlan.revisions;
+  // docs/features.md#reconcile-pass (Kruise pkg/controller/cloneset/cloneset_controller.go): image pre-download, after the expectation checks and before scale/update.
+  const preDownload = d.preDownload === true ? planPreDownload(cloneSet, revisions, d.config.gates) : [];
   const plan = planCloneSet(snapshot, revisions, d.config, d.ids);
   for (const line of plan.explain) d.logger.debug({ cloneset: key, phase: plan.phase }, line);
   for (const e of plan.events) d.recorder.event(cloneSet, e.type, e.reason, e.message);
-  const outcome = await executePlan(cloneSet, key, plan.phase, plan.actions, {
+
+  // ---- execute: the revision the plan rests on, the pre-download, the pass's writes, then status and housekeeping
+  const deps: ExecuteDeps = {
     ports: d.ports,
     scaleExpectations: d.scaleExpectations,
     rvExpectations: d.rvExpectations,
@@ -106,41 +113,51 @@ export async function reconcileCloneSet(key: string, d: ReconcileDeps): Promise<
     nowMs: () => d.clock.now(),
     sleep: (ms) => sleep(d.clock, ms, d.signal ?? new AbortController().signal),
     signal: d.signal,
-  });
+    logger: d.logger,
+    cleanedPreDownloads: d.cleanedPreDownloads,
+  };
+  const first = await executePlan(cloneSet, key, plan.phase, [...revisionPlan.actions, ...preDownload], deps);
+  if (stopped(d.signal)) return {};
+  if (first.ended === true) return { requeueAfterMs: first.requeueAfterMs ?? 0 };
+  // The pass was planned with this revision: without it nothing else is written.
+  if (first.failure !== undefined) throw first.failure.error;
+  const outcome = await executePlan(cloneSet, key, plan.phase, plan.actions, deps);
   // Stopping (SIGTERM) or fenced (lease lost): no status or history writes; the next leader recomputes them.
   if (stopped(d.signal)) return {};
-  const failure = outcome.failure === undefined ? undefined : { type: outcome.failure.type, message: errorText(outcome.failure.error) };
-  const { status, requeueAfterMs } = computeStatus({
+  const end = planPassEnd({
     cloneSet,
-    pods: plan.claimed,
-    updateRevision: revisions.update.name,
-    currentRevision: revisions.current.name,
-    collisionCount: revisions.collisionCount,
+    claimed: plan.claimed,
+    revisions,
+    listed,
     nowMs,
-    ...(failure !== undefined ? { failure } : {}),
+    ...(outcome.failure === undefined ? {} : { failure: { type: outcome.failure.type, message: errorText(outcome.failure.error) } }),
   });
+  // The status the pass writes (or the stored one when it does not change): the blockers read its conditions.
+  const status = end.actions.find((a) => a.kind === 'UpdateStatus')?.status ?? cloneSet.status;
   d.rollouts?.observe(key, {
     cloneSet,
     pods: plan.claimed,
     updateRevision: revisions.update.name,
-    updateRevisionCreatedMs: timestampMs(revisionList.find((r) => r.metadata.name === revisions.update.name)?.metadata.creationTimestamp),
-    blockers: rolloutBlockers({ cloneSet: { ...cloneSet, status }, pods: plan.claimed, currentRevision: revisions.current.name, updateRevision: revisions.update.name, phase: plan.phase, actions: plan.actions, config: d.config, nowMs }),
+    updateRevisionCreatedMs: timestampMs(listed.find((r) => r.metadata.name === revisions.update.name)?.metadata.creationTimestamp),
+    blockers: rolloutBlockers({ cloneSet: status === undefined ? cloneSet : { ...cloneSet, status }, pods: plan.claimed, currentRevision: revisions.current.name, updateRevision: revisions.update.name, phase: plan.phase, actions: plan.actions, config: d.config, nowMs }),
   });
-  let statusRequeueMs: number | undefined;
-  if (isStatusChanged(cloneSet.status, status)) {
-    try {
-      await d.ports.cloneSets.updateStatus(cloneSet, status);
-    } catch (e) {
-      // Our cached CloneSet is older than the stored one (often our own previous status write): the watch
-      // event that brings the newer object requeues us anyway, so this is not worth an error and a backoff.
-      if (!isConflict(e)) throw e;
-      d.logger.debug({ cloneset: key }, 'status write conflicted with a newer object; retrying shortly');
-      statusRequeueMs = 200;
-    }
-  }
-  await truncatePodsToDelete(cloneSet, plan.claimed, d.ports, d.logger);
-  await truncateHistory(cloneSet, revisionList, plan.claimed, revisions, d.ports, d.logger);
+  const after = await executePlan(cloneSet, key, plan.phase, end.actions, deps);
   if (outcome.failure !== undefined) throw outcome.failure.error;
-  const requeue = minDelay(requeueAfterMs, plan.requeueAfterMs, statusRequeueMs);
+  if (after.failure !== undefined) throw after.failure.error;
+  const requeue = minDelay(end.requeueAfterMs, plan.requeueAfterMs, first.requeueAfterMs, outcome.requeueAfterMs, after.requeueAfterMs);
   return requeue === undefined ? {} : { requeueAfterMs: requeue };
+}
+
+/** How long to wait for the cache to show our last write to one of `objects`, or undefined when it does. */
+function staleCache(d: ReconcileDeps, key: string, objects: readonly KubeObject[]): number | undefined {
+  for (const obj of objects) {
+    const uid = obj.metadata?.uid ?? '';
+    if (uid === '') continue;
+    const check = d.rvExpectations.isSatisfied(uid, obj.metadata?.resourceVersion ?? '');
+    if (check.satisfied) continue;
+    if (!check.timedOut) return Math.min(check.remainingMs, STALE_CACHE_RECHECK_MS);
+    d.logger.warn({ cloneset: key, object: obj.metadata?.name, pendingForMs: check.pendingForMs }, 'the cache never showed our write; re-planning from the cache');
+    d.rvExpectations.forget(uid);
+  }
+  return undefined;
 }

@@ -64,6 +64,22 @@ export function describeAction(a: PlanAction): string {
       return `hand PVC ${a.pvc.name} over ${a.podRef !== undefined ? `to pod ${a.podRef.name}` : 'to nobody'} (PVC reuse disabled)`;
     case 'DeletePvc':
       return `delete PVC ${a.pvc.name}: no pod has its instance id (PVC reuse disabled)`;
+    case 'CreateRevision':
+      return `create ControllerRevision ${a.revision.metadata.name ?? ''} for the new template`;
+    case 'UpdateRevision':
+      return `renumber ControllerRevision ${a.revision.metadata.name ?? ''} to ${a.revision.revision} (rollback to its template)`;
+    case 'TruncateHistory':
+      return `delete ControllerRevisions ${a.revisions.map((r) => r.name).join(', ')} (beyond revisionHistoryLimit, no pod uses them)`;
+    case 'UpdateStatus':
+      return 'write the status';
+    case 'TruncatePodsToDelete':
+      return `shorten scaleStrategy.podsToDelete to [${a.kept.join(', ')}]`;
+    case 'CreateImagePullJob':
+      return `create ImagePullJob ${a.job.metadata.name ?? ''} for image ${a.job.spec.image}`;
+    case 'LabelRevision':
+      return `label ControllerRevision ${a.revision} ${a.label}`;
+    case 'DeleteImagePullJobs':
+      return `delete the CloneSet's ImagePullJobs (revision ${a.revision} rolled out)`;
   }
 }
 

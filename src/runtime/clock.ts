@@ -1,6 +1,11 @@
 /**
  * Time as an injected dependency. Everything in runtime/ and cloneset/ that needs "now" or a timer takes a
  * `Clock`, so tests drive time with `FakeClock` instead of sleeping.
+ *
+ * Two kinds of time: every DURATION (expectation TTLs, backoff, rate limits, lease timing, timers) is measured
+ * on `monotonicNow()`, which never jumps when the wall clock is stepped (NTP, a VM resumed, an operator);
+ * `now()`, the wall clock, is only for timestamps written into objects and compared with timestamps read from
+ * them (conditions, lifecycle annotations).
  */
 
 export interface TimerHandle {
@@ -8,21 +13,16 @@ export interface TimerHandle {
 }
 
 export interface Clock {
-  /** Epoch milliseconds. */
+  /** Wall clock, epoch milliseconds: only for timestamps written into (or read from) objects. */
   now(): number;
-  /** Run `fn` once after `ms` milliseconds (negative or NaN treated as 0). */
+  /** Milliseconds from an arbitrary origin, never going backwards: every duration is measured on it. */
+  monotonicNow(): number;
+  /** Run `fn` once after `ms` milliseconds of monotonic time (negative or NaN treated as 0). */
   setTimeout(fn: () => void, ms: number): TimerHandle;
 }
 
-/**
- * A clock with a monotonic part: `monotonicNow()` never jumps when the wall clock is stepped (NTP, a VM
- * resumed, an operator). Durations that guard safety (leases) are measured on it; `now()` is only for
- * timestamps written to objects. Timers run on monotonic time.
- */
-export interface MonotonicClock extends Clock {
-  /** Milliseconds from an arbitrary origin, never going backwards. */
-  monotonicNow(): number;
-}
+/** The name the lease code uses for a Clock: it relies on the monotonic part. */
+export type MonotonicClock = Clock;
 
 function sanitizeDelay(ms: number): number {
   return Number.isFinite(ms) && ms > 0 ? ms : 0;

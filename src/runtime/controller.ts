@@ -164,11 +164,11 @@ export class Controller {
       const key = await this.#queue.get();
       if (key === undefined) return;
       this.#active++;
-      const start = this.#clock.now();
+      const start = this.#clock.monotonicNow();
       try {
         await this.#reconcileOnce(key);
       } finally {
-        this.#timeMsTotal += Math.max(0, this.#clock.now() - start);
+        this.#timeMsTotal += Math.max(0, this.#clock.monotonicNow() - start);
         this.#active--;
         this.#queue.done(key);
       }

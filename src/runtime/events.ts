@@ -188,7 +188,7 @@ export class EventRecorder {
         return;
       }
       const namespace = involved.namespace !== undefined && involved.namespace !== '' ? involved.namespace : 'default';
-      const nowMs = this.#clock.now();
+      const nowMs = this.#clock.monotonicNow();
       if (!this.#allow(`${involved.uid ?? ''}/${namespace}/${involved.name}/${reason}`, nowMs)) {
         this.#droppedTotal++;
         return;

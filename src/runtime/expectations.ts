@@ -11,7 +11,8 @@
  * - `ResourceVersionExpectations` (docs/features.md#expectations; Kruise pkg/util/expectations/resource_version_expectation.go) — per object uid: the resourceVersion our last write returned.
  *
  * "Unsatisfied since" is set by the first check that finds an entry unsatisfied (not by `expect`), and lives as
- * long as the entry.
+ * long as the entry. It is monotonic time (Kruise's `time.Since` is monotonic too): a wall-clock step (NTP, a VM
+ * resumed) never expires every pending expectation at once.
  *
  * GUARANTEE BEYOND KRUISE (kruise#1765): Kruise can wedge a CloneSet forever when an expectation leaks (a
  * create whose watch event never arrives, a name observed under a different action…): without the
@@ -30,7 +31,7 @@ import type { Clock } from './clock.ts';
 export const DEFAULT_EXPECTATION_TTL_MS = 5 * 60_000;
 
 export type ScaleAction = 'create' | 'delete';
-export type ScaleKind = 'pod' | 'pvc';
+export type ScaleKind = 'pod' | 'pvc' | 'revision';
 
 export type ExpectationCheck =
   | { readonly satisfied: true }
@@ -91,7 +92,7 @@ export class ScaleExpectations {
       this.#entries.delete(key);
       return SATISFIED;
     }
-    const now = this.#clock.now();
+    const now = this.#clock.monotonicNow();
     entry.unsatisfiedSince ??= now;
     return unsatisfied(entry.unsatisfiedSince, now, this.#ttlMs);
   }
@@ -170,7 +171,7 @@ export class ResourceVersionExpectations {
       this.#entries.delete(uid);
       return SATISFIED;
     }
-    const now = this.#clock.now();
+    const now = this.#clock.monotonicNow();
     entry.unsatisfiedSince ??= now;
     return unsatisfied(entry.unsatisfiedSince, now, this.#ttlMs);
   }

@@ -104,6 +104,23 @@ describe('Informer against a scripted API server', () => {
     assert.ok(informer.store.list().every((o) => o.metadata?.labels?.['mapped'] === 'yes'));
   });
 
+  it('a transform that throws is counted and the object cached untransformed: the informer still syncs', async () => {
+    const informer = new Informer<KubeObject>({
+      client, resource: CONFIGMAPS, namespace: 'ns', clock: systemClock, logger: pino({ level: 'silent' }),
+      transform: (o) => {
+        if (o.metadata?.name === 'a') throw new Error('cannot map a');
+        return { ...o, metadata: { ...o.metadata, labels: { mapped: 'yes' } } };
+      },
+    });
+    const ac = new AbortController();
+    informer.start(ac.signal);
+    await informer.waitForSync(AbortSignal.timeout(5000));
+    ac.abort();
+    assert.equal(informer.stats.transformErrors, 1);
+    assert.deepEqual(informer.store.get('ns/a')?.metadata?.labels, undefined, 'a is kept as listed');
+    assert.equal(informer.store.get('ns/c')?.metadata?.labels?.['mapped'], 'yes');
+  });
+
   it('waitForSync rejects when its signal aborts first', async () => {
     const informer = new Informer<KubeObject>({ client, resource: CONFIGMAPS, clock: systemClock, logger: pino({ level: 'silent' }) });
     await assert.rejects(informer.waitForSync(AbortSignal.timeout(10)));

@@ -40,6 +40,8 @@ export interface InformerStats {
   lists: number;
   watches: number;
   events: number;
+  /** Objects the transform threw on: logged with their key and cached untransformed. */
+  transformErrors: number;
 }
 
 export class Informer<T extends KubeObject> {
@@ -47,7 +49,7 @@ export class Informer<T extends KubeObject> {
   readonly #opts: InformerOptions<T>;
   readonly #handlers: InformerHandlers<T>[] = [];
   readonly #log: Logger;
-  readonly #stats: InformerStats = { lists: 0, watches: 0, events: 0 };
+  readonly #stats: InformerStats = { lists: 0, watches: 0, events: 0, transformErrors: 0 };
   #synced = false;
   #started = false;
   readonly #syncWaiters = new Set<() => void>();
@@ -106,7 +108,7 @@ export class Informer<T extends KubeObject> {
         source: this.#listWatch(),
         sink: (events) => this.#ingest(events),
         log: ({ level, msg, err }) => this.#log[level](err === undefined ? {} : { err }, msg),
-        now: () => clock.now(),
+        now: () => clock.monotonicNow(),
         sleep: (ms, s) => sleep(clock, ms, s),
         random: this.#opts.random ?? Math.random,
         ...(this.#opts.resumeFrom === undefined ? {} : { resumeFrom: this.#opts.resumeFrom }),
@@ -115,8 +117,30 @@ export class Informer<T extends KubeObject> {
     ).catch((err: unknown) => this.#log.error({ err }, 'informer stopped unexpectedly'));
   }
 
+  /**
+   * The transform, made total: an object it throws on is counted, logged with its key, and kept untransformed.
+   * A throwing transform must never fail the list or the watch — the watcher would retry the same list or the
+   * same resourceVersion for ever (and before the first sync, the workers would never start).
+   */
+  #safeTransform(): ((obj: T) => T) | undefined {
+    const transform = this.#opts.transform;
+    if (transform === undefined) return undefined;
+    return (obj) => {
+      try {
+        return transform(obj);
+      } catch (err) {
+        this.#stats.transformErrors++;
+        const meta = obj.metadata;
+        const key = `${meta?.namespace ?? ''}${meta?.namespace === undefined ? '' : '/'}${meta?.name ?? ''}`;
+        this.#log.error({ err, key }, 'cache transform failed; caching the object untransformed');
+        return obj;
+      }
+    };
+  }
+
   #listWatch(): ListWatch<T> {
-    const { client, resource, namespace, labelSelector, fieldSelector, transform } = this.#opts;
+    const { client, resource, namespace, labelSelector, fieldSelector } = this.#opts;
+    const transform = this.#safeTransform();
     const selectors = {
       ...(labelSelector === undefined ? {} : { labelSelector }),
       ...(fieldSelector === undefined ? {} : { fieldSelector }),

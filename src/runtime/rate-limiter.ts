@@ -73,11 +73,11 @@ export class TokenBucketRateLimiter implements RateLimiter {
     this.#qps = qps;
     this.#burst = burst;
     this.#tokens = burst;
-    this.#last = clock.now();
+    this.#last = clock.monotonicNow();
   }
 
   when(_key: string): number {
-    const now = this.#clock.now();
+    const now = this.#clock.monotonicNow();
     const elapsedMs = Math.max(0, now - this.#last);
     this.#last = Math.max(now, this.#last);
     this.#tokens = Math.min(this.#burst, this.#tokens + (elapsedMs * this.#qps) / 1000);

@@ -107,6 +107,16 @@ describe('ObjectStore', () => {
     assert.deepEqual(store.byIndex('owner', 'o1'), []);
   });
 
+  it('a relist is the server\'s state: an older resourceVersion than the cached one replaces it (an etcd restore)', () => {
+    const store = new ObjectStore<Obj>(indexers);
+    store.apply(cm('a', '100', { owners: ['o1'] }));
+    const deltas = store.replace([cm('a', '40', { owners: ['o2'] })]);
+    assert.deepEqual(deltas.map((d) => `${d.type}:${d.type === 'update' ? `${d.old.metadata?.resourceVersion}->` : ''}${d.obj.metadata?.resourceVersion}`), ['update:100->40']);
+    assert.equal(store.get('ns/a')?.metadata?.resourceVersion, '40');
+    assert.deepEqual(names(store.byIndex('owner', 'o2')), ['a']);
+    assert.deepEqual(store.apply(cm('a', '41', { owners: ['o2'] })).map((d) => d.type), ['update'], 'the watch goes on from the restored version');
+  });
+
   it('relist with nothing yields a tombstone for everything and an empty store', () => {
     const store = new ObjectStore<Obj>();
     store.apply(cm('a', '1'));

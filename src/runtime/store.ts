@@ -139,15 +139,27 @@ export class ObjectStore<T extends KubeObject> implements Store<T> {
   /**
    * Relist: makes the contents exactly `objects` in one step (no handler can observe a half-replaced store:
    * deltas are returned for delivery afterwards). Vanished objects yield tombstone deletes; changed ones
-   * (old, new) updates; unchanged resourceVersions nothing.
+   * (old, new) updates; unchanged resourceVersions nothing. Unconditional, like client-go's Replace: a list is
+   * the server's state, so an object listed with an OLDER resourceVersion than the cached one (the API server
+   * restored from an etcd backup) replaces it too — otherwise the cache would stay ahead of the server for good.
    */
   replace(objects: readonly T[]): StoreDelta<T>[] {
     const deltas: StoreDelta<T>[] = [];
     const seen = new Set<string>();
     for (const incoming of objects) {
       const obj = ingest(incoming);
-      seen.add(objectKey(obj));
-      deltas.push(...this.apply(obj));
+      const key = objectKey(obj);
+      seen.add(key);
+      const old = this.#items.get(key);
+      if (old === undefined) {
+        this.#set(key, undefined, obj);
+        deltas.push({ type: 'add', obj });
+        continue;
+      }
+      if (uidOf(old) === uidOf(obj) && rvOf(old) === rvOf(obj)) continue;
+      this.#set(key, old, obj);
+      if (uidOf(old) !== uidOf(obj)) deltas.push({ type: 'delete', obj: old, finalStateUnknown: false }, { type: 'add', obj });
+      else deltas.push({ type: 'update', old, obj });
     }
     for (const [key, old] of [...this.#items]) {
       if (seen.has(key)) continue;

@@ -88,7 +88,7 @@ export class WorkQueue {
       this.add(key);
       return;
     }
-    const at = this.#clock.now() + ms;
+    const at = this.#clock.monotonicNow() + ms;
     const existing = this.#waiting.get(key);
     if (existing !== undefined) {
       if (existing.at <= at) return;

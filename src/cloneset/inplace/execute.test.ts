@@ -81,9 +81,9 @@ describe('executor: in-place writes', () => {
     assert.deepEqual(h.recorder.seen, ['Normal SuccessfulUpdatePodInPlace: successfully update pod sample-abcde in-place(revision sample-r2)']);
   });
 
-  test('409 (the cache is stale): nothing written, no failure, no event — the newer pod event re-plans', async () => {
+  test('409 (the cache is stale): nothing written, no failure, no event — a short requeue re-plans', async () => {
     const h = harness({ patch: apiError(409, 'Conflict') });
-    assert.deepEqual(await h.run([update]), { writes: 0 });
+    assert.deepEqual(await h.run([update]), { writes: 0, requeueAfterMs: 500 });
     assert.deepEqual(h.recorder.seen, []);
   });
 
@@ -91,7 +91,7 @@ describe('executor: in-place writes', () => {
     // The kubelet answered the not-ready mark by rewriting Ready: the resourceVersion moved, nothing the update rests on did.
     const cached = notReadyPod('42');
     const h = harness({ conflicts: 1, live: { ...cached, metadata: { ...cached.metadata, resourceVersion: '57' } } });
-    assert.deepEqual(await h.run([{ ...update, guard: inPlaceGuardOf(cached) }]), { writes: 1 });
+    assert.deepEqual(await h.run([{ ...update, guard: inPlaceGuardOf(cached) }]), { writes: 1, requeueAfterMs: 500 });
     assert.deepEqual(h.calls.map((c) => c.verb), ['patch', 'get', 'patch']);
     assert.deepEqual((h.calls[2]?.patch as { metadata: { resourceVersion: string } }).metadata.resourceVersion, '57');
     assert.deepEqual(h.recorder.seen, ['Normal SuccessfulUpdatePodInPlace: successfully update pod sample-abcde in-place(revision sample-r2)']);
@@ -108,7 +108,7 @@ describe('executor: in-place writes', () => {
     ];
     for (const live of changes) {
       const h = harness({ conflicts: 1, live });
-      assert.deepEqual(await h.run([{ ...update, guard: inPlaceGuardOf(cached) }]), { writes: 0 });
+      assert.deepEqual(await h.run([{ ...update, guard: inPlaceGuardOf(cached) }]), { writes: 0, requeueAfterMs: 500 });
       assert.deepEqual(h.calls.map((c) => c.verb), ['patch', 'get']);
       assert.deepEqual(h.recorder.seen, []);
     }
@@ -117,7 +117,7 @@ describe('executor: in-place writes', () => {
   test('the guarded retry is bounded: after 3 conflicts in a row the pass re-plans', async () => {
     const cached = notReadyPod('42');
     const h = harness({ conflicts: 5, live: cached });
-    assert.deepEqual(await h.run([{ ...update, guard: inPlaceGuardOf(cached) }]), { writes: 0 });
+    assert.deepEqual(await h.run([{ ...update, guard: inPlaceGuardOf(cached) }]), { writes: 0, requeueAfterMs: 500 });
     assert.deepEqual(h.calls.map((c) => c.verb), ['patch', 'get', 'patch', 'get', 'patch']);
   });
 

@@ -13,6 +13,7 @@ import type { ControllerRevision, KubeObject, LabelSelector, ObjectMeta, PodTemp
 import { partitionAbs, partitionParses, scaledValue } from '../plan/int-or-percent.ts';
 import { controllerRefTo } from '../plan/pod-template.ts';
 import { templateFromRevision } from '../plan/revisions.ts';
+import type { ImagePullJob } from './image-pull-job.ts';
 import { updatePolicyOf } from './plan.ts';
 import { calculateUpdateSpec } from './update-spec.ts';
 
@@ -26,20 +27,7 @@ export const ANNOTATION_PREDOWNLOAD_MIN_UPDATED_READY = 'apps.kruise.io/image-pr
 /** Pre-download is skipped for CloneSets with this many replicas or fewer. */
 export const PREDOWNLOAD_MIN_REPLICAS_EXCLUSIVE = 3;
 
-export interface ImagePullJob extends KubeObject {
-  readonly apiVersion: string;
-  readonly kind: 'ImagePullJob';
-  readonly metadata: ObjectMeta;
-  readonly spec: {
-    readonly image: string;
-    readonly pullSecrets?: readonly string[];
-    readonly podSelector: LabelSelector;
-    readonly parallelism: IntOrString;
-    readonly pullPolicy: { readonly backoffLimit: number; readonly timeoutSeconds: number };
-    readonly completionPolicy: { readonly type: 'Always'; readonly ttlSecondsAfterFinished: number };
-    readonly sandboxConfig: { readonly annotations?: Readonly<Record<string, string>>; readonly labels?: Readonly<Record<string, string>> };
-  };
-}
+export type { ImagePullJob } from './image-pull-job.ts';
 
 export type PreDownloadPlan =
   /** Nothing to do now. */

@@ -1,6 +1,8 @@
 // The plan a pure planner returns: what to write, in order. Only the executor performs it.
+import type { CloneSetStatus } from '../../api/cloneset.ts';
 import type { LifecycleState } from '../../api/well-known.ts';
-import type { OwnerReference, PersistentVolumeClaim, Pod } from '../../kube/types.ts';
+import type { ControllerRevision, OwnerReference, PersistentVolumeClaim, Pod } from '../../kube/types.ts';
+import type { ImagePullJob } from '../inplace/image-pull-job.ts';
 
 /** Enough to address a pod and to refuse a write to a different incarnation with the same name. */
 export interface PodRef {
@@ -93,7 +95,38 @@ export type PlanAction =
   /** PVC reuse disabled (docs/features.md#pvcs; Kruise pkg/controller/cloneset/cloneset_controller.go): drop the CloneSet reference at ownerRefIndex, add `podRef` when given. */
   | { readonly kind: 'ReownPvc'; readonly pvc: PvcRef; readonly ownerRefIndex: number; readonly ownerUid: string; readonly podRef?: OwnerReference }
   /** PVC reuse disabled (docs/features.md#pvcs; Kruise pkg/controller/cloneset/cloneset_controller.go): a PVC whose instance id matches no owned pod. */
-  | { readonly kind: 'DeletePvc'; readonly pvc: PvcRef };
+  | { readonly kind: 'DeletePvc'; readonly pvc: PvcRef }
+  /**
+   * POST a new ControllerRevision (docs/features.md#revisions). The rest of the plan was made with it as the update
+   * revision. AlreadyExists with the same data bytes is our own earlier create; with different bytes it is a hash
+   * collision: `collisionStatus` (status.collisionCount + 1) is written instead and the pass ends with a requeue.
+   */
+  | { readonly kind: 'CreateRevision'; readonly revision: ControllerRevision; readonly collisionStatus: CloneSetStatus }
+  /** PUT of an existing revision under a new revision number (a rollback), guarded by its resourceVersion. */
+  | { readonly kind: 'UpdateRevision'; readonly revision: ControllerRevision }
+  /** The oldest revisions no pod uses, beyond revisionHistoryLimit (housekeeping: a failure is only logged). */
+  | { readonly kind: 'TruncateHistory'; readonly revisions: readonly RevisionRef[] }
+  /** PUT of the status subresource, guarded by the cached CloneSet's resourceVersion. */
+  | { readonly kind: 'UpdateStatus'; readonly status: CloneSetStatus }
+  /** JSON patch of spec.scaleStrategy.podsToDelete: `test` the list still is `expected`, then `replace` it by `kept`. */
+  | { readonly kind: 'TruncatePodsToDelete'; readonly expected: readonly string[]; readonly kept: readonly string[] }
+  /** Image pre-download (docs/features.md#image-pre-download): one ImagePullJob; AlreadyExists counts as done. */
+  | { readonly kind: 'CreateImagePullJob'; readonly job: ImagePullJob }
+  /** Image pre-download: mark the update revision as handled (created or ignored). */
+  | { readonly kind: 'LabelRevision'; readonly revision: string; readonly label: string }
+  /** Image pre-download: revisions equal again, delete the CloneSet's ImagePullJobs (once per revision and process). */
+  | { readonly kind: 'DeleteImagePullJobs'; readonly revision: string };
+
+/** A ControllerRevision incarnation. */
+export interface RevisionRef {
+  readonly name: string;
+  readonly uid: string;
+}
+
+/** Writes that are housekeeping or an optimisation: their failure is logged and never fails the pass. */
+export const BEST_EFFORT_KINDS: ReadonlySet<PlanAction['kind']> = new Set<PlanAction['kind']>([
+  'TruncateHistory', 'TruncatePodsToDelete', 'CreateImagePullJob', 'LabelRevision', 'DeleteImagePullJobs',
+]);
 
 export type PlanPhase = 'claim' | 'scale' | 'update' | 'idle';
 

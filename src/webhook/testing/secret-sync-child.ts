@@ -40,7 +40,7 @@ const client = {
 };
 const source = new SecretCertificates({
   client, namespace: 'ns', secretName: 'certs', hosts: ['localhost', '127.0.0.1'], validityMs: 3_600_000,
-  clock: { now: () => Date.now(), setTimeout: () => ({ cancel: () => undefined }) }, logger: pino({ level: 'silent' }),
+  clock: { now: () => Date.now(), monotonicNow: () => performance.now(), setTimeout: () => ({ cancel: () => undefined }) }, logger: pino({ level: 'silent' }),
 });
 await source.sync();
 process.stdout.write(`${JSON.stringify({ issuerLoaded: resolved.some((s) => s.includes('@peculiar/x509') || s.includes('cert-issuer')), wrote, secret: stored })}\n`);

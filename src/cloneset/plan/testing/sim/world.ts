@@ -557,7 +557,7 @@ function planViolations(world: World, result: PlanResult): string[] {
     out.push(`scaling and updating in the same pass: ${result.actions.map(describeAction).join('; ')}`);
   }
   for (const a of result.actions) {
-    if (a.kind === 'CreatePods' || a.kind === 'DeletePods' || a.kind === 'ReownPvc' || a.kind === 'DeletePvc' || a.kind === 'FailUpdate') continue;
+    if (!('pod' in a)) continue;
     const pod = world.pods.find((p) => p.metadata.name === a.pod.name);
     if (pod !== undefined && !isOwned(world, pod)) out.push(`${a.kind} on ${a.pod.name}, which the CloneSet does not own`);
   }
@@ -612,6 +612,8 @@ export function describeAction(a: PlanAction): string {
       return `in-place(${a.step}) ${a.pod.name}@${shortRev(a.revision)}`;
     case 'FailUpdate':
       return `fail: ${a.message}`;
+    default:
+      return a.kind;
   }
 }
 
