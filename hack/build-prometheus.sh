@@ -29,9 +29,10 @@ if [ ! -x "$OUT/prometheus" ] || [ ! -x "$OUT/promtool" ]; then
   [ -f go.mod ] || go mod init prometheusbuild.local >/dev/null 2>&1
   log "building prometheus and promtool $PROMETHEUS_MODULE_VERSION from the Go module proxy (first time: several minutes)"
   export GOFLAGS="-mod=mod -tags=remove_all_sd"
+  RELEASE=$(echo "$PROMETHEUS_MODULE_VERSION" | sed -E 's/^v0\.3([0-9]{2})\.([0-9]+)$/3.\1.\2/; s/^3\.0([0-9])/3.\1/')
   go get "github.com/prometheus/prometheus/cmd/prometheus@$PROMETHEUS_MODULE_VERSION" >&2
   for cmd in prometheus promtool; do
-    go build -trimpath -p 2 -ldflags "-s -w -X github.com/prometheus/common/version.Version=$PROMETHEUS_MODULE_VERSION" \
+    go build -trimpath -p 2 -ldflags "-s -w -X github.com/prometheus/common/version.Version=$RELEASE" \
       -o "$OUT/$cmd.tmp" "github.com/prometheus/prometheus/cmd/$cmd"
     mv "$OUT/$cmd.tmp" "$OUT/$cmd"
   done
