@@ -17,6 +17,7 @@ import { CLONESETS, NAMESPACES } from '../../src/kube/resources.ts';
 import { VALIDATING_CONFIGURATION } from '../../src/webhook/configurations.ts';
 import { dashboard, type Target } from '../../hack/dashboard.ts';
 import { newCloneSet, readyPods } from '../helpers/cloneset.ts';
+import { vectorSelectors } from '../helpers/promql.ts';
 import { ROOT, eventually, kubectl, kubectlOk, newNamespace, startController, testClient, type ControllerProcess } from '../helpers/kube.ts';
 
 interface Series { readonly metric: Record<string, string> }
@@ -48,50 +49,6 @@ function httpsRequest(url: string, opts: { method?: string; token?: string; body
 /** A dashboard query as Grafana would send it: all namespaces and CloneSets, this job, a rate window of 30 s. */
 function asGrafanaSends(expr: string): string {
   return expr.replaceAll('$__rate_interval', RATE_WINDOW).replaceAll('"$namespace"', '".*"').replaceAll('"$cloneset"', '".*"').replaceAll('"$job"', `"${JOB}"`);
-}
-
-const KEYWORDS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'bool', 'and', 'or', 'unless', 'offset']);
-const LABEL_LISTS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right']);
-
-/** The vector selectors of a PromQL expression (metric name and matchers), without their range. */
-export function vectorSelectors(expr: string): string[] {
-  const out: string[] = [];
-  let i = 0;
-  const skipSpace = (): void => { while (i < expr.length && /\s/.test(expr[i] ?? '')) i++; };
-  const skipBalanced = (open: string, close: string): string => {
-    const start = i;
-    let depth = 0;
-    while (i < expr.length) {
-      const c = expr[i] ?? '';
-      if (c === '"') {
-        i++;
-        while (i < expr.length && expr[i] !== '"') i += expr[i] === '\\' ? 2 : 1;
-      } else if (c === open) depth++;
-      else if (c === close && --depth === 0) {
-        i++;
-        return expr.slice(start, i);
-      }
-      i++;
-    }
-    return expr.slice(start);
-  };
-  while (i < expr.length) {
-    const c = expr[i] ?? '';
-    if (c === '"') { skipBalanced('"', '"'); i++; continue; }
-    if (c === '[') { skipBalanced('[', ']'); continue; }
-    if (!/[a-zA-Z_:]/.test(c)) { i++; continue; }
-    const start = i;
-    while (i < expr.length && /[a-zA-Z0-9_:]/.test(expr[i] ?? '')) i++;
-    const word = expr.slice(start, i);
-    skipSpace();
-    if (KEYWORDS.has(word)) {
-      if (LABEL_LISTS.has(word) && expr[i] === '(') skipBalanced('(', ')');
-      continue;
-    }
-    if (expr[i] === '(') continue; // a function or an aggregation
-    out.push(expr[i] === '{' ? word + skipBalanced('{', '}') : word);
-  }
-  return out;
 }
 
 describe('Prometheus scraping the controller during rollouts: every dashboard query and alert series', () => {
