@@ -36,6 +36,8 @@ function httpsRequest(url: string, opts: { method?: string; token?: string; body
     const req = https.request(url, {
       method: opts.method ?? 'GET',
       rejectUnauthorized: false,
+      // a new connection each time: the kernel spreads connections (not requests) over the processes on a port
+      agent: false,
       headers: { ...(opts.token !== undefined ? { authorization: `Bearer ${opts.token}` } : {}), ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}) },
     }, (res) => {
       let body = '';
@@ -134,30 +136,34 @@ describe('Prometheus scraping the controller during rollouts: every dashboard qu
   it('a rollout that finishes and one that cannot: the metrics name the blocking reasons', async () => {
     const inPlace = { updateStrategy: { type: 'InPlaceIfPossible' as const, maxUnavailable: 1 } };
     await client.create(CLONESETS, ns, newCloneSet(ns, 'web', 4, { spec: inPlace }));
-    const stuck = newCloneSet(ns, 'stuck', 3, { spec: { ...inPlace, progressDeadlineSeconds: 10 } });
-    const template = { ...stuck.spec.template, spec: { ...stuck.spec.template.spec, readinessGates: [{ conditionType: 'example.com/never' }] } };
-    await client.create(CLONESETS, ns, { ...stuck, spec: { ...stuck.spec, template } });
-    await eventually('web ready', () => readyPods(client, ns, 'web', 4), { timeoutMs: 120_000 });
+    await client.create(CLONESETS, ns, newCloneSet(ns, 'stuck', 3, { spec: { ...inPlace, progressDeadlineSeconds: 10 } }));
+    await eventually('web and stuck ready', async () => ((await readyPods(client, ns, 'web', 4)) !== undefined && (await readyPods(client, ns, 'stuck', 3)) !== undefined ? true : undefined), { timeoutMs: 120_000 });
     // an in-place update of web (the image): timed per pod and as a whole
     const web = await client.get<CloneSet>(CLONESETS, ns, 'web');
     const containers = web.spec.template.spec.containers.map((c) => ({ ...c, image: 'nginx:mainline' }));
     await client.patch(CLONESETS, ns, 'web', { spec: { template: { spec: { containers } } } }, 'merge');
+    // stuck: a new template whose pods never pass a readiness gate nobody sets (recreated: a new readiness gate cannot
+    // be applied in place). The first new pod stays unavailable, spends the maxUnavailable budget of 1, and the
+    // other two wait; the 10 s progress deadline passes.
+    const stuck = await client.get<CloneSet>(CLONESETS, ns, 'stuck');
+    await client.patch(CLONESETS, ns, 'stuck', { spec: { template: { spec: {
+      containers: stuck.spec.template.spec.containers.map((c) => ({ ...c, image: 'nginx:mainline' })),
+      readinessGates: [{ conditionType: 'example.com/never' }],
+    } } } }, 'merge');
     await eventually('web rolled out', async () => {
       const cs = await client.get<CloneSet>(CLONESETS, ns, 'web');
       return cs.status?.updatedReadyReplicas === 4 && cs.status.updateRevision === cs.status.currentRevision ? true : undefined;
     }, { timeoutMs: 180_000 });
-    // stuck: past its deadline, then an update that the budget holds back (every pod is unavailable)
     await eventually('stuck past its progress deadline', async () => {
       const cs = await client.get<CloneSet>(CLONESETS, ns, 'stuck');
       return cs.status?.conditions?.some((c) => c.type === 'Progressing' && c.reason === 'ProgressDeadlineExceeded') === true ? true : undefined;
     }, { timeoutMs: 90_000 });
-    const stuckNow = await client.get<CloneSet>(CLONESETS, ns, 'stuck');
-    await client.patch(CLONESETS, ns, 'stuck', { spec: { template: { spec: { containers: stuckNow.spec.template.spec.containers.map((c) => ({ ...c, image: 'nginx:mainline' })) } } } }, 'merge');
     // webhook answers that are not 200: malformed conversion reviews (some reach this controller's process)
     for (let i = 0; i < 20; i++) await httpsRequest(`https://127.0.0.1:${webhookPort}/convert`, { method: 'POST', body: 'not a review' });
-    const body = await eventually('stuck blocked by the maxUnavailable budget', async () => {
+    const body = await eventually('stuck blocked by the maxUnavailable budget, a readiness gate and its deadline', async () => {
       const r = await httpsRequest(metricsUrl, { token });
-      return /^cloneset_rollout_blocked\{namespace="[^"]+",cloneset="stuck",reason="maxUnavailable"\} 1$/m.test(r.body) ? r.body : undefined;
+      writeFileSync(path.join(dir, 'metrics-stuck.txt'), `${r.body.split('\n').filter((l) => l.includes('cloneset="stuck"')).join('\n')}\n`);
+      return ['maxUnavailable', 'readinessGate', 'progressDeadline'].every((reason) => r.body.includes(`cloneset_rollout_blocked{namespace="${ns}",cloneset="stuck",reason="${reason}"} 1`)) ? r.body : undefined;
     }, { timeoutMs: 60_000 });
     const stuckLines = body.split('\n').filter((l) => l.includes('cloneset="stuck"'));
     writeFileSync(path.join(dir, 'metrics-stuck.txt'), `${stuckLines.join('\n')}\n`);

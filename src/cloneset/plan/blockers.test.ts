@@ -31,6 +31,12 @@ test('an updated pod that stays unready spends the maxUnavailable budget: "maxUn
   assert.deepEqual(reasons(cs, [...readyPods(cs, 2, 'r1'), stuck]), ['maxUnavailable', 'readinessGate']);
 });
 
+test('a pass that writes nothing at all (phase idle) because the budget is spent is blocked by "maxUnavailable"', () => {
+  const cs = aCloneSet().replicas(3).maxUnavailable(1).build();
+  const starting = aPod(cs).ofRevision('r2').instanceId('new00').running().withoutReadinessGate().build();
+  assert.deepEqual(reasons(cs, [...readyPods(cs, 2, 'r1'), starting]), ['maxUnavailable']);
+});
+
 test('a pod held in PreparingDelete by its preDelete hook is named', () => {
   const cs = aCloneSet().replicas(2).preDeleteHook({ labelsHandler: { 'example.com/hold': 'true' } }).build();
   const held = aPod(cs).ofRevision('r1').instanceId('old00').ready().state('PreparingDelete').label('example.com/hold', 'true').build();

@@ -87,8 +87,9 @@ export function rolloutBlockers(input: BlockerInput): Blocker[] {
   if (!paused && diff.updateNum === 0 && outdated.length > 0 && (cs.spec.updateStrategy?.partition ?? 0) !== 0) {
     out.push({ reason: 'partition', message: `updateStrategy.partition keeps ${outdated.length} pods on the current revision ${input.currentRevision}; lower it to go on` });
   }
-  // Scaling and updating never share a pass: only an update pass says what the budget let through.
-  if (!paused && diff.updateNum > 0 && input.phase === 'update') {
+  // Scaling and updating never share a pass: a scale pass says nothing about the budget. Any other pass planned the
+  // update (one that starts nothing is 'idle').
+  if (!paused && diff.updateNum > 0 && input.phase !== 'scale') {
     const waiting = outdated.filter((p) => lifecycleStateOf(p) !== 'PreparingDelete' && !inGracePeriod(p));
     const started = podsStartedUpdating(input.actions);
     // Held back only when the pass starts nothing: a rollout going at the pace the budget allows is not blocked.
