@@ -91,7 +91,7 @@ describe('Prometheus scraping the controller during rollouts: every dashboard qu
     const metricsPort = freePort();
     metricsUrl = `https://127.0.0.1:${metricsPort}/metrics`;
     controller = startController(ns, [
-      `--metrics-bind-address=127.0.0.1:${metricsPort}`, '--metrics-secure', '--log-format=text', '--log-level=info',
+      `--metrics-bind-address=127.0.0.1:${metricsPort}`, '--metrics-secure', '--log-format=text', '--log-level=info', '--rollout-blocked-warning-after=5s',
       '--leader-elect', `--leader-election-namespace=${ns}`,
       '--webhook-host=127.0.0.1', `--webhook-port=${webhookPort}`, `--webhook-cert-validity=${process.env.WEBHOOK_CERT_VALIDITY ?? '2m'}`,
     ]);
@@ -172,6 +172,12 @@ describe('Prometheus scraping the controller during rollouts: every dashboard qu
     assert.doesNotMatch(body, /cloneset_rollout_blocked\{[^}]*cloneset="web"/, 'web is rolled out: nothing blocks it');
     assert.match(body, new RegExp(`^cloneset_rollout_duration_seconds_count\\{namespace="${ns}",cloneset="web"\\} [1-9]`, 'm'));
     assert.match(body, new RegExp(`^cloneset_inplace_update_duration_seconds_count\\{namespace="${ns}",cloneset="web"\\} [1-9]`, 'm'));
+    // The text log: a line per API write, and one warning per blocked reason once it has held for 5 s
+    const log = (): string => readFileSync(controller?.logFile ?? '', 'utf8');
+    await eventually('the blocked-rollout warning', async () => (/ WARN  rollout blocked: maxUnavailable budget/.test(log()) ? true : undefined), { timeoutMs: 60_000 });
+    const lines = log().split('\n');
+    assert.equal(lines.filter((l) => l.includes('rollout blocked: maxUnavailable') && l.includes(`cloneset=${ns}/stuck`)).length, 1, 'warned once');
+    assert.ok(lines.some((l) => / INFO  API write  cloneset=\S+\/web object=pods\/web-\w+ action=patch reason="update: in-place update to web-\w+"/.test(l)), 'a line per write, with the planner\'s reason');
   });
 
   it('every dashboard panel query returns series', async () => {
