@@ -64,8 +64,6 @@ export interface ControllerStats {
   readonly queueRetriesTotal: number;
   readonly unfinishedWorkSeconds: number;
   readonly longestRunningProcessorSeconds: number;
-  /** --cloneset-workers (controller_runtime_max_concurrent_reconciles) */
-  readonly maxConcurrentReconciles: number;
 }
 
 /** Go's panics have no JavaScript twin; these are the thrown values that only a bug produces. */
@@ -136,7 +134,6 @@ export class Controller {
       queueRetriesTotal: this.#queue.retriesTotal,
       unfinishedWorkSeconds: unfinished.totalSeconds,
       longestRunningProcessorSeconds: unfinished.longestSeconds,
-      maxConcurrentReconciles: this.#workers,
     };
   }
 
