@@ -25,6 +25,8 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean -
 
 FROM node:${NODE_VERSION}-bookworm-slim
 ENV NODE_ENV=production
+# JSON logs (one object a line, ISO-8601 time) even when run with a terminal; --log-format overrides it
+ENV CLONESET_CONTROLLER_LOG_FORMAT=json
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 # package.json: "type": "module", and the version the client reports in its user agent

@@ -56,9 +56,15 @@ export async function requestCounters(metricsUrl: string): Promise<Map<string, n
     counts.set(method, (counts.get(method) ?? 0) + Number(m[2]));
     if (method === 'PUT' && /code="409"/.test(m[1] ?? '')) counts.set('#PUT 409', (counts.get('#PUT 409') ?? 0) + Number(m[2]));
   }
-  const reconciles = /^controller_runtime_reconcile_total(?:\{[^}]*\})? (\d+)/m.exec(body);
-  if (reconciles !== null) counts.set('#reconciles', Number(reconciles[1]));
+  if (/^controller_runtime_reconcile_total[{ ]/m.test(body)) counts.set('#reconciles', sumOf(body, 'controller_runtime_reconcile_total'));
   return counts;
+}
+
+/** The sum of a metric over all its label sets (e.g. controller_runtime_reconcile_total over its `result`s). */
+export function sumOf(body: string, name: string): number {
+  let n = 0;
+  for (const m of body.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\d+(?:\\.\\d+)?(?:e[+-]?\\d+)?)$`, 'gm'))) n += Number(m[1]);
+  return n;
 }
 
 /** The counters that grew from `before` to `after`, by how much. */

@@ -27,7 +27,7 @@ import type { Pod } from '../src/kube/types.ts';
 import { systemClock } from '../src/runtime/clock.ts';
 import { Informer } from '../src/runtime/informer.ts';
 import { benchCloneSet, CloneSetView, fleet, isReady, statusSum } from './cloneset-view.ts';
-import { diffCounts, eventWrites, peakRssMiB, requestCounters, requestSummary, startController, type ControllerProcess } from './controller-process.ts';
+import { diffCounts, eventWrites, peakRssMiB, requestCounters, requestSummary, startController, sumOf, type ControllerProcess } from './controller-process.ts';
 import { controllerCounters, settled } from './status-changes.ts';
 import { CLUSTER_OPTIONS, clusterArgs, createNamespace, DEFAULT_CONTROLLER_FLAGS, deleteNamespace, log, namespaceName, ROOT, runBenchmark, secs, until, type ClusterArgs } from './harness.ts';
 import { withCluster } from './harness.ts';
@@ -177,7 +177,7 @@ async function main(): Promise<void> {
       const metricsUrl = controller.metricsUrl;
       const tReconciled = await until('every CloneSet reconciled after the restart', async () => {
         const body = await (await fetch(metricsUrl)).text();
-        const done = (gauge(body, 'controller_runtime_reconcile_total') ?? 0) >= sets.size && gauge(body, 'workqueue_depth') === 0 && gauge(body, 'controller_runtime_active_workers') === 0;
+        const done = sumOf(body, 'controller_runtime_reconcile_total') >= sets.size && gauge(body, 'workqueue_depth') === 0 && gauge(body, 'controller_runtime_active_workers') === 0;
         return done ? Date.now() - tr : undefined;
       }, timeout, 50);
       await new Promise((r) => setTimeout(r, 5_000)); // anything a restart would still write shows up by now

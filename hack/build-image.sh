@@ -108,7 +108,7 @@ umoci insert --image "$OCI:$REF" --history.created_by "node-linux-$NODE_ARCH@$NO
 umoci insert --image "$OCI:$REF" --history.created_by "package.json, dist/ (compiled src/), npm ci --omit=dev" "$WORK/app" /
 cfg=(--image "$OCI:$REF" --os linux --architecture "$OCI_ARCH"
   --config.user 65532:65532 --config.workingdir /app
-  --config.env NODE_ENV=production --config.env PATH=/usr/local/bin:/usr/bin:/bin
+  --config.env NODE_ENV=production --config.env CLONESET_CONTROLLER_LOG_FORMAT=json --config.env PATH=/usr/local/bin:/usr/bin:/bin
   --config.entrypoint /usr/local/bin/node --config.entrypoint --max-semi-space-size=2
   --config.entrypoint --optimize-for-size --config.entrypoint /app/dist/main.js
   --config.exposedports 8000/tcp --config.exposedports 8080/tcp --config.exposedports 9443/tcp

@@ -58,9 +58,13 @@ echo $! >"$STATE/webhook.pid"
 bash hack/wait-webhook.sh "$WEBHOOK_PORT" "$(cat "$STATE/webhook.pid")" "$STATE/webhook.log"
 say "starting cloneset-controller (log: $STATE/controller.log)"
 stop_controller
-nohup bin/cloneset-controller --kubeconfig "$KUBECONFIG" --webhook-port=0 \
-  --metrics-bind-address=127.0.0.1:8080 --health-probe-bind-address=127.0.0.1:8081 >"$STATE/controller.log" 2>&1 &
+# Free ports: a fixed :8080 would collide with kubectl's fallback to localhost:8080 when KUBECONFIG is not set.
+METRICS_PORT="$(bash hack/free-port.sh)"
+PROBE_PORT="$(bash hack/free-port.sh)"
+nohup bin/cloneset-controller --kubeconfig "$KUBECONFIG" --webhook-port=0 --log-format=text \
+  --metrics-bind-address="127.0.0.1:$METRICS_PORT" --health-probe-bind-address="127.0.0.1:$PROBE_PORT" >"$STATE/controller.log" 2>&1 &
 echo $! >"$STATE/controller.pid"
+echo "http://127.0.0.1:$METRICS_PORT/metrics" >"$STATE/metrics-url"
 say "applying the sample CloneSet (config/samples/cloneset-sample.yaml)"
 kubectl apply -f config/samples/cloneset-sample.yaml
 say "waiting for 5 ready pods"
@@ -82,5 +86,7 @@ The sample is running. Try:
   kubectl scale clone sample --replicas=8
   kubectl patch clone sample --type=merge -p '{"spec":{"template":{"spec":{"containers":[{"name":"nginx","image":"nginx:mainline"}]}}}}'
   kubectl get controllerrevisions
+  curl -s http://127.0.0.1:$METRICS_PORT/metrics | grep ^cloneset_    # rollout metrics (why a rollout is blocked)
+  tail -f $STATE/controller.log
 Stop everything with: npm run demo -- down
 EOT

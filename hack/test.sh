@@ -15,6 +15,9 @@ npx tsc -p tsconfig.json --noEmit
 step "unit tests"
 node --disable-warning=ExperimentalWarning --test --test-concurrency=2 "src/**/*.test.ts" "bench/**/*.test.ts" "sim/**/*.test.ts"
 
+step "alert rules (promtool check rules, promtool test rules: hack/check-alerts.sh)"
+bash hack/check-alerts.sh
+
 step "build dist/ (the controller as it ships: bin/cloneset-controller and the image run it)"
 bash hack/build.sh
 

@@ -29,6 +29,20 @@ test('lease timings that would let a standby take over from a live leader are re
   assert.throws(() => parse('--leader-election-retry-period=9s'), UsageError);
 });
 
+test('log and metrics flags: format left to the terminal by default, klog verbosities map to levels, bad values refused', () => {
+  const c = parse();
+  assert.equal(c.logFormat, undefined);
+  assert.deepEqual([c.logLevel, c.metricsSecure, c.metricsMaxCloneSets, c.rolloutBlockedWarningAfterMs], ['info', false, 2000, 600_000]);
+  const d = parse('--log-format=text', '-v', '4', '--metrics-secure', '--metrics-cert-dir=/certs', '--metrics-max-clonesets=50', '--rollout-blocked-warning-after=2m');
+  assert.deepEqual([d.logFormat, d.logLevel, d.metricsSecure, d.metricsCertDir, d.metricsMaxCloneSets, d.rolloutBlockedWarningAfterMs], ['text', 'debug', true, '/certs', 50, 120_000]);
+  assert.equal(parse('--log-level=0').logLevel, 'info');
+  assert.equal((parseConfig([], { CLONESET_CONTROLLER_LOG_FORMAT: 'json' }) as ControllerConfig).logFormat, 'json', 'the image\'s setting');
+  assert.equal((parseConfig(['--log-format=text'], { CLONESET_CONTROLLER_LOG_FORMAT: 'json' }) as ControllerConfig).logFormat, 'text', 'the flag wins');
+  assert.equal(parse('-v=6').logLevel, 'trace');
+  assert.throws(() => parse('--log-format=yaml'), (e: unknown) => e instanceof UsageError && /--log-format must be "json" or "text"/.test(e.message));
+  assert.throws(() => parse('--log-level=loud'), (e: unknown) => e instanceof UsageError && /--log-level must be one of/.test(e.message));
+});
+
 test('--sync-period defaults to Kruise\'s 10h and takes a Go duration or 0 (never)', () => {
   assert.equal(parse().syncPeriodMs, 36_000_000);
   assert.equal(parse('--sync-period=30m').syncPeriodMs, 1_800_000);

@@ -3,6 +3,7 @@
 import { parseArgs } from 'node:util';
 import { FEATURE_GATE_DEFAULTS, type FeatureGateName, type FeatureGates } from './api/well-known.ts';
 import type { SurgeRule } from './cloneset/plan/replica-diff.ts';
+import { LOG_LEVELS, type LogFormat } from './logging.ts';
 
 export interface ControllerConfig {
   readonly kubeconfig?: string;
@@ -32,6 +33,16 @@ export interface ControllerConfig {
   /** A watch without a byte for this long is reconnected; 0 = never. */
   readonly watchIdleTimeoutMs: number;
   readonly logLevel: string;
+  /** undefined: text when stderr is a terminal, else json (logging.ts defaultLogFormat). */
+  readonly logFormat?: LogFormat;
+  /** Serve /metrics over HTTPS, for callers with a token allowed to `get` the non-resource URL /metrics. */
+  readonly metricsSecure: boolean;
+  /** tls.crt/tls.key for the secure metrics server; undefined = a self-signed certificate made at start-up. */
+  readonly metricsCertDir?: string;
+  /** At most this many CloneSets get per-CloneSet series (cloneset_*). */
+  readonly metricsMaxCloneSets: number;
+  /** A rollout blocked this long (not by a pause or a partition) is logged as a warning. */
+  readonly rolloutBlockedWarningAfterMs: number;
   /** `cloneset-controller webhook`: the admission/conversion webhook server only, no controller. */
   readonly mode: 'controller' | 'webhook';
   readonly webhook: WebhookConfig;
@@ -83,6 +94,13 @@ Flags:
       --rate-limiter-qps int               work queue token bucket rate (default 10)
       --rate-limiter-bucket-size int       work queue token bucket size (default 100)
       --metrics-bind-address string        Prometheus metrics address, "0" disables (default ":8080")
+      --metrics-secure                     serve /metrics over HTTPS; callers need a bearer token that may \`get\`
+                                           the non-resource URL /metrics (TokenReview + SubjectAccessReview)
+      --metrics-cert-dir string            tls.crt/tls.key for --metrics-secure (default: a self-signed certificate)
+      --metrics-max-clonesets int          at most this many CloneSets get per-CloneSet series (default 2000)
+      --rollout-blocked-warning-after duration
+                                           log a warning when a rollout is blocked this long, other than by a
+                                           pause or a partition (default 10m)
       --health-probe-bind-address string   /healthz and /readyz address, "0" disables (default ":8000")
       --leader-elect                       use a coordination.k8s.io Lease so only one replica is active
       --leader-election-namespace string   namespace of the Lease (default "kube-system")
@@ -105,7 +123,10 @@ Flags:
       --webhook-cert-dir string            use tls.crt/tls.key (and ca.crt) from this directory (cert-manager, a mounted
                                            Secret) instead of self-managed certificates
       --webhook-cert-validity duration     lifetime of self-managed certificates; rotated at 2/3 (default 8760h)
-  -v, --log-level string                   trace|debug|info|warn|error (default "info")
+  -v, --log-level string                   trace|debug|info|warn|error, or a klog verbosity: 0-1 info,
+                                           2-4 debug, 5 and more trace (default "info")
+      --log-format string                  json|text (default: $CLONESET_CONTROLLER_LOG_FORMAT, json in the image;
+                                           else text when stderr is a terminal, json otherwise)
   -h, --help                               show this help
 `;
 
@@ -178,6 +199,23 @@ function parseWebhookConfig(v: Record<string, string | boolean | undefined>, mod
   return { port, ...(host !== undefined ? { host } : {}), namespace: str('webhook-namespace') ?? 'cloneset-system', namePrefix, ...(certDir !== undefined ? { certDir } : {}), certValidityMs };
 }
 
+/** A level name, or a klog-style verbosity number (`-v=4`). */
+export function parseLogLevel(flag: string): string {
+  // `-v=4`, as klog users type it: node's parseArgs hands a short option's value over with the '='.
+  const text = flag.startsWith('=') ? flag.slice(1) : flag;
+  if (/^\d+$/.test(text)) {
+    const v = Number(text);
+    return v <= 1 ? 'info' : v <= 4 ? 'debug' : 'trace';
+  }
+  if ((LOG_LEVELS as readonly string[]).includes(text)) return text;
+  throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')} or a number, got "${text}"`);
+}
+
+function parseLogFormat(text: string): LogFormat {
+  if (text === 'json' || text === 'text') return text;
+  throw new UsageError(`--log-format must be "json" or "text", got "${text}"`);
+}
+
 export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): ControllerConfig | 'help' {
   const mode = argv[0] === 'webhook' ? 'webhook' : 'controller';
   let parsed;
@@ -211,6 +249,11 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Co
         'kube-api-request-timeout': { type: 'string' },
         'watch-idle-timeout': { type: 'string' },
         'log-level': { type: 'string', short: 'v' },
+        'log-format': { type: 'string' },
+        'metrics-secure': { type: 'boolean' },
+        'metrics-cert-dir': { type: 'string' },
+        'metrics-max-clonesets': { type: 'string' },
+        'rollout-blocked-warning-after': { type: 'string' },
         'webhook-port': { type: 'string' },
         'webhook-host': { type: 'string' },
         'webhook-namespace': { type: 'string' },
@@ -251,7 +294,13 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Co
     ...leaseTimings(v['leader-election-lease-duration'], v['leader-election-renew-deadline'], v['leader-election-retry-period']),
     requestTimeoutMs: parseDuration(v['kube-api-request-timeout'] ?? '30s'),
     watchIdleTimeoutMs: parseDuration(v['watch-idle-timeout'] ?? '90s'),
-    logLevel: v['log-level'] ?? 'info',
+    logLevel: parseLogLevel(v['log-level'] ?? 'info'),
+    // The image sets CLONESET_CONTROLLER_LOG_FORMAT=json: json even under `kubectl run -it`, whose stderr is a terminal.
+    ...(v['log-format'] !== undefined ? { logFormat: parseLogFormat(v['log-format']) } : env.CLONESET_CONTROLLER_LOG_FORMAT !== undefined && env.CLONESET_CONTROLLER_LOG_FORMAT !== '' ? { logFormat: parseLogFormat(env.CLONESET_CONTROLLER_LOG_FORMAT) } : {}),
+    metricsSecure: v['metrics-secure'] === true,
+    ...(v['metrics-cert-dir'] !== undefined && v['metrics-cert-dir'] !== '' ? { metricsCertDir: v['metrics-cert-dir'] } : {}),
+    metricsMaxCloneSets: int('metrics-max-clonesets', v['metrics-max-clonesets'], 2000),
+    rolloutBlockedWarningAfterMs: parseDuration(v['rollout-blocked-warning-after'] ?? '10m'),
     mode,
     webhook: parseWebhookConfig(v, mode),
   });

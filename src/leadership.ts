@@ -14,7 +14,7 @@
 // writing.
 import type { Logger } from 'pino';
 import type { CloneSetManager } from './cloneset/manager.ts';
-import { startCloneSetManager } from './cloneset/manager.ts';
+import { type ManagerObservability, startCloneSetManager } from './cloneset/manager.ts';
 import type { InstanceIdSource } from './cloneset/plan/instance-ids.ts';
 import type { ControllerConfig } from './config.ts';
 import type { KubeClient } from './kube/client.ts';
@@ -54,6 +54,7 @@ export interface RunOptions {
   readonly drainTimeoutMs?: number;
   /** New instance ids (the simulation seeds them; crypto-random when absent). */
   readonly instanceIds?: InstanceIdSource;
+  readonly observability?: ManagerObservability;
 }
 
 /** /readyz: a leader is ready when its caches synced; a standby when it can reach the API server. */
@@ -68,7 +69,7 @@ export function isReady(state: ProcessState): boolean {
  */
 function startTerm(o: RunOptions, fence: AbortSignal, stopping: AbortSignal, fenceMs?: () => number): CloneSetManager {
   const bind = (c: KubeClient): KubeClient => c.withSignal(fence, { unsent: stopping, ...(fenceMs === undefined ? {} : { fence: fenceMs }) });
-  const manager = startCloneSetManager(bind(o.clients.client), bind(o.clients.eventsClient), o.config, o.clock, o.logger, stopping, o.instanceIds);
+  const manager = startCloneSetManager(bind(o.clients.client), bind(o.clients.eventsClient), o.config, o.clock, o.logger, stopping, o.observability, o.instanceIds);
   o.state.manager = manager;
   return manager;
 }

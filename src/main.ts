@@ -1,7 +1,6 @@
 // cloneset-controller: the composition root. Parses flags, connects, runs the CloneSet controller (leadership.ts)
 // until SIGINT/SIGTERM. Exits non-zero with a message that says what to do for bad flags or a bad kubeconfig,
 // and with status 1 at once when it loses its leader lease.
-import { pino } from 'pino';
 import { parseConfig, UsageError, USAGE } from './config.ts';
 import { KubeClient } from './kube/client.ts';
 import { KubeConfigError, loadKubeConfig } from './kube/kubeconfig.ts';
@@ -9,7 +8,15 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { isReady, runController, type ProcessState } from './leadership.ts';
 import { systemClock } from './runtime/clock.ts';
-import { metricsHandler, metricsRegistry, probeHandler, restClientMetrics, startServer } from './server.ts';
+import { listen, metricsHandler, metricsRegistry, probeHandler, restClientMetrics, startServer } from './server.ts';
+import type { RequestListener, Server } from 'node:http';
+import { X509Certificate } from 'node:crypto';
+import type { Logger } from 'pino';
+import { createLogger, defaultLogFormat } from './logging.ts';
+import { controllerRuntimeMetrics } from './controller-runtime-metrics.ts';
+import { cloneSetMetrics } from './cloneset-metrics.ts';
+import { RolloutObserver } from './cloneset/rollout-observer.ts';
+import { warnOnRepeatedAnswers } from './api-warnings.ts';
 import type { RunningWebhook } from './webhook/run.ts';
 
 async function main(): Promise<number> {
@@ -27,7 +34,12 @@ async function main(): Promise<number> {
     process.stdout.write(USAGE);
     return 0;
   }
-  const logger = pino({ level: config.logLevel, base: { component: 'cloneset-controller' } });
+  const logger = createLogger({
+    level: config.logLevel,
+    format: config.logFormat ?? defaultLogFormat(process.stderr.isTTY),
+    component: 'cloneset-controller',
+    write: (line) => void process.stderr.write(line),
+  });
   let kubeConfig;
   try {
     kubeConfig = loadKubeConfig(config.kubeconfig);
@@ -42,19 +54,24 @@ async function main(): Promise<number> {
   const identity = `${hostname()}_${randomUUID()}`;
   const state: ProcessState = { manager: undefined, elector: undefined };
   let webhook: RunningWebhook | undefined;
+  let metricsCertNotAfterMs: number | undefined;
   const sources = {
-    stats: () => state.manager?.controller.stats() ?? EMPTY_STATS,
     podEvents: () => state.manager?.podEvents(),
     // Not tied to leadership: a standby that reaches the API server is ready (leadership.ts isReady), once the
     // webhook it serves (every replica behind the webhook Service) has its certificates and objects in place.
     ready: () => isReady(state) && (webhook?.ready() ?? true),
     webhook: () => webhook?.server.stats(),
+    metricsCertificateNotAfterMs: () => metricsCertNotAfterMs,
     ...(config.leaderElect ? { leader: { name: config.leaderElectionId, isLeader: () => state.elector?.isLeader() ?? false } } : {}),
   };
   const registry = metricsRegistry(sources);
+  const controllerMetrics = controllerRuntimeMetrics(registry, 'cloneset-controller', config.workers, () => state.manager?.controller.stats());
+  let rollouts: RolloutObserver | undefined;
+  const rolloutSink = cloneSetMetrics(registry, () => (state.manager === undefined || rollouts === undefined ? undefined : { cloneSets: state.manager.stores.cloneSets, pods: state.manager.stores.pods, rollouts }));
+  rollouts = new RolloutObserver({ clock: systemClock, logger, sink: rolloutSink, maxCloneSets: config.metricsMaxCloneSets, warnBlockedAfterMs: config.rolloutBlockedWarningAfterMs });
   const clientOptions = {
     userAgent: `cloneset-controller/${identity}`,
-    metrics: restClientMetrics(registry),
+    metrics: warnOnRepeatedAnswers(restClientMetrics(registry), logger, () => systemClock.now()),
     policy: { requestTimeoutMs: config.requestTimeoutMs },
     watchIdleTimeoutMs: config.watchIdleTimeoutMs,
   };
@@ -96,10 +113,10 @@ async function main(): Promise<number> {
   }
   logger.info({ server: kubeConfig.getCurrentCluster()?.server, namespace: config.namespace ?? '(all)', identity }, 'starting cloneset-controller');
   const servers = [
-    startServer(config.metricsBindAddress, metricsHandler(registry), logger, 'metrics'),
+    config.metricsSecure ? await startSecureMetrics(config.metricsBindAddress, config.metricsCertDir, metricsHandler(registry), clients.webhookClient, logger, (ms) => (metricsCertNotAfterMs = ms)) : startServer(config.metricsBindAddress, metricsHandler(registry), logger, 'metrics'),
     startServer(config.healthProbeBindAddress, probeHandler(sources), logger, 'health-probe'),
   ];
-  const code = await runController({ clients, config, clock: systemClock, logger, identity, state, signal: abort.signal, exit: (c) => process.exit(c) });
+  const code = await runController({ clients, config, clock: systemClock, logger, identity, state, signal: abort.signal, exit: (c) => process.exit(c), observability: { controllerMetrics, rollouts } });
   clearInterval(keepAlive);
   for (const s of servers) s?.close();
   await webhook?.done;
@@ -107,10 +124,19 @@ async function main(): Promise<number> {
   return code;
 }
 
-const EMPTY_STATS = {
-  reconcilesTotal: 0, reconcileErrorsTotal: 0, reconcileTimeMsTotal: 0, activeWorkers: 0, queueDepth: 0, queueAddsTotal: 0, queueRetriesTotal: 0,
-  reconcilesByOutcome: { success: 0, requeue_after: 0, error: 0, terminal_error: 0 },
-};
+/**
+ * --metrics-secure: HTTPS, and only for callers whose token may `get` /metrics (metrics-auth.ts). Loaded only then:
+ * the certificate code is resident memory a plain-HTTP controller never needs. The reviews go through the webhook's
+ * client, which leadership never fences: a standby's metrics stay readable.
+ */
+async function startSecureMetrics(address: string, certDir: string | undefined, handler: RequestListener, client: KubeClient, logger: Logger, loaded: (notAfterMs: number) => void): Promise<Server | undefined> {
+  if (address === '0' || address === '') return undefined;
+  const { MetricsAuthorizer, apiReviewPort, authorizedHandler, createSecureServer, metricsCertificate } = await import('./metrics-auth.ts');
+  const pair = await metricsCertificate(certDir, Date.now());
+  loaded(Date.parse(new X509Certificate(pair.cert).validTo));
+  const server = createSecureServer(pair, authorizedHandler(handler, new MetricsAuthorizer(apiReviewPort(client), () => Date.now()), logger));
+  return listen(server, address, logger, 'metrics (HTTPS, TokenReview + SubjectAccessReview)');
+}
 
 main().then(
   (code) => process.exit(code),

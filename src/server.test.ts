@@ -4,13 +4,8 @@ import { test } from 'node:test';
 import { newPodEventCounts } from './cloneset/event-handlers.ts';
 import { metricsRegistry, restClientMetrics } from './server.ts';
 
-const stats = {
-  reconcilesTotal: 0, reconcileErrorsTotal: 0, reconcileTimeMsTotal: 0, activeWorkers: 0, queueDepth: 0, queueAddsTotal: 0, queueRetriesTotal: 0,
-  reconcilesByOutcome: { success: 0, requeue_after: 0, error: 0, terminal_error: 0 },
-};
-
 test('requests, retries and latencies are exported under client-go\'s names and labels; watches are counted but not timed', async () => {
-  const registry = metricsRegistry({ stats: () => stats, ready: () => true });
+  const registry = metricsRegistry({ ready: () => true });
   const m = restClientMetrics(registry);
   m.request({ method: 'POST', host: '127.0.0.1:6443', code: '429', seconds: 0.01 });
   m.retry({ method: 'POST', host: '127.0.0.1:6443', code: '429' });
@@ -27,7 +22,7 @@ test('requests, retries and latencies are exported under client-go\'s names and 
 
 test('leader_election_master_status is 1 while this replica leads and 0 on a standby', async () => {
   let leading = false;
-  const registry = metricsRegistry({ stats: () => stats, ready: () => true, leader: { name: 'cloneset-controller', isLeader: () => leading } });
+  const registry = metricsRegistry({ ready: () => true, leader: { name: 'cloneset-controller', isLeader: () => leading } });
   assert.match(await registry.metrics(), /^leader_election_master_status\{name="cloneset-controller"\} 0$/m);
   leading = true;
   assert.match(await registry.metrics(), /^leader_election_master_status\{name="cloneset-controller"\} 1$/m);
@@ -35,7 +30,7 @@ test('leader_election_master_status is 1 while this replica leads and 0 on a sta
 
 test('pod events are exported by event and result once the manager runs (cloneset_pod_events_total)', async () => {
   let counts: ReturnType<typeof newPodEventCounts> | undefined;
-  const registry = metricsRegistry({ stats: () => stats, ready: () => true, podEvents: () => counts });
+  const registry = metricsRegistry({ ready: () => true, podEvents: () => counts });
   assert.doesNotMatch(await registry.metrics(), /^cloneset_pod_events_total\{/m);
   counts = newPodEventCounts();
   counts.update.ignored = 7;

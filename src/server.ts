@@ -4,11 +4,9 @@ import type { Logger } from 'pino';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { RequestMetrics } from './kube/client.ts';
 import type { PodEventCounts } from './cloneset/event-handlers.ts';
-import type { ControllerStats } from './runtime/controller.ts';
 import type { WebhookStats } from './webhook/server.ts';
 
 export interface ServerSources {
-  readonly stats: () => ControllerStats;
   /**
    * /readyz. Never tied to leadership (a standby that can reach the API server is ready), so a rolling update
    * of a 2-replica Deployment can finish; main.ts decides.
@@ -20,6 +18,8 @@ export interface ServerSources {
   readonly podEvents?: () => PodEventCounts | undefined;
   /** the webhook server's counters (src/webhook/server.ts), when it runs in this process */
   readonly webhook?: () => WebhookStats | undefined;
+  /** notAfter (epoch ms) of the --metrics-secure serving certificate */
+  readonly metricsCertificateNotAfterMs?: () => number | undefined;
 }
 
 function parseBindAddress(address: string): { host: string; port: number } | undefined {
@@ -31,34 +31,43 @@ function parseBindAddress(address: string): { host: string; port: number } | und
   return { host, port };
 }
 
+/**
+ * A Counter whose value is kept elsewhere (a plain count the source owns): set from the source at each scrape.
+ * The source's counts only grow while its owner lives; a new owner (the next leadership term) starts again from 0,
+ * which Prometheus' rate() reads as a counter reset.
+ */
+function countedElsewhere(registry: Registry, name: string, help: string, labelNames: readonly string[], read: () => Iterable<readonly [Record<string, string>, number]>): void {
+  new Counter({
+    name,
+    help,
+    labelNames,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [labels, n] of read()) this.inc(labels, n);
+    },
+  });
+}
+
 export function metricsRegistry(src: ServerSources): Registry {
   const registry = new Registry();
   // The event-loop delay histogram samples with a timer: prom-client's default of 10 ms woke the idle controller
   // 100 times a second (~4 mCPU, all of its idle CPU); 100 ms still catches every stall worth an alert.
   collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 100 });
   const controller = { controller: 'cloneset-controller' };
-  const gauge = (name: string, help: string, read: (s: ControllerStats) => number): void => {
-    new Gauge({ name, help, labelNames: ['controller'], registers: [registry], collect() { this.set(controller, read(src.stats())); } });
-  };
-  gauge('controller_runtime_reconcile_total', 'Total number of reconciliations per controller', (s) => s.reconcilesTotal);
-  gauge('controller_runtime_reconcile_errors_total', 'Total number of reconciliation errors per controller', (s) => s.reconcileErrorsTotal);
-  gauge('controller_runtime_active_workers', 'Number of currently used workers per controller', (s) => s.activeWorkers);
-  gauge('workqueue_depth', 'Current depth of workqueue', (s) => s.queueDepth);
-  gauge('workqueue_adds_total', 'Total number of adds handled by workqueue', (s) => s.queueAddsTotal);
-  gauge('workqueue_retries_total', 'Total number of retries handled by workqueue', (s) => s.queueRetriesTotal);
   // Ours (controller-runtime has no such metric): how many pod events the event filter drops, how many wake a
   // CloneSet — e.g. kubelet status updates that change only what the cache does not keep are "ignored".
-  new Gauge({
-    name: 'cloneset_pod_events_total',
-    help: 'Pod informer events by event (add, update, delete) and result: enqueued (woke a CloneSet) or ignored (changed nothing the controller reads, or concerned no CloneSet).',
-    labelNames: ['controller', 'event', 'result'],
-    registers: [registry],
-    collect() {
+  countedElsewhere(
+    registry,
+    'cloneset_pod_events_total',
+    'Pod informer events by event (add, update, delete) and result: enqueued (woke a CloneSet) or ignored (changed nothing the controller reads, or concerned no CloneSet).',
+    ['controller', 'event', 'result'],
+    function* () {
       const counts = src.podEvents?.();
       if (counts === undefined) return;
-      for (const [event, byResult] of Object.entries(counts)) for (const [result, n] of Object.entries(byResult)) this.set({ ...controller, event, result }, n);
+      for (const [event, byResult] of Object.entries(counts)) for (const [result, n] of Object.entries(byResult)) yield [{ ...controller, event, result }, n];
     },
-  });
+  );
   const leader = src.leader;
   if (leader !== undefined) {
     // controller-runtime's (client-go leaderelection) gauge: 1 while this replica leads, else 0.
@@ -71,14 +80,8 @@ export function metricsRegistry(src: ServerSources): Registry {
     });
   }
   // controller-runtime's webhook metrics (pkg/webhook/internal/metrics), labelled by webhook path
-  new Gauge({
-    name: 'controller_runtime_webhook_requests_total',
-    help: 'Total number of admission requests by HTTP status code.',
-    labelNames: ['webhook', 'code'],
-    registers: [registry],
-    collect() {
-      for (const [webhook, byCode] of src.webhook?.()?.requests ?? []) for (const [code, n] of byCode) this.set({ webhook, code: String(code) }, n);
-    },
+  countedElsewhere(registry, 'controller_runtime_webhook_requests_total', 'Total number of admission requests by HTTP status code.', ['webhook', 'code'], function* () {
+    for (const [webhook, byCode] of src.webhook?.()?.requests ?? []) for (const [code, n] of byCode) yield [{ webhook, code: String(code) }, n];
   });
   new Gauge({
     name: 'controller_runtime_webhook_requests_in_flight',
@@ -87,6 +90,18 @@ export function metricsRegistry(src: ServerSources): Registry {
     registers: [registry],
     collect() {
       for (const [webhook, n] of src.webhook?.()?.inFlight ?? []) this.set({ webhook }, n);
+    },
+  });
+  new Gauge({
+    name: 'cloneset_controller_certificate_expiry_timestamp_seconds',
+    help: 'When the serving certificate in use expires (notAfter, Unix seconds), by certificate: webhook, metrics.',
+    labelNames: ['certificate'],
+    registers: [registry],
+    collect() {
+      const webhook = src.webhook?.()?.certificateNotAfterMs;
+      if (webhook !== undefined) this.set({ certificate: 'webhook' }, webhook / 1000);
+      const metrics = src.metricsCertificateNotAfterMs?.();
+      if (metrics !== undefined) this.set({ certificate: 'metrics' }, metrics / 1000);
     },
   });
   return registry;
@@ -127,10 +142,15 @@ export function restClientMetrics(registry: Registry): RequestMetrics {
 }
 
 export function startServer(address: string, handler: http.RequestListener, logger: Logger, what: string): http.Server | undefined {
+  return listen(http.createServer(handler), address, logger, what);
+}
+
+/** Listens on a --*-bind-address; undefined (and the server left unused) for "0". */
+export function listen<S extends http.Server>(server: S, address: string, logger: Logger, what: string): S | undefined {
   const bind = parseBindAddress(address);
   if (bind === undefined) return undefined;
-  const server = http.createServer(handler);
-  server.on('error', (e) => logger.error({ err: e.message, address }, `${what} server failed; pass --${what}-bind-address=0 to disable it`));
+  const flag = what.split(' ')[0] ?? what;
+  server.on('error', (e) => logger.error({ err: e.message, address }, `${what} server failed; pass --${flag}-bind-address=0 to disable it`));
   server.listen(bind.port, bind.host, () => logger.info({ address }, `${what} server listening`));
   return server;
 }

@@ -9,7 +9,7 @@ import type { KubeClient } from '../kube/client.ts';
 import { CLONESETS_V1BETA1, CONTROLLER_REVISIONS, NODES, PODS, PVCS, STORAGE_CLASSES } from '../kube/resources.ts';
 import type { ControllerRevision, Node, PersistentVolumeClaim, Pod, StorageClass } from '../kube/types.ts';
 import type { Clock } from '../runtime/clock.ts';
-import { Controller } from '../runtime/controller.ts';
+import { Controller, type ControllerMetrics } from '../runtime/controller.ts';
 import { EventRecorder } from '../runtime/events.ts';
 import { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.ts';
 import { Informer } from '../runtime/informer.ts';
@@ -23,7 +23,8 @@ import type { SurgeRule } from './plan/replica-diff.ts';
 import { apiEventSink, apiImagePullJobControl, apiPorts, type Ports } from './ports.ts';
 import { discoverInPlaceCapabilities } from './predownload-sync.ts';
 import { reconcileCloneSet } from './reconciler.ts';
-import { INDEX_NAMESPACE, INDEX_OWNER_UID, INDEX_RETAINED_BY, indexByRetainedBy } from './snapshot.ts';
+import type { RolloutObserver } from './rollout-observer.ts';
+import { type CloneSetStores, INDEX_NAMESPACE, INDEX_OWNER_UID, INDEX_RETAINED_BY, indexByRetainedBy } from './snapshot.ts';
 
 
 interface Runnable {
@@ -45,8 +46,16 @@ export interface CloneSetManagerConfig {
   readonly rateLimiter: Partial<RateLimiterOptions>;
 }
 
+/** What the metrics endpoint gives the manager to report to (main.ts; absent in tests that do not look). */
+export interface ManagerObservability {
+  readonly controllerMetrics?: ControllerMetrics;
+  readonly rollouts?: RolloutObserver;
+}
+
 export interface CloneSetManager {
   readonly controller: Controller;
+  /** The caches (the per-CloneSet metrics read them when scraped). */
+  readonly stores: CloneSetStores;
   readonly informers: readonly Runnable[];
   /** Pod informer events by what they did (cloneset_pod_events_total), a copy. */
   podEvents(): PodEventCounts;
@@ -70,6 +79,7 @@ export function startCloneSetManager(
   clock: Clock,
   logger: Logger,
   signal: AbortSignal,
+  observability: ManagerObservability = {},
   /** The source of new instance ids (the simulation seeds it; crypto-random otherwise). */
   ids: InstanceIdSource = randomInstanceIdSource((n) => randomInt(n)),
 ): CloneSetManager {
@@ -127,7 +137,10 @@ export function startCloneSetManager(
     ids,
     logger,
     signal,
+    rollouts: observability.rollouts,
   };
+  // A new term recomputes every CloneSet's rollout state: nothing from an earlier term (or a deleted CloneSet) stays.
+  observability.rollouts?.reset();
   const controller = new Controller({
     name: 'cloneset-controller',
     workers: config.workers,
@@ -135,6 +148,7 @@ export function startCloneSetManager(
     clock,
     logger,
     rateLimiter: defaultControllerRateLimiter(clock, config.rateLimiter),
+    ...(observability.controllerMetrics !== undefined ? { metrics: observability.controllerMetrics } : {}),
   });
   const enqueue = (key: string): void => controller.enqueue(key);
   cloneSets.addHandlers(cloneSetHandlers(enqueue, rvExpectations));
@@ -162,5 +176,5 @@ export function startCloneSetManager(
     startResync(clock, config.syncPeriodMs ?? 0, () => cloneSets.store.list().map((cs) => `${cs.metadata.namespace ?? ''}/${cs.metadata.name ?? ''}`), enqueue, signal);
     return controller.run(signal);
   });
-  return { controller, informers, synced, done, podEvents: () => structuredClone(podEvents) };
+  return { controller, stores, informers, synced, done, podEvents: () => structuredClone(podEvents) };
 }

@@ -14,6 +14,9 @@ import { minDelay } from './plan/actions.ts';
 import { planCloneSet } from './plan/index.ts';
 import { planPassEnd, planPreDownload, planRevisions } from './plan/pass.ts';
 import { selectorProblem } from './plan/selector-check.ts';
+import { rolloutBlockers } from './plan/blockers.ts';
+import type { RolloutObserver } from './rollout-observer.ts';
+import { timestampMs } from './plan/pod-predicates.ts';
 import type { SurgeRule } from './plan/replica-diff.ts';
 import type { InstanceIdSource } from './plan/instance-ids.ts';
 import type { Ports } from './ports.ts';
@@ -44,6 +47,8 @@ export interface ReconcileDeps {
   readonly cleanedPreDownloads?: Set<string> | undefined;
   /** Aborts when this replica stops or loses its lease: the pass writes nothing more. */
   readonly signal?: AbortSignal | undefined;
+  /** Rollout state for the metrics and the log (cloneset_rollout_blocked, rollout durations). */
+  readonly rollouts?: RolloutObserver | undefined;
 }
 
 /** The longest a pass waits for the cache to show its own writes before looking again. */
@@ -60,6 +65,7 @@ export async function reconcileCloneSet(key: string, d: ReconcileDeps): Promise<
   const cloneSet = d.stores.cloneSets.get(key);
   if (cloneSet === undefined) {
     d.scaleExpectations.forget(key);
+    d.rollouts?.forget(key);
     return {};
   }
   const problem = selectorProblem(cloneSet);
@@ -72,7 +78,10 @@ export async function reconcileCloneSet(key: string, d: ReconcileDeps): Promise<
   // ---- gate: the cache shows every write of ours (names created/deleted, resourceVersions written)
   const gate = d.scaleExpectations.check(key);
   if (!gate.satisfied) {
-    if (!gate.timedOut) return { requeueAfterMs: gate.remainingMs };
+    if (!gate.timedOut) {
+      d.rollouts?.waiting(key, 'expectations', 'waiting for the pod creations/deletions of the last pass to show in the cache');
+      return { requeueAfterMs: gate.remainingMs };
+    }
     // Kruise stays blocked here until an event arrives (kruise#1765); we re-plan from the cache instead.
     d.logger.warn({ cloneset: key, pendingForMs: gate.pendingForMs }, 'scale expectations timed out; re-planning from the cache');
     d.scaleExpectations.forget(key);
@@ -123,6 +132,15 @@ export async function reconcileCloneSet(key: string, d: ReconcileDeps): Promise<
     nowMs,
     ...(outcome.failure === undefined ? {} : { failure: { type: outcome.failure.type, message: errorText(outcome.failure.error) } }),
     ...(plan.conditions !== undefined ? { extensionConditions: plan.conditions } : {}),
+  });
+  // The status the pass writes (or the stored one when it does not change): the blockers read its conditions.
+  const status = end.actions.find((a) => a.kind === 'UpdateStatus')?.status ?? cloneSet.status;
+  d.rollouts?.observe(key, {
+    cloneSet,
+    pods: plan.claimed,
+    updateRevision: revisions.update.name,
+    updateRevisionCreatedMs: timestampMs(listed.find((r) => r.metadata.name === revisions.update.name)?.metadata.creationTimestamp),
+    blockers: rolloutBlockers({ cloneSet: status === undefined ? cloneSet : { ...cloneSet, status }, pods: plan.claimed, currentRevision: revisions.current.name, updateRevision: revisions.update.name, phase: plan.phase, actions: plan.actions, config: d.config, nowMs }),
   });
   const after = await executePlan(cloneSet, key, plan.phase, end.actions, deps);
   if (outcome.failure !== undefined) throw outcome.failure.error;

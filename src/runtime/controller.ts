@@ -14,7 +14,7 @@ import type { Logger } from 'pino';
 import { ApiError, errorText } from '../kube/api-error.ts';
 import type { Clock } from './clock.ts';
 import type { RateLimiter } from './rate-limiter.ts';
-import { WorkQueue } from './workqueue.ts';
+import { WorkQueue, type WorkQueueMetrics } from './workqueue.ts';
 
 /** `{}` = done; `requeueAfterMs` = look again after that delay even if nothing changes. */
 export type ReconcileResult = { readonly requeueAfterMs?: number };
@@ -31,6 +31,23 @@ export interface ControllerOptions {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly rateLimiter?: RateLimiter;
+  readonly metrics?: ControllerMetrics;
+}
+
+/** controller-runtime's `result` label of controller_runtime_reconcile_total. */
+export type ReconcileResultLabel = 'success' | 'error' | 'requeue' | 'requeue_after';
+
+/**
+ * What controller-runtime's reconcileHandler reports (pkg/internal/controller/metrics), pushed as it happens; the
+ * active workers are read when scraped (`stats`).
+ */
+export interface ControllerMetrics {
+  readonly queue: WorkQueueMetrics;
+  /**
+   * One reconcile ended. `error`: `terminal` for a TerminalError (not retried), `panic` for a programming error
+   * (a TypeError, RangeError or ReferenceError, or a thrown non-Error: what would be a panic in Go).
+   */
+  reconciled(result: ReconcileResultLabel, seconds: number, error?: 'terminal' | 'panic'): void;
 }
 
 export type ReconcileOutcome = 'success' | 'requeue_after' | 'error' | 'terminal_error';
@@ -45,6 +62,13 @@ export interface ControllerStats {
   readonly queueDepth: number;
   readonly queueAddsTotal: number;
   readonly queueRetriesTotal: number;
+  readonly unfinishedWorkSeconds: number;
+  readonly longestRunningProcessorSeconds: number;
+}
+
+/** Go's panics have no JavaScript twin; these are the thrown values that only a bug produces. */
+function isProgrammingError(e: unknown): boolean {
+  return !(e instanceof Error) || e instanceof TypeError || e instanceof RangeError || e instanceof ReferenceError;
 }
 
 /**
@@ -64,6 +88,7 @@ export class Controller {
   readonly #clock: Clock;
   readonly #logger: Logger;
   readonly #queue: WorkQueue;
+  readonly #metrics: ControllerMetrics | undefined;
   #running = false;
   #active = 0;
   #timeMsTotal = 0;
@@ -75,9 +100,12 @@ export class Controller {
     this.#reconcile = opts.reconcile;
     this.#clock = opts.clock;
     this.#logger = opts.logger.child({ controller: opts.name });
-    this.#queue = new WorkQueue(
-      opts.rateLimiter === undefined ? { clock: opts.clock } : { clock: opts.clock, rateLimiter: opts.rateLimiter },
-    );
+    this.#metrics = opts.metrics;
+    this.#queue = new WorkQueue({
+      clock: opts.clock,
+      ...(opts.rateLimiter !== undefined ? { rateLimiter: opts.rateLimiter } : {}),
+      ...(opts.metrics !== undefined ? { metrics: opts.metrics.queue } : {}),
+    });
   }
 
   enqueue(key: string): void {
@@ -94,6 +122,7 @@ export class Controller {
 
   stats(): ControllerStats {
     const o = this.#byOutcome;
+    const unfinished = this.#queue.unfinishedWork();
     return {
       reconcilesTotal: o.success + o.requeue_after + o.error + o.terminal_error,
       reconcileErrorsTotal: o.error + o.terminal_error,
@@ -103,6 +132,8 @@ export class Controller {
       queueDepth: this.#queue.len(),
       queueAddsTotal: this.#queue.addsTotal,
       queueRetriesTotal: this.#queue.retriesTotal,
+      unfinishedWorkSeconds: unfinished.totalSeconds,
+      longestRunningProcessorSeconds: unfinished.longestSeconds,
     };
   }
 
@@ -142,10 +173,13 @@ export class Controller {
   }
 
   async #reconcileOnce(key: string): Promise<void> {
+    const start = this.#clock.now();
+    const seconds = (): number => Math.max(0, this.#clock.now() - start) / 1000;
     let result: ReconcileResult;
     try {
       result = await this.#reconcile(key);
     } catch (e: unknown) {
+      this.#metrics?.reconciled('error', seconds(), e instanceof TerminalError ? 'terminal' : isProgrammingError(e) ? 'panic' : undefined);
       this.#handleError(key, e);
       return;
     }
@@ -153,9 +187,11 @@ export class Controller {
     this.#queue.forget(key);
     if (after !== undefined && after > 0 && Number.isFinite(after)) {
       this.#byOutcome.requeue_after++;
+      this.#metrics?.reconciled('requeue_after', seconds());
       this.#queue.addAfter(key, after);
     } else {
       this.#byOutcome.success++;
+      this.#metrics?.reconciled('success', seconds());
     }
   }
 

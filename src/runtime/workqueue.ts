@@ -18,6 +18,28 @@ import { defaultControllerRateLimiter, type RateLimiter } from './rate-limiter.t
 export interface WorkQueueOptions {
   readonly clock: Clock;
   readonly rateLimiter?: RateLimiter;
+  readonly metrics?: WorkQueueMetrics;
+}
+
+/**
+ * What client-go's workqueue reports to its MetricsProvider (k8s.io/client-go/util/workqueue/metrics.go), pushed
+ * as it happens; depth and the in-flight times are read when scraped (`len`, `unfinishedWork`).
+ */
+export interface WorkQueueMetrics {
+  /** A key became dirty (workqueue_adds_total). */
+  added(): void;
+  /** A rate-limited re-add (workqueue_retries_total). */
+  retried(): void;
+  /** A key was handed to a worker this long after it was added (workqueue_queue_duration_seconds). */
+  queued(seconds: number): void;
+  /** A worker finished a key it took this long to process (workqueue_work_duration_seconds). */
+  worked(seconds: number): void;
+}
+
+/** Work in flight, as workqueue_unfinished_work_seconds and workqueue_longest_running_processor_seconds report it. */
+export interface UnfinishedWork {
+  readonly totalSeconds: number;
+  readonly longestSeconds: number;
 }
 
 interface Waiting {
@@ -39,15 +61,23 @@ export class WorkQueue {
   #idleWaiters: (() => void)[] = [];
   #addsTotal = 0;
   #retriesTotal = 0;
+  readonly #metrics: WorkQueueMetrics | undefined;
+  /** When each dirty key was added (queue latency), and when each in-flight key was handed out (work duration). */
+  readonly #addedAt = new Map<string, number>();
+  readonly #startedAt = new Map<string, number>();
 
   constructor(opts: WorkQueueOptions) {
     this.#clock = opts.clock;
     this.#limiter = opts.rateLimiter ?? defaultControllerRateLimiter(opts.clock);
+    this.#metrics = opts.metrics;
   }
 
   add(key: string): void {
     if (this.#shuttingDown || this.#dirty.has(key)) return;
     this.#dirty.add(key);
+    // client-go counts an add when the key becomes dirty, also while a worker holds it.
+    this.#metrics?.added();
+    if (this.#metrics !== undefined) this.#addedAt.set(key, this.#clock.now());
     if (this.#processing.has(key)) return; // re-queued by done()
     this.#push(key);
   }
@@ -75,6 +105,7 @@ export class WorkQueue {
   addRateLimited(key: string, minDelayMs = 0): void {
     if (this.#shuttingDown) return;
     this.#retriesTotal++;
+    this.#metrics?.retried();
     this.addAfter(key, Math.max(this.#limiter.when(key), minDelayMs));
   }
 
@@ -97,9 +128,17 @@ export class WorkQueue {
   /** The worker finished `key`; if it was re-added meanwhile it goes back into the queue. */
   done(key: string): void {
     if (!this.#processing.delete(key)) return;
+    const started = this.#startedAt.get(key);
+    if (started !== undefined) {
+      this.#startedAt.delete(key);
+      this.#metrics?.worked(Math.max(0, this.#clock.now() - started) / 1000);
+    }
     if (this.#dirty.has(key)) {
       if (!this.#shuttingDown || this.#drain) this.#push(key);
-      else this.#dirty.delete(key);
+      else {
+        this.#dirty.delete(key);
+        this.#addedAt.delete(key);
+      }
     }
     this.#checkIdle();
   }
@@ -119,6 +158,19 @@ export class WorkQueue {
     return this.#retriesTotal;
   }
 
+  /** Time spent so far on the keys workers hold now. */
+  unfinishedWork(): UnfinishedWork {
+    const now = this.#clock.now();
+    let totalMs = 0;
+    let longestMs = 0;
+    for (const at of this.#startedAt.values()) {
+      const ms = Math.max(0, now - at);
+      totalMs += ms;
+      longestMs = Math.max(longestMs, ms);
+    }
+    return { totalSeconds: totalMs / 1000, longestSeconds: longestMs / 1000 };
+  }
+
   processingCount(): number {
     return this.#processing.size;
   }
@@ -134,7 +186,10 @@ export class WorkQueue {
       for (const w of this.#waiting.values()) w.timer.cancel();
       this.#waiting.clear();
       if (!this.#drain) {
-        for (const key of this.#queue.slice(this.#head)) this.#dirty.delete(key);
+        for (const key of this.#queue.slice(this.#head)) {
+          this.#dirty.delete(key);
+          this.#addedAt.delete(key);
+        }
         this.#queue = [];
         this.#head = 0;
       }
@@ -150,6 +205,7 @@ export class WorkQueue {
     if (getter !== undefined) {
       this.#dirty.delete(key);
       this.#processing.add(key);
+      this.#handOut(key);
       getter(key);
       return;
     }
@@ -167,7 +223,17 @@ export class WorkQueue {
     if (key === undefined) return undefined;
     this.#dirty.delete(key);
     this.#processing.add(key);
+    this.#handOut(key);
     return key;
+  }
+
+  #handOut(key: string): void {
+    if (this.#metrics === undefined) return;
+    const now = this.#clock.now();
+    const added = this.#addedAt.get(key);
+    this.#addedAt.delete(key);
+    if (added !== undefined) this.#metrics.queued(Math.max(0, now - added) / 1000);
+    this.#startedAt.set(key, now);
   }
 
   /** Shut down and nothing left to hand out (with drain: nothing in flight that could be re-queued either). */

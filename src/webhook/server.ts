@@ -2,6 +2,7 @@
 // /healthz and /readyz. The certificate is swapped in place (setSecureContext) when it rotates; the server listens
 // only once it has one, and is ready only then.
 import https from 'node:https';
+import { X509Certificate } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { FeatureGates } from '../api/well-known.ts';
@@ -69,10 +70,21 @@ function send(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/json' }).end(text);
 }
 
+function notAfterMs(pem: string): number | undefined {
+  try {
+    const ms = Date.parse(new X509Certificate(pem).validTo);
+    return Number.isFinite(ms) ? ms : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** controller-runtime's webhook metrics, by webhook path: requests by HTTP code, in flight. */
 export interface WebhookStats {
   readonly requests: ReadonlyMap<string, ReadonlyMap<number, number>>;
   readonly inFlight: ReadonlyMap<string, number>;
+  /** notAfter (epoch ms) of the serving certificate in use, once one is loaded (the certificate-expiry alert). */
+  readonly certificateNotAfterMs?: number;
 }
 
 export class WebhookServer {
@@ -81,9 +93,10 @@ export class WebhookServer {
   #certLoaded = false;
   readonly #requests = new Map<string, Map<number, number>>();
   readonly #inFlight = new Map<string, number>();
+  #certNotAfterMs: number | undefined;
 
   stats(): WebhookStats {
-    return { requests: this.#requests, inFlight: this.#inFlight };
+    return { requests: this.#requests, inFlight: this.#inFlight, ...(this.#certNotAfterMs !== undefined ? { certificateNotAfterMs: this.#certNotAfterMs } : {}) };
   }
 
   #count(path: string, code: number): void {
@@ -106,6 +119,7 @@ export class WebhookServer {
 
   /** Listens on the first call; later calls swap the certificate of the running server (no restart, no dropped connection). */
   async setCertificate(pair: CertAndKey, port: number, host: string | undefined): Promise<void> {
+    this.#certNotAfterMs = notAfterMs(pair.cert);
     if (this.#server !== undefined) {
       this.#server.setSecureContext({ cert: pair.cert, key: pair.key, minVersion: 'TLSv1.2' });
       return;

@@ -18,7 +18,7 @@ const IMAGE = 'image.repository=registry.example.com/cloneset-controller';
 interface Manifest {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; namespace?: string; annotations?: Record<string, string> };
+  metadata: { name: string; namespace?: string; annotations?: Record<string, string>; labels?: Record<string, string> };
   [field: string]: unknown;
 }
 
@@ -156,7 +156,7 @@ describe('Helm chart charts/cloneset-controller', () => {
     assert.deepEqual(c['args'], [
       '--leader-elect', `--leader-election-namespace=${ns}`, '--leader-election-id=cloneset-controller', '--namespace=team-a',
       '--cloneset-workers=5', '--kube-api-qps=100', '--kube-api-burst=200', '--feature-gates=CloneSetShortHash=true', '--log-level=debug',
-      '--metrics-bind-address=:8080', '--health-probe-bind-address=:8000', '--webhook-port=9443', `--webhook-namespace=${ns}`,
+      '--log-format=json', '--metrics-bind-address=:8080', '--metrics-secure', '--metrics-max-clonesets=2000', '--health-probe-bind-address=:8000', '--webhook-port=9443', `--webhook-namespace=${ns}`,
       '--webhook-name-prefix=cloneset-controller',
     ]);
     assert.equal(pod.containers[0]?.['image'], 'registry.example.com/cloneset-controller:0.1.0', 'the tag defaults to the appVersion');
@@ -166,12 +166,39 @@ describe('Helm chart charts/cloneset-controller', () => {
     assert.ok(c['resources'] !== undefined);
   });
 
+  it('secure metrics (on by default): the controller may review tokens, scrapers get the reader ClusterRole, the ServiceMonitor scrapes HTTPS with a token', () => {
+    const objs = render(['serviceMonitor.enabled=true', 'metrics.readers[0].name=prometheus', 'metrics.readers[0].namespace=monitoring']);
+    assert.deepEqual(find(objs, 'ClusterRole', 'cloneset-controller-metrics-auth')['rules'], configManifest('rbac/metrics-auth-role.yaml')['rules']);
+    const binding = find(objs, 'ClusterRoleBinding', 'cloneset-controller-metrics-auth') as Manifest & { subjects: { name: string; namespace: string }[] };
+    assert.deepEqual(binding.subjects.map((x) => [x.name, x.namespace]), [['cloneset-controller', ns]]);
+    assert.deepEqual(find(objs, 'ClusterRole', 'cloneset-controller-metrics-reader')['rules'], configManifest('rbac/metrics-reader-role.yaml')['rules']);
+    const readers = find(objs, 'ClusterRoleBinding', 'cloneset-controller-metrics-reader') as Manifest & { subjects: { name: string; namespace: string }[] };
+    assert.deepEqual(readers.subjects.map((x) => [x.name, x.namespace]), [['prometheus', 'monitoring']]);
+    const sm = find(objs, 'ServiceMonitor', 'cloneset-controller') as Manifest & { spec: { endpoints: { scheme?: string; bearerTokenFile?: string }[] } };
+    assert.equal(sm.spec.endpoints[0]?.scheme, 'https');
+    assert.ok(sm.spec.endpoints[0]?.bearerTokenFile !== undefined);
+    const plain = render(['metrics.secure=false']);
+    assert.ok(!plain.some((m) => m.metadata.name.startsWith('cloneset-controller-metrics-')), 'no metrics RBAC without secure metrics');
+  });
+
+  it('the Grafana dashboard ConfigMap (sidecar label) and the PrometheusRule of config/prometheus/alerts.yaml, when enabled', () => {
+    assert.ok(!render().some((m) => m.kind === 'PrometheusRule' || m.metadata.name === 'cloneset-controller-dashboard'), 'both off by default');
+    const objs = render(['grafanaDashboard.enabled=true', 'prometheusRule.enabled=true']);
+    const cm = find(objs, 'ConfigMap', 'cloneset-controller-dashboard') as Manifest & { data: Record<string, string> };
+    assert.equal(cm.metadata.labels?.['grafana_dashboard'], '1');
+    const json = JSON.parse(cm.data['cloneset-controller.json'] ?? '') as { uid: string; panels: unknown[] };
+    assert.equal(json.uid, 'cloneset-controller');
+    assert.ok(json.panels.length > 20);
+    const rule = find(objs, 'PrometheusRule', 'cloneset-controller') as Manifest & { spec: { groups: unknown } };
+    assert.deepEqual(rule.spec.groups, (parse(readFileSync(path.join(ROOT, 'config/prometheus/alerts.yaml'), 'utf8')) as { groups: unknown }).groups);
+  });
+
   it('helm template | kubectl apply --dry-run=server: the API server accepts every object, as a new install', () => {
-    const r = run(helm, ['template', 'cloneset-controller', CHART, '--namespace', ns, '--set', IMAGE]);
+    const r = run(helm, ['template', 'cloneset-controller', CHART, '--namespace', ns, '--set', IMAGE, '--set', 'grafanaDashboard.enabled=true']);
     assert.equal(r.code, 0, r.stderr);
     const applied = applyDryRun(parseAllDocuments(r.stdout).map((d) => d.toJS() as Manifest | null).filter((m): m is Manifest => m !== null));
     assert.equal(applied.code, 0, `kubectl apply --dry-run=server: ${applied.stderr}`);
-    for (const kind of ['customresourcedefinition', 'clusterrole', 'clusterrolebinding', 'deployment.apps', 'service', 'poddisruptionbudget.policy',
+    for (const kind of ['customresourcedefinition', 'clusterrole', 'clusterrolebinding', 'deployment.apps', 'service', 'poddisruptionbudget.policy', 'configmap',
       'mutatingwebhookconfiguration', 'validatingwebhookconfiguration', 'role.rbac', 'rolebinding.rbac', 'serviceaccount']) {
       assert.match(applied.stdout, new RegExp(`^${kind}[^ ]*/\\S+ created \\(server dry run\\)$`, 'm'), kind);
     }

@@ -162,13 +162,13 @@ describe('leader election with two replicas', () => {
     assert.equal(c.proc.proc.exitCode, 1);
     const exitMs = Date.now() - resumedAt;
     assert.ok(exitMs < 5000, `exited ${exitMs} ms after resuming (it sees another holder at its first renewal)`);
-    const log = readFileSync(c.proc.logFile, 'utf8').split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { time: number; msg?: string; reason?: string });
+    const log = readFileSync(c.proc.logFile, 'utf8').split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { time: string; msg?: string; reason?: string });
     assert.ok(log.some((e) => e.msg === 'lost the leader lease; exiting'));
     // A create sent just before the pause may have its answer read only after the resume (its SuccessfulCreate is
     // logged then): what matters is when the write reached the API server. Every pod the resumed replica reports
     // created must have been created well before its lease could have expired (≥ 13 s after the pause: the last
     // renewal started at most one retry period, 2 s, before it); creationTimestamp has whole seconds.
-    const reported = log.filter((e) => e.time >= resumedAt && (e.reason === 'SuccessfulCreate' || e.reason === 'SuccessfulDelete'));
+    const reported = log.filter((e) => Date.parse(e.time) >= resumedAt && (e.reason === 'SuccessfulCreate' || e.reason === 'SuccessfulDelete'));
     const pods = new Map((await allPods(client, ns, 'big')).map((p) => [p.metadata.name ?? '', Date.parse(p.metadata.creationTimestamp ?? '')]));
     const late = reported.filter((e) => e.reason === 'SuccessfulDelete' || (pods.get((e as { message?: string }).message?.replace('succeed to create pod ', '') ?? '') ?? Infinity) >= pausedAt + 10_000);
     assert.deepEqual(late, [], 'no pod written after the pause');
