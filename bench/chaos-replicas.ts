@@ -8,8 +8,8 @@ import { once } from 'node:events';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from './harness.ts';
-import { freePort } from '../src/localcluster/free-port.ts';
-import { builtControllerMain, CONTROLLER_NODE_FLAGS } from '../src/localcluster/controller-build.ts';
+import { freePort } from '../tools/localcluster/free-port.ts';
+import { builtControllerMain, CONTROLLER_NODE_FLAGS } from '../tools/localcluster/controller-build.ts';
 
 export const LEASE_NAME = 'cloneset-controller';
 

@@ -39,7 +39,7 @@ import { parseArgs } from 'node:util';
 import { stringify as toYaml, parse as parseYaml } from 'yaml';
 import { KubeClient } from '../src/kube/client.ts';
 import { loadKubeConfig } from '../src/kube/kubeconfig.ts';
-import { auditLogPathOf, pauseComponent, readState, restartComponent } from '../src/localcluster/cluster.ts';
+import { auditLogPathOf, pauseComponent, readState, restartComponent } from '../tools/localcluster/cluster.ts';
 import { controllerWrites, LEASE_TOLERANCE_MS, nonLeaderWrites } from './chaos-audit.ts';
 import { InvariantChecker, isLive, type LeaseTerm } from './chaos-checker.ts';
 import { startFaultProxy, type FaultProxy } from './chaos-proxy.ts';

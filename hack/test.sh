@@ -13,7 +13,7 @@ step "type-check"
 npx tsc -p tsconfig.json --noEmit
 
 step "unit tests"
-node --disable-warning=ExperimentalWarning --test --test-concurrency=2 "src/**/*.test.ts" "bench/**/*.test.ts"
+node --disable-warning=ExperimentalWarning --test --test-concurrency=2 "src/**/*.test.ts" "tools/**/*.test.ts" "bench/**/*.test.ts"
 
 step "build dist/ (the controller as it ships: bin/cloneset-controller and the image run it)"
 bash hack/build.sh
@@ -22,10 +22,10 @@ step "local control plane"
 bash hack/build-control-plane.sh
 bash hack/build-helm.sh >/dev/null   # Helm for test/integration/helm-chart.test.ts (cached like the control plane)
 STATE="$ROOT/.cluster/test"
-node src/localcluster/cli.ts down --state-dir "$STATE" >/dev/null 2>&1 || true
+node tools/localcluster/cli.ts down --state-dir "$STATE" >/dev/null 2>&1 || true
 WEBHOOK_PID=""
-trap '[ -z "$WEBHOOK_PID" ] || kill "$WEBHOOK_PID" 2>/dev/null || true; node src/localcluster/cli.ts down --state-dir "$STATE" >&2 || true' EXIT
-node src/localcluster/cli.ts up --state-dir "$STATE" >/dev/null
+trap '[ -z "$WEBHOOK_PID" ] || kill "$WEBHOOK_PID" 2>/dev/null || true; node tools/localcluster/cli.ts down --state-dir "$STATE" >&2 || true' EXIT
+node tools/localcluster/cli.ts up --state-dir "$STATE" >/dev/null
 export KUBECONFIG="$STATE/kubeconfig"
 kubectl apply -f config/crd/apps.kruise.io_clonesets.yaml >&2
 bash hack/wait-crd.sh

@@ -5,7 +5,7 @@
 // and the volume claim templates are decoded with the core/v1 tables of src/api/go-json.ts. Pure.
 import { goTypedMarshal, GoJsonError } from '../api/go-json.ts';
 import { child, index, invalid, key, type FieldError } from './field-errors.ts';
-import type { CloneSetVersion } from './defaults.ts';
+import type { CloneSetVersion } from './mutating.ts';
 
 type GoType =
   | 'int32' | 'int64' | 'string' | 'bool' | 'intOrString' | 'any'

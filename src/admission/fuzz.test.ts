@@ -11,7 +11,7 @@ import { cloneSetFromV1beta1, convertCloneSet } from '../api/conversion.ts';
 import { FEATURE_GATE_DEFAULTS } from '../api/well-known.ts';
 import { planCloneSet } from '../cloneset/plan/index.ts';
 import { plannerConfig, readyPods, revisions, sequentialIds, T0 } from '../cloneset/plan/testing/builders.ts';
-import { defaultCloneSet, shouldInjectTemplateDefaults, type CloneSetVersion } from './defaults.ts';
+import { defaultCloneSet, shouldInjectTemplateDefaults, type CloneSetVersion } from './mutating.ts';
 import { formatInvalid } from './field-errors.ts';
 import { deletionProtectionDenial, validateCloneSet } from './validate.ts';
 

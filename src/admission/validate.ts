@@ -19,9 +19,9 @@ import { controllerRefOf } from '../kube/owner-refs.ts';
 import { isEmptySelector, matchesLabelSelector, validateLabelKey, validateLabelValue } from '../kube/selectors.ts';
 import type { LabelSelector, Pod, PodTemplateSpec } from '../kube/types.ts';
 import { decodeErrors } from './decode.ts';
-import type { CloneSetVersion } from './defaults.ts';
+import type { CloneSetVersion } from './mutating.ts';
 import { child, forbidden, index, invalid, notSupported, required, type FieldError } from './field-errors.ts';
-import { scaledValueFromIntOrPercent } from './int-or-percent.ts';
+import { scaledValueFromIntOrPercent } from './scaled-int-or-percent.ts';
 import { validatePodTemplate } from './pod-template.ts';
 import { priorityStrategyError, scatterStrategyError } from './strategies.ts';
 

@@ -17,7 +17,7 @@ import { computeStatus, isStatusChanged } from './plan/status.ts';
 import type { Ports } from './ports.ts';
 import { syncRevisions, truncateHistory } from './revision-sync.ts';
 import { loadSnapshot, revisionsOf, type CloneSetStores } from './snapshot.ts';
-import { truncatePodsToDelete } from './pods-to-delete.ts';
+import { truncatePodsToDelete } from './truncate-pods-to-delete.ts';
 
 export interface ReconcileConfig {
   readonly gates: FeatureGates;

@@ -12,7 +12,7 @@ import { CLONESETS, LEASES, NAMESPACES } from '../../src/kube/resources.ts';
 import type { Lease } from '../../src/runtime/leader-election.ts';
 import { activePods, allPods, getCloneSet, newCloneSet } from '../helpers/cloneset.ts';
 import { eventually, newNamespace, startController, testClient, type ControllerProcess } from '../helpers/kube.ts';
-import { freePort } from '../../src/localcluster/free-port.ts';
+import { freePort } from '../../tools/localcluster/free-port.ts';
 
 const LEASE = 'cloneset-controller-le-test';
 

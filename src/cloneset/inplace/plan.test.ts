@@ -11,7 +11,7 @@ import { isPodAvailable, podCondition, revisionMatches } from '../plan/pod-predi
 import { rfc3339 } from '../plan/pod-template.ts';
 import { newRevision, templateFromRevision } from '../plan/revisions.ts';
 import { aCloneSet, plannerConfig, readyPods, revisionName, revisions, sequentialIds, T0 } from '../plan/testing/builders.ts';
-import { applyPodPatch, applyPodStatusPatch, PatchConflict } from './apply-patch.ts';
+import { applyPodPatch, applyPodStatusPatch, PatchConflict } from './testing/apply-patch.ts';
 import { decodeState } from './state.ts';
 
 type Action<K extends PlanAction['kind']> = Extract<PlanAction, { kind: K }>;

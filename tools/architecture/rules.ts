@@ -1,5 +1,5 @@
 /**
- * The architecture of src/ as rules a unit test checks (src/architecture.test.ts), so that the layering and the
+ * The architecture of src/ as rules a unit test checks (tools/architecture/architecture.test.ts), so that the layering and the
  * planner's purity described in docs/architecture.md hold because a test says so, not because a document does.
  *
  * Input: every file of src/ as (path relative to src/, source text). Output: violations, each with the file,
@@ -105,7 +105,7 @@ export function checkArchitecture(files: ReadonlyMap<string, string>): Violation
     try {
       scanned.push(scan(file, source));
     } catch (e) {
-      violations.push({ file, line: 1, rule: 'resolve', message: `cannot be scanned (${e instanceof Error ? e.message : String(e)}); fix the lexer in src/architecture/source-scan.ts` });
+      violations.push({ file, line: 1, rule: 'resolve', message: `cannot be scanned (${e instanceof Error ? e.message : String(e)}); fix the lexer in tools/architecture/source-scan.ts` });
     }
   }
   const graph = new Map<string, Edge[]>();
@@ -175,7 +175,7 @@ function checkEdge(from: string, to: string, ref: ImportRef): Violation[] {
   const lt = layerOf(to);
   if (lf === undefined || lt === undefined) {
     const f = lf === undefined ? from : to;
-    v.push({ file: from, line: ref.line, rule: 'layer', message: `src/${f} belongs to no layer; add its folder to LAYERS in src/architecture/rules.ts and to docs/architecture.md` });
+    v.push({ file: from, line: ref.line, rule: 'layer', message: `src/${f} belongs to no layer; add its folder to LAYERS in tools/architecture/rules.ts and to docs/architecture.md` });
     return v;
   }
   if (isInfrastructure(from)) {

@@ -1,12 +1,12 @@
 // The architecture of src/ (docs/architecture.md) as a test: layer order, no import cycles (type-only imports
-// included), and the purity of the planner, the in-place engine and admission. Rules: src/architecture/rules.ts.
+// included), and the purity of the planner, the in-place engine and admission. Rules: tools/architecture/rules.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import { checkArchitecture, formatViolations, layerOf, type Violation } from './architecture/rules.ts';
+import { checkArchitecture, formatViolations, layerOf, type Violation } from './rules.ts';
 
-const SRC = resolve(import.meta.dirname);
+const SRC = resolve(import.meta.dirname, '..', '..', 'src');
 
 function sources(): Map<string, string> {
   const files = new Map<string, string>();
@@ -28,7 +28,7 @@ function assertNone(rule: Violation['rule']): void {
 
 test('every source file belongs to a layer', () => {
   const orphans = [...files.keys()].filter((f) => layerOf(f) === undefined);
-  assert.deepEqual(orphans, [], 'add the folder to LAYERS in src/architecture/rules.ts and describe it in docs/architecture.md');
+  assert.deepEqual(orphans, [], 'add the folder to LAYERS in tools/architecture/rules.ts and describe it in docs/architecture.md');
 });
 
 test('every relative import names an existing .ts file of src/', () => {
