@@ -63,7 +63,7 @@ export function isReady(state: ProcessState): boolean {
  * before each request is sent, so writes queued across a long pause never go out on an expired lease.
  */
 function startTerm(o: RunOptions, fence: AbortSignal, stopping: AbortSignal, leaseValid?: () => boolean): CloneSetManager {
-  const bind = (c: KubeClient): KubeClient => c.withSignal(fence, { unsent: stopping, ...(leaseValid === undefined ? {} : { guard: leaseValid }) });
+  const bind = (c: KubeClient): KubeClient => c.fenced(fence, { unsent: stopping, ...(leaseValid === undefined ? {} : { guard: leaseValid }) });
   const manager = startCloneSetManager(bind(o.clients.client), bind(o.clients.eventsClient), o.config, o.clock, o.logger, stopping);
   o.state.manager = manager;
   return manager;

@@ -175,8 +175,8 @@ describe('KubeClient rate limits', () => {
       await fresh.list(PODS, 'ns');
       await fresh.getPath('/version');
       assert.deepEqual(fresh.limiterKeys(), ['core/v1/pods', 'apps.kruise.io/v1alpha1/clonesets', 'core/v1/pods (cache)', 'non-resource']);
-      // A view (withSignal) shares the limiters of its client.
-      await fresh.withSignal(new AbortController().signal).get(NODES, undefined, 'n1');
+      // A view (fenced) shares the limiters of its client.
+      await fresh.fenced(new AbortController().signal).get(NODES, undefined, 'n1');
       assert.ok(fresh.limiterKeys().includes('core/v1/nodes'));
     } finally {
       fresh.close();

@@ -1,6 +1,6 @@
 // The REST client: typed verbs over raw JSON (no model serialization, so unknown fields survive), Status-aware
 // errors, client-side QPS/burst limits per resource kind (rate-limits.ts), the request policy of request-policy.ts (retries, Retry-After, retry
-// budget, per-attempt deadline), cancellation by signal (`withSignal`) and client-go's `rest_client_*` metrics.
+// budget, per-attempt deadline), cancellation by signal (`fenced`) and client-go's `rest_client_*` metrics.
 
 import { setTimeout as sleepTimer } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -119,9 +119,9 @@ interface Shared {
 export class KubeClient {
   #s: Shared;
   readonly #signal: AbortSignal | undefined;
-  /** Aborts requests not yet sent (see withSignal); includes #signal. */
+  /** Aborts requests not yet sent (see fenced); includes #signal. */
   #unsent: AbortSignal | undefined;
-  /** Asked before each request is sent (see withSignal). */
+  /** Asked before each request is sent (see fenced). */
   #guard: (() => boolean) | undefined;
 
   constructor(transport: Transport, limits: RateLimits, opts: Omit<ClientOptions, 'qps' | 'burst' | 'userAgent'> = {}, signal?: AbortSignal) {
@@ -155,7 +155,7 @@ export class KubeClient {
    * still valid by my own monotonic clock": after a long pause (GC, SIGSTOP, a frozen VM) timers fire all at once
    * and queued writes would go out before the renew loop notices the lease is gone; the guard stops them.
    */
-  withSignal(signal: AbortSignal, opts: { unsent?: AbortSignal; guard?: () => boolean } = {}): KubeClient {
+  fenced(signal: AbortSignal, opts: { unsent?: AbortSignal; guard?: () => boolean } = {}): KubeClient {
     const view = new KubeClient(this.#s.transport, this.#s.limits, {}, any(this.#signal, signal));
     view.#s = this.#s;
     view.#unsent = any(any(view.#signal, this.#unsent), opts.unsent);

@@ -208,7 +208,7 @@ describe('KubeClient request policy', () => {
     const client = await clientWith();
     handler = () => undefined; // the write hangs
     const leading = new AbortController();
-    const fenced = client.withSignal(leading.signal);
+    const fenced = client.fenced(leading.signal);
     const write = fenced.patch(PODS, 'ns', 'p', { metadata: { labels: { a: 'b' } } }, 'merge');
     while (seen.length === 0) await new Promise((r) => setTimeout(r, 5));
     leading.abort();
@@ -224,7 +224,7 @@ describe('KubeClient request policy', () => {
   it('a view whose guard says no sends nothing', async () => {
     const client = await clientWith();
     let valid = true;
-    const view = client.withSignal(new AbortController().signal, { guard: () => valid });
+    const view = client.fenced(new AbortController().signal, { guard: () => valid });
     await view.get(PODS, 'ns', 'p');
     valid = false;
     await assert.rejects(view.patch(PODS, 'ns', 'p', {}, 'merge'), RequestAbortedError);
@@ -236,7 +236,7 @@ describe('KubeClient request policy', () => {
     let release: (() => void) | undefined;
     handler = (_req, res) => { release = () => ok(res); };
     const stopping = new AbortController();
-    const view = client.withSignal(new AbortController().signal, { unsent: stopping.signal });
+    const view = client.fenced(new AbortController().signal, { unsent: stopping.signal });
     const first = view.patch(PODS, 'ns', 'a', {}, 'merge');
     const second = view.patch(PODS, 'ns', 'b', {}, 'merge'); // waits ~1 s for a token
     while (release === undefined) await new Promise((r) => setTimeout(r, 5));

@@ -7,7 +7,7 @@ import { convertCloneSet } from '../api/conversion.ts';
 import type { FeatureGates } from '../api/well-known.ts';
 import type { AdmissionHandlers } from './contracts.ts';
 
-export function cloneSetHandlers(gates: FeatureGates): AdmissionHandlers {
+export function cloneSetAdmissionHandlers(gates: FeatureGates): AdmissionHandlers {
   return {
     defaultCloneSet: (obj, version, opts) => defaultCloneSet(obj, version, { ...opts, defaultHostNetworkHostPorts: gates.DefaultHostNetworkHostPortsInPodTemplates }),
     shouldInjectTemplateDefaults,
