@@ -325,7 +325,10 @@ async function run(args: Args, kubeconfig: string): Promise<number> {
         return usable[turn++ % usable.length] ?? 'kill-leader';
       }
       let x = random() * totalWeight;
-      for (const [k, w] of kinds) if ((x -= w) < 0) return k;
+      for (const [k, w] of kinds) {
+        x -= w;
+        if (x < 0) return k;
+      }
       return kinds[0]?.[0] ?? 'kill-leader';
     };
     const byKind = new Map<FaultKind, Stats>();
