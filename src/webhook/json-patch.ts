@@ -51,7 +51,9 @@ function diff(from: unknown, to: unknown, path: string, ops: JsonPatchOperation[
     return;
   }
   if (Array.isArray(from) && Array.isArray(to) && from.length === to.length) {
-    to.forEach((v, i) => diff(from[i], v, `${path}/${i}`, ops));
+    to.forEach((v, i) => {
+      diff(from[i], v, `${path}/${i}`, ops);
+    });
     return;
   }
   ops.push({ op: 'replace', path, value: to });
