@@ -305,7 +305,7 @@ describe('in-place update, step by step', () => {
     const finish = ofKind(end.actions, 'UpdatePodInPlace')[0];
     assert.equal(finish?.step, 'finishGrace');
     assert.deepEqual(finish?.patch['spec'], { containers: [{ name: 'main', image: 'nginx:r2' }] });
-    const ann2 = (finish?.patch['metadata'] as { annotations: Record<string, string | null> }).annotations;
+    const ann2 = (finish?.patch['metadata'] as { annotations: Record<string, string | null> } | undefined)?.annotations ?? {};
     assert.equal(ann2['apps.kruise.io/inplace-update-grace'], null);
     const state = decodeState(ann2['apps.kruise.io/inplace-update-state'] ?? '');
     assert.equal(state.updateTimestamp, rfc3339(T0), 'the update timestamp is kept');
