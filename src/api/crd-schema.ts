@@ -103,6 +103,7 @@ export interface RequiredMark {
 }
 
 /** The schema of the property K of T: required properties carry the mark, optional ones must not. */
+// biome-ignore lint/complexity/noBannedTypes: `{} extends Pick<T, K>` is the type-level test for an optional K
 type PropertySchema<T, K extends keyof T> = {} extends Pick<T, K>
   ? SchemaFor<NonNullable<T[K]>>
   : Equals<T[K], ObjectMeta> extends true ? MetadataSchema : SchemaFor<NonNullable<T[K]>> & RequiredMark;

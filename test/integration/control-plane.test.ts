@@ -73,7 +73,7 @@ function condition(pod: Pod, type: string): string | undefined {
 /** Polls `probe` until it returns something other than undefined; fails with `what` and the last observation. */
 async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = TIMEOUT_MS): Promise<T> {
   const deadline = Date.now() + timeoutMs;
-  let last: unknown = undefined;
+  let last: unknown;
   for (;;) {
     try {
       const v = await probe();

@@ -252,7 +252,11 @@ describe('Progressing over a whole rollout (simulator, deadline 60 s, 10 s per p
     }
     assert.deepEqual(reasons, ['CloneSetUpdated', 'ProgressDeadlineExceeded']);
     rollOut(world, 'r3'); // a fixed image
-    const r = converge(world, { invariants: [() => (track(), undefined)] });
+    const tracking = (): undefined => {
+      track();
+      return undefined;
+    };
+    const r = converge(world, { invariants: [tracking] });
     assert.ok(r.converged);
     assert.deepEqual(reasons, ['CloneSetUpdated', 'ProgressDeadlineExceeded', 'CloneSetAvailable']);
     assert.equal(world.cloneSet.status?.currentRevision, 'sample-r3');
