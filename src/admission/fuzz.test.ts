@@ -1,4 +1,4 @@
-// Bad input never hurts (issue 14 part 6): 10 000 random CloneSets of both versions — mostly plausible, with
+// Bad input never hurts: 10 000 random CloneSets of both versions — mostly plausible, with
 // wrong values and wrong JSON types mixed in at every level — go through defaulting and validation (CREATE and
 // UPDATE), and the accepted ones through the planner. Properties: no exception escapes, every rejection names a
 // field, every accepted object plans without error.
