@@ -53,7 +53,7 @@ export const lostAnswerPauseMs = (resend: number): number => Math.min(2000, 100 
  * a connection reset during a rollout. Our pod names are fixed before the create (`<cloneset>-<instance id>`), so
  * sending the same create again settles it: 201 means the first did not land; 409 AlreadyExists for a pod whose
  * controller is this CloneSet means it did (or landed meanwhile), and the pod counts as created. Still no answer
- * after LOST_ANSWER_RESENDS: the error goes up and the expectation is lowered, as before (the API server has
+ * after LOST_ANSWER_RESENDS: the error goes up and the expectation is lowered, as Kruise does (the API server has
  * been unreachable for about 9 s; `npm run chaos -- --kinds lost-create-answer` can still overshoot by a pod then).
  */
 async function createPodSettlingLostAnswers(cs: CloneSet, pod: Pod, deps: ExecuteDeps): Promise<void> {
