@@ -102,7 +102,8 @@ describe('retry decisions', () => {
     assert.equal(retryDecision(p, 'GET', { kind: 'status', status: 500 }, 0, 0).retry, false);
     assert.equal(retryDecision(p, 'GET', { kind: 'status', status: 409 }, 0, 0).retry, false);
     assert.deepEqual([0, 1, 2, 10].map((n) => backoffMs(p, n, 0)), [125, 250, 500, p.backoffMaxMs / 2]);
-    assert.equal(backoffMs(p, 0, 0.999), 250 * (1 + 0.999) / 2);
+    // half of each step (250 ms doubling, at most 8 s) is fixed, the other half scaled by the random draw
+    assert.deepEqual([[0, 0.5], [0, 0.999], [3, 0.5], [5, 0.999], [30, 0.25]].map(([n = 0, r = 0]) => backoffMs(p, n, r)), [187.5, 249.875, 1500, 7996, 5000]);
   });
 
   it('retries a write after a connection failure only when the server cannot have received it', () => {
