@@ -222,7 +222,7 @@ describe('KubeClient.watch', () => {
     const ac = new AbortController();
     const events: string[] = [];
     const onEvent = (e: WatchEvent): void => {
-      events.push(`${e.type} ${e.type === 'ERROR' ? '' : (e.object.metadata.name ?? '')}`);
+      events.push(`${e.type} ${e.type === 'ERROR' ? '' : (e.object.metadata?.name ?? '')}`);
       ac.abort();
     };
     await within(5000, 'the watch resolves', client.watch(PODS, undefined, { resourceVersion: '1', timeoutSeconds: 300, allowWatchBookmarks: true }, onEvent, ac.signal));
