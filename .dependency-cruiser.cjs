@@ -121,7 +121,7 @@ module.exports = {
       severity: 'error',
       comment: 'a pure module imports an npm package; only yaml is allowed here, pass a logger or client in from the IO side instead',
       from: { path: PURE, pathNot: `${TEST}|${FIXTURE}` },
-      to: { dependencyTypesNot: ['local', 'core'], couldNotResolve: false, pathNot: '^node_modules/yaml/' },
+      to: { dependencyTypesNot: ['local', 'core'], couldNotResolve: false, pathNot: '(^|/)node_modules/yaml/' },
     },
     {
       name: 'not-to-unresolvable',
