@@ -1,5 +1,5 @@
 // No pod or PVC written by a replica that was not the leader: the API server's audit log (local cluster
-// `up --audit-log`, src/localcluster/audit.ts) records every successful write with the writer's User-Agent,
+// `up --audit-log`, tools/localcluster/audit.ts) records every successful write with the writer's User-Agent,
 // `cloneset-controller/<leader-election identity>` (src/main.ts), and the time the API server received it. Each
 // write must fall inside one of that identity's terms in the Lease history the checker watched:
 //

@@ -4,12 +4,11 @@
 // again after a second in the same slot, like the kubelet restarting a container. Each process announces its
 // leader-election identity in its log; that is how a Lease holder is mapped back to a process.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from './harness.ts';
-import { freePort } from '../src/localcluster/free-port.ts';
-import { builtControllerMain, CONTROLLER_NODE_FLAGS } from '../src/localcluster/controller-build.ts';
+import { freePort } from '../tools/localcluster/free-port.ts';
+import { builtControllerMain, CONTROLLER_NODE_FLAGS } from '../tools/localcluster/controller-build.ts';
 
 export const LEASE_NAME = 'cloneset-controller';
 

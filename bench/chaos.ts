@@ -39,7 +39,7 @@ import { parseArgs } from 'node:util';
 import { stringify as toYaml, parse as parseYaml } from 'yaml';
 import { KubeClient } from '../src/kube/client.ts';
 import { loadKubeConfig } from '../src/kube/kubeconfig.ts';
-import { auditLogPathOf, pauseComponent, readState, restartComponent } from '../src/localcluster/cluster.ts';
+import { auditLogPathOf, pauseComponent, readState, restartComponent } from '../tools/localcluster/cluster.ts';
 import { controllerWrites, LEASE_TOLERANCE_MS, nonLeaderWrites } from './chaos-audit.ts';
 import { HOLD_BOUND_MS, InvariantChecker, isLive, type LeaseTerm } from './chaos-checker.ts';
 import { startFaultProxy, type FaultProxy } from './chaos-proxy.ts';
@@ -332,7 +332,10 @@ async function run(args: Args, kubeconfig: string): Promise<number> {
         return usable[turn++ % usable.length] ?? 'kill-leader';
       }
       let x = random() * totalWeight;
-      for (const [k, w] of kinds) if ((x -= w) < 0) return k;
+      for (const [k, w] of kinds) {
+        x -= w;
+        if (x < 0) return k;
+      }
       return kinds[0]?.[0] ?? 'kill-leader';
     };
     const byKind = new Map<FaultKind, Stats>();

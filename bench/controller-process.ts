@@ -7,8 +7,8 @@ import type { KubeClient } from '../src/kube/client.ts';
 import { EVENTS } from '../src/kube/resources.ts';
 import { spawnLogged } from './child-process.ts';
 import { ROOT, until } from './harness.ts';
-import { freePort } from '../src/localcluster/free-port.ts';
-import { builtControllerMain, CONTROLLER_NODE_FLAGS } from '../src/localcluster/controller-build.ts';
+import { freePort } from '../tools/localcluster/free-port.ts';
+import { builtControllerMain, CONTROLLER_NODE_FLAGS } from '../tools/localcluster/controller-build.ts';
 
 export interface ControllerProcess {
   readonly pid: number;

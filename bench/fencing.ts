@@ -21,7 +21,7 @@ import { parseArgs } from 'node:util';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import { CLONESETS, LEASES, PODS } from '../src/kube/resources.ts';
 import type { KubeClient } from '../src/kube/client.ts';
-import { auditLogPathOf, readState } from '../src/localcluster/cluster.ts';
+import { auditLogPathOf, readState } from '../tools/localcluster/cluster.ts';
 import { controllerWrites } from './chaos-audit.ts';
 import { startFaultProxy } from './chaos-proxy.ts';
 import { LEASE_NAME, Replicas } from './chaos-replicas.ts';

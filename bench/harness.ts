@@ -11,7 +11,7 @@ import { KubeClient } from '../src/kube/client.ts';
 import { loadKubeConfig } from '../src/kube/kubeconfig.ts';
 import { CRDS, NAMESPACES, type ResourceRef } from '../src/kube/resources.ts';
 import type { KubeObject } from '../src/kube/types.ts';
-import { kubeconfigPathOf, startLocalCluster, stopLocalCluster } from '../src/localcluster/cluster.ts';
+import { kubeconfigPathOf, startLocalCluster, stopLocalCluster } from '../tools/localcluster/cluster.ts';
 import { startWebhookProcess, type WebhookProcess } from './webhook-process.ts';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

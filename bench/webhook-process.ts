@@ -8,8 +8,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeClient } from '../src/kube/client.ts';
 import { isAlreadyExists } from '../src/kube/api-error.ts';
 import { CLONESETS, NAMESPACES } from '../src/kube/resources.ts';
-import { freePort } from '../src/localcluster/free-port.ts';
-import { builtControllerMain, CONTROLLER_NODE_FLAGS } from '../src/localcluster/controller-build.ts';
+import { freePort } from '../tools/localcluster/free-port.ts';
+import { builtControllerMain, CONTROLLER_NODE_FLAGS } from '../tools/localcluster/controller-build.ts';
 import { spawnLogged } from './child-process.ts';
 
 export interface WebhookProcess {

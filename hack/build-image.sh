@@ -10,7 +10,7 @@
 #               plus /etc/passwd+group with the nonroot user 65532, /tmp, mount points;
 #   2. node   — the official Node binary from the npm registry package node-linux-<arch>@$NODE_PKG_VERSION
 #               (as hack/ensure-node.sh fetches it), symbols stripped;
-#   3. app    — package.json, dist/ (src/ compiled by hack/build.sh, without tests and the local control plane), `npm ci --omit=dev`
+#   3. app    — package.json, dist/ (src/ compiled by hack/build.sh, without tests and test fixtures), `npm ci --omit=dev`
 #               without type declarations, source maps and readmes.
 # The OCI layout is assembled with umoci. mmdebstrap and umoci are installed with apt-get when absent (needs root,
 # as in CI). Load the archive with `podman load -i …` or `skopeo copy oci-archive:… docker://registry/…`.

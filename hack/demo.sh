@@ -26,7 +26,7 @@ stop_controller() {
 if [ "${1:-up}" = "down" ]; then
   stop_controller
   stop_webhook
-  node src/localcluster/cli.ts down --state-dir "$STATE"
+  node tools/localcluster/cli.ts down --state-dir "$STATE"
   exit 0
 fi
 
@@ -37,7 +37,7 @@ bash hack/build.sh
 say "control plane binaries (built once from the Go module proxy, then cached)"
 bash hack/build-control-plane.sh
 say "starting the local control plane"
-node src/localcluster/cli.ts up --state-dir "$STATE" >/dev/null
+node tools/localcluster/cli.ts up --state-dir "$STATE" >/dev/null
 export KUBECONFIG="$STATE/kubeconfig"
 say "installing the CloneSet CRD"
 if kubectl get crd clonesets.apps.kruise.io >/dev/null 2>&1; then

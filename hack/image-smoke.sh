@@ -44,14 +44,14 @@ cleanup() {
   fi
   kubectl delete namespace "$NS" --ignore-not-found --wait=false >/dev/null 2>&1 || true
   kubectl delete clusterrolebinding "cloneset-controller-$NS" --ignore-not-found >/dev/null 2>&1 || true
-  [ -n "$STATE" ] && node --disable-warning=ExperimentalWarning src/localcluster/cli.ts down --state-dir "$STATE" >&2 || true
+  [ -n "$STATE" ] && node --disable-warning=ExperimentalWarning tools/localcluster/cli.ts down --state-dir "$STATE" >&2 || true
 }
 trap cleanup EXIT
 if [ -z "${KUBECONFIG:-}" ]; then
   STATE=$ROOT/.cluster/image-smoke
   bash hack/build-control-plane.sh
-  node --disable-warning=ExperimentalWarning src/localcluster/cli.ts down --state-dir "$STATE" >/dev/null 2>&1 || true
-  node --disable-warning=ExperimentalWarning src/localcluster/cli.ts up --state-dir "$STATE" >/dev/null
+  node --disable-warning=ExperimentalWarning tools/localcluster/cli.ts down --state-dir "$STATE" >/dev/null 2>&1 || true
+  node --disable-warning=ExperimentalWarning tools/localcluster/cli.ts up --state-dir "$STATE" >/dev/null
   export KUBECONFIG=$STATE/kubeconfig
 fi
 # The CRD as it is when it exists (its conversion webhook may point elsewhere, e.g. the test suite's webhook).

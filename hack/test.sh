@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The one test command (README, CI): type-check, unit tests, then integration tests against a real local
-# control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, KWOK) that this script
-# starts and always stops again.
+# The one test command (README, CI): lint, format check, dependency rules, type-check, unit tests, then integration
+# tests against a real local control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, KWOK)
+# that this script starts and always stops again.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -9,41 +9,22 @@ export PATH="$(bash hack/ensure-node.sh):$PATH"
 [ -d node_modules ] || npm ci --no-audit --no-fund
 step() { printf '\n=== %s\n' "$*" >&2; }
 
+step "lint (Biome, biome.jsonc)"
+npm run --silent lint
+
+step "format check (Biome; \`npm run format\` fixes it)"
+npm run --silent format:check
+
+step "dependency rules (dependency-cruiser, .dependency-cruiser.cjs)"
+npm run --silent lint:deps
+
 step "type-check"
 npx tsc -p tsconfig.json --noEmit
 
 step "unit tests"
-node --disable-warning=ExperimentalWarning --test --test-concurrency=2 "src/**/*.test.ts" "bench/**/*.test.ts" "sim/**/*.test.ts"
+node --disable-warning=ExperimentalWarning --test --test-concurrency=2 "src/**/*.test.ts" "tools/**/*.test.ts" "bench/**/*.test.ts" "sim/**/*.test.ts"
 
 step "alert rules (promtool check rules, promtool test rules: hack/check-alerts.sh)"
 bash hack/check-alerts.sh
 
-step "build dist/ (the controller as it ships: bin/cloneset-controller and the image run it)"
-bash hack/build.sh
-
-step "local control plane"
-bash hack/build-control-plane.sh
-bash hack/build-helm.sh >/dev/null   # Helm for test/integration/helm-chart.test.ts (cached like the control plane)
-STATE="$ROOT/.cluster/test"
-node src/localcluster/cli.ts down --state-dir "$STATE" >/dev/null 2>&1 || true
-WEBHOOK_PID=""
-trap '[ -z "$WEBHOOK_PID" ] || kill "$WEBHOOK_PID" 2>/dev/null || true; node src/localcluster/cli.ts down --state-dir "$STATE" >&2 || true' EXIT
-node src/localcluster/cli.ts up --state-dir "$STATE" >/dev/null
-export KUBECONFIG="$STATE/kubeconfig"
-kubectl apply -f config/crd/apps.kruise.io_clonesets.yaml >&2
-bash hack/wait-crd.sh
-
-# The admission/conversion webhook runs as its own process for the whole run, so that tests which stop or kill
-# controllers never take admission down. URL mode (the API server calls 127.0.0.1); a 2-minute certificate validity
-# makes the CA and serving certificate rotate every 80 s while the suite runs (test/integration/webhook-certs.test.ts).
-step "webhook server"
-kubectl apply -f config/manager/namespace.yaml >&2
-WEBHOOK_PORT="$(bash hack/free-port.sh)"
-export WEBHOOK_CERT_VALIDITY=2m   # the tests start further webhook processes with the same validity
-node dist/main.js webhook --kubeconfig "$KUBECONFIG" --webhook-host 127.0.0.1 \
-  --webhook-port "$WEBHOOK_PORT" --webhook-cert-validity="$WEBHOOK_CERT_VALIDITY" >"$STATE/webhook.log" 2>&1 &
-WEBHOOK_PID=$!
-bash hack/wait-webhook.sh "$WEBHOOK_PORT" "$WEBHOOK_PID" "$STATE/webhook.log"
-
-step "integration tests"
-node --disable-warning=ExperimentalWarning --test --test-concurrency=1 --test-timeout=900000 "test/integration/**/*.test.ts"
+bash hack/integration.sh

@@ -4,7 +4,7 @@
 // create/delete preconditions, graceful pod deletion, the status subresources, owner-reference garbage
 // collection and the CloneSet admission defaults. Requests come in as HTTP would (method, path, query, body);
 // the transport in front of it (transport.ts) adds latency and faults.
-import { defaultCloneSet } from '../src/admission/defaults.ts';
+import { defaultCloneSet } from '../src/admission/mutating.ts';
 import type { Query } from '../src/kube/transport.ts';
 import type { KubeObject, ObjectMeta } from '../src/kube/types.ts';
 import type { SimClock } from './clock.ts';

@@ -68,7 +68,7 @@ export function isReady(state: ProcessState): boolean {
  * fence deadline every request carries, so writes queued across a long pause never go out on an expired lease.
  */
 function startTerm(o: RunOptions, fence: AbortSignal, stopping: AbortSignal, fenceMs?: () => number): CloneSetManager {
-  const bind = (c: KubeClient): KubeClient => c.withSignal(fence, { unsent: stopping, ...(fenceMs === undefined ? {} : { fence: fenceMs }) });
+  const bind = (c: KubeClient): KubeClient => c.fenced(fence, { unsent: stopping, ...(fenceMs === undefined ? {} : { fence: fenceMs }) });
   const manager = startCloneSetManager(bind(o.clients.client), bind(o.clients.eventsClient), o.config, o.clock, o.logger, stopping, o.observability, o.instanceIds);
   o.state.manager = manager;
   return manager;

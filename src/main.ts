@@ -100,8 +100,8 @@ async function main(): Promise<number> {
   if (config.webhook.port !== 0) {
     // Loaded only when the webhook runs: its HTTPS server, admission handlers and certificate code are several MiB
     // of resident memory that a controller started with --webhook-port=0 never needs.
-    const [{ startWebhook }, { cloneSetHandlers }] = await Promise.all([import('./webhook/run.ts'), import('./webhook/handlers.ts')]);
-    webhook = startWebhook(config.webhook, { client: clients.webhookClient, handlers: cloneSetHandlers(config.gates), gates: config.gates, clock: systemClock, logger, signal: abort.signal });
+    const [{ startWebhook }, { cloneSetAdmissionHandlers }] = await Promise.all([import('./webhook/run.ts'), import('./webhook/handlers.ts')]);
+    webhook = startWebhook(config.webhook, { client: clients.webhookClient, handlers: cloneSetAdmissionHandlers(config.gates), gates: config.gates, clock: systemClock, logger, signal: abort.signal });
   }
   if (webhook !== undefined && config.mode === 'webhook') {
     // webhook mode: admission and conversion only; the HTTPS server answers /healthz and /readyz itself

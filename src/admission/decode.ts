@@ -5,7 +5,7 @@
 // and the volume claim templates are decoded with the core/v1 tables of src/api/go-json.ts. Pure.
 import { goTypedMarshal, GoJsonError } from '../api/go-json.ts';
 import { child, index, invalid, key, type FieldError } from './field-errors.ts';
-import type { CloneSetVersion } from './defaults.ts';
+import type { CloneSetVersion } from './mutating.ts';
 
 type GoType =
   | 'int32' | 'int64' | 'string' | 'bool' | 'intOrString' | 'any'
@@ -124,25 +124,42 @@ function check(v: unknown, t: GoType, path: string, errs: FieldError[]): void {
     switch (t) {
       case 'any': return;
       case 'int32': case 'int64':
-        if (typeof v !== 'number') return bad(t);
+        if (typeof v !== 'number') {
+          bad(t);
+          return;
+        }
         if (!intFits(v, t === 'int32' ? 32 : 64)) errs.push(invalid(path, v, `must be a whole number that fits in an ${t}`));
         return;
       case 'string': if (typeof v !== 'string') bad('string'); return;
       case 'bool': if (typeof v !== 'boolean') bad('bool'); return;
       case 'intOrString':
         if (typeof v === 'string') return;
-        if (typeof v !== 'number') return bad('intstr.IntOrString');
+        if (typeof v !== 'number') {
+          bad('intstr.IntOrString');
+          return;
+        }
         if (!intFits(v, 32)) errs.push(invalid(path, v, 'must be a whole number that fits in an int32, or a percentage string such as "20%"'));
         return;
     }
   }
-  if ('core' in t) return decodeCore(v, t.core, path, errs);
-  if ('list' in t) {
-    if (!Array.isArray(v)) return bad('slice');
-    v.forEach((e: unknown, i) => check(e, t.list, index(path, i), errs));
+  if ('core' in t) {
+    decodeCore(v, t.core, path, errs);
     return;
   }
-  if (!isObj(v)) return bad('map' in t ? 'map' : 'struct');
+  if ('list' in t) {
+    if (!Array.isArray(v)) {
+      bad('slice');
+      return;
+    }
+    v.forEach((e: unknown, i) => {
+      check(e, t.list, index(path, i), errs);
+    });
+    return;
+  }
+  if (!isObj(v)) {
+    bad('map' in t ? 'map' : 'struct');
+    return;
+  }
   if ('map' in t) {
     for (const [k, e] of Object.entries(v)) check(e, t.map, key(path, k), errs);
     return;

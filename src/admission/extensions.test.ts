@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FEATURE_GATE_DEFAULTS } from '../api/well-known.ts';
-import { defaultCloneSet, type CloneSetVersion } from './defaults.ts';
+import { defaultCloneSet, type CloneSetVersion } from './mutating.ts';
 import { formatFieldError } from './field-errors.ts';
 import { validateCloneSet } from './validate.ts';
 

@@ -1,4 +1,4 @@
-// Bad input never hurts (issue 14 part 6): 10 000 random CloneSets of both versions — mostly plausible, with
+// Bad input never hurts: 10 000 random CloneSets of both versions — mostly plausible, with
 // wrong values and wrong JSON types mixed in at every level — go through defaulting and validation (CREATE and
 // UPDATE), and the accepted ones through the planner. Properties: no exception escapes, every rejection names a
 // field, every accepted object plans without error.
@@ -11,7 +11,7 @@ import { cloneSetFromV1beta1, convertCloneSet } from '../api/conversion.ts';
 import { FEATURE_GATE_DEFAULTS } from '../api/well-known.ts';
 import { planCloneSet } from '../cloneset/plan/index.ts';
 import { plannerConfig, readyPods, revisions, sequentialIds, T0 } from '../cloneset/plan/testing/builders.ts';
-import { defaultCloneSet, shouldInjectTemplateDefaults, type CloneSetVersion } from './defaults.ts';
+import { defaultCloneSet, shouldInjectTemplateDefaults, type CloneSetVersion } from './mutating.ts';
 import { formatInvalid } from './field-errors.ts';
 import { deletionProtectionDenial, validateCloneSet } from './validate.ts';
 

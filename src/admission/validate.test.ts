@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FEATURE_GATE_DEFAULTS } from '../api/well-known.ts';
 import type { Pod } from '../kube/types.ts';
-import { defaultCloneSet, type CloneSetVersion } from './defaults.ts';
+import { defaultCloneSet, type CloneSetVersion } from './mutating.ts';
 import { formatFieldError, formatInvalid } from './field-errors.ts';
 import { deletionProtectionDenial, IMMUTABLE_SPEC_MESSAGE, validateCloneSet, type ValidationContext } from './validate.ts';
 

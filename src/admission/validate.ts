@@ -20,9 +20,9 @@ import { isEmptySelector, matchesLabelSelector, validateLabelKey, validateLabelV
 import type { LabelSelector, Pod, PodTemplateSpec } from '../kube/types.ts';
 import { decodeErrors } from './decode.ts';
 import { validateExtensionAnnotations } from './extensions.ts';
-import type { CloneSetVersion } from './defaults.ts';
+import type { CloneSetVersion } from './mutating.ts';
 import { child, forbidden, index, invalid, notSupported, required, type FieldError } from './field-errors.ts';
-import { scaledValueFromIntOrPercent } from './int-or-percent.ts';
+import { scaledValueFromIntOrPercent } from './scaled-int-or-percent.ts';
 import { validatePodTemplate } from './pod-template.ts';
 import { priorityStrategyError, scatterStrategyError } from './strategies.ts';
 

@@ -39,7 +39,10 @@ function check(schema: Schema, value: unknown, path: string, problems: string[])
       break;
     case 'array':
       if (!Array.isArray(value)) problems.push(`${path}: not an array`);
-      else value.forEach((v: unknown, i) => check(schema['items'] as Schema, v, `${path}[${i}]`, problems));
+      else
+        value.forEach((v: unknown, i) => {
+          check(schema['items'] as Schema, v, `${path}[${i}]`, problems);
+        });
       break;
     case 'object': {
       if (!isObj(value)) {

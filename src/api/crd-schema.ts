@@ -102,8 +102,11 @@ export interface RequiredMark {
   readonly required: true;
 }
 
-/** The schema of the property K of T: required properties carry the mark, optional ones must not. */
-type PropertySchema<T, K extends keyof T> = {} extends Pick<T, K>
+/**
+ * The schema of the property K of T: required properties carry the mark, optional ones must not. The empty object
+ * type (`Record<never, never>`, i.e. `{}`) extends `Pick<T, K>` exactly when K is optional.
+ */
+type PropertySchema<T, K extends keyof T> = Record<never, never> extends Pick<T, K>
   ? SchemaFor<NonNullable<T[K]>>
   : Equals<T[K], ObjectMeta> extends true ? MetadataSchema : SchemaFor<NonNullable<T[K]>> & RequiredMark;
 

@@ -136,9 +136,9 @@ describe('defaultPodTemplate', () => {
 
   test('host-network host ports only with the gate', () => {
     const t: PodTemplateSpec = { spec: { hostNetwork: true, containers: [{ name: 'c', ports: [{ containerPort: 8080 }] }] } };
-    assert.equal((defaultPodTemplate(t).spec.containers[0]?.['ports'] as { hostPort?: number }[])[0]?.hostPort, undefined);
+    assert.equal((defaultPodTemplate(t).spec.containers[0]?.['ports'] as { hostPort?: number }[] | undefined)?.[0]?.hostPort, undefined);
     const gated = defaultPodTemplate(t, { defaultHostNetworkHostPorts: true });
-    assert.equal((gated.spec.containers[0]?.['ports'] as { hostPort?: number }[])[0]?.hostPort, 8080);
+    assert.equal((gated.spec.containers[0]?.['ports'] as { hostPort?: number }[] | undefined)?.[0]?.hostPort, 8080);
   });
 });
 

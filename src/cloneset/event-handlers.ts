@@ -12,9 +12,7 @@ import type { ResourceVersionExpectations, ScaleExpectations } from '../runtime/
 import type { InformerHandlers } from '../runtime/informer.ts';
 import type { Store } from '../runtime/store.ts';
 
-export interface Enqueue {
-  (key: string): void;
-}
+export type Enqueue = (key: string) => void;
 
 function cloneSetOwnerOf(obj: KubeObject): OwnerReference | undefined {
   const ref = controllerRefOf(obj);

@@ -5,7 +5,6 @@ import assert from 'node:assert/strict';
 import type { ApiError } from '../kube/api-error.ts';
 import type { Pod } from '../kube/types.ts';
 import { FakeClock } from '../runtime/clock.ts';
-import type { PlanAction } from './plan/actions.ts';
 import type { Ports } from './ports.ts';
 import { apiError, executorFor } from './testing/executor-fixture.ts';
 

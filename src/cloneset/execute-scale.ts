@@ -10,7 +10,6 @@ import type { PlanAction, PodToCreate, PodToDelete } from './plan/actions.ts';
 import type { ExecuteDeps } from './execute-deps.ts';
 
 export async function createPods(cs: CloneSet, key: string, list: readonly PodToCreate[], deps: ExecuteDeps): Promise<number> {
-  const ns = cs.metadata.namespace ?? '';
   for (const c of list) deps.scaleExpectations.expect(key, 'create', c.pod.metadata.name ?? '', 'pod');
   const createOne = async (i: number): Promise<void> => {
     const c = list[i];

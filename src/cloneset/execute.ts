@@ -1,4 +1,4 @@
-// executePlan: performs a plan's writes: the only writer of the CloneSet controller (src/architecture/rules.ts
+// executePlan: performs a plan's writes: the only writer of the CloneSet controller (tools/architecture/api-writes.ts
 // checks that no other module calls a write port). Every write goes through write-policy.ts (fencing, one log line
 // with the plan's reason, 409/422 → a short requeue). Expectations are registered BEFORE each create/delete and
 // lowered only when the write certainly failed, so a lagging cache never causes a second create or delete; every

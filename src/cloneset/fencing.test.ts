@@ -64,7 +64,7 @@ test('losing the lease aborts the executor: the in-flight create is cut, no late
   assert.ok(leading !== undefined, 'a leads');
   const scaleExpectations = new ScaleExpectations(clock, 60_000);
   const deps = {
-    ports: apiPorts(client.withSignal(leading)),
+    ports: apiPorts(client.fenced(leading)),
     scaleExpectations,
     rvExpectations: new ResourceVersionExpectations(clock, 60_000),
     recorder: new SeenEvents({ sink: { create: async () => undefined, patch: async () => undefined }, clock, logger: silent }),

@@ -70,7 +70,7 @@ export interface CloneSetManager {
  * 1 000 SuccessfulCreate events never slows the 1 000 pod creations down.
  * `signal` stops the manager: the queue takes no more keys, reconciles and the executor start no more writes
  * (slow-start batches included), the watches end. With leader election the clients are fenced views
- * (`KubeClient.withSignal`) that also cut in-flight requests when the lease is lost (leadership.ts).
+ * (`KubeClient.fenced`) that also cut in-flight requests when the lease is lost (leadership.ts).
  */
 export function startCloneSetManager(
   client: KubeClient,

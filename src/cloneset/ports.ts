@@ -1,5 +1,5 @@
 // The narrow write ports of the CloneSet controller, named after what they control. Only the executor talks to
-// these (src/architecture/rules.ts checks it), through write-policy.ts; apiPorts implements them on the
+// these (tools/architecture/api-writes.ts checks it), through write-policy.ts; apiPorts implements them on the
 // Kubernetes client, tests may record calls instead.
 import type { CloneSet, CloneSetStatus } from '../api/cloneset.ts';
 import type { ControllerRevision, PersistentVolumeClaim, Pod } from '../kube/types.ts';

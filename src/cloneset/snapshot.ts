@@ -7,7 +7,7 @@ import { matchesLabelSelector } from '../kube/selectors.ts';
 import type { Store } from '../runtime/store.ts';
 import type { Snapshot } from './plan/index.ts';
 
-/** Index names registered on the informers (see cloneset/informers.ts). */
+/** Index names registered on the informers (cloneset/manager.ts). */
 export const INDEX_OWNER_UID = 'ownerUid';
 export const INDEX_NAMESPACE = 'namespace';
 /** PVCs by `<namespace>/<cloneset-controller.io/retained-by>`: the retained PVCs of a CloneSet (docs/features.md#pvc-retention-policy). */

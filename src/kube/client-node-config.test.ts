@@ -34,11 +34,22 @@ describe('KubeConfig without the generated API', () => {
     assert.equal(JSON.stringify(opts.headers), JSON.stringify({ Authorization: 'Bearer secret-token' }));
   });
 
-  it('still accepts a cluster with a proxy-url (the transport ignores that agent, as before)', async () => {
-    const kc = new (kubeConfigClass())();
-    kc.loadFromFile(kubeconfigFile('    proxy-url: socks5://127.0.0.1:1080'));
-    await kc.applyToHTTPSOptions({});
-  });
+  for (const [proxy, agentClass] of [['socks5://127.0.0.1:1080', 'SocksProxyAgent'], ['http://127.0.0.1:3128', 'HttpsProxyAgent']] as const) {
+    it(`accepts a cluster with proxy-url ${proxy}: the proxy agent is an inert stub, TLS and token still apply`, async () => {
+      const kc = new (kubeConfigClass())();
+      kc.loadFromFile(kubeconfigFile(`    proxy-url: ${proxy}`));
+      const opts: https.RequestOptions = {};
+      await kc.applyToHTTPSOptions(opts);
+      // The stub class has no body: a real agent (http.Agent and its proxy subclasses) has addRequest and options.
+      const agent: unknown = opts.agent;
+      assert.ok(typeof agent === 'object' && agent !== null, 'applyToHTTPSOptions sets an agent for a proxy-url');
+      assert.equal(agent.constructor.name, agentClass);
+      assert.deepEqual(Object.keys(agent), []);
+      assert.equal('addRequest' in agent, false, 'the real proxy library was loaded');
+      assert.match(String(opts.ca), /BEGIN CERTIFICATE/);
+      assert.deepEqual(opts.headers, { Authorization: 'Bearer secret-token' });
+    });
+  }
 
   it('refuses makeApiClient with a message that names the client to use', () => {
     const kc = new (kubeConfigClass())();

@@ -15,7 +15,7 @@ const unavailable = (what: string): string => `const unavailable = () => { throw
  * What config.js imports, answered instead of the real module. The generated API serves only makeApiClient;
  * undici only applyToFetchOptions (fetch dispatchers); socks and hpagent only the `agent` that
  * applyToHTTPSOptions builds for a cluster's proxy-url, which transport.ts never uses (it builds its own agent
- * from the ca/cert/key) — so those agents become inert objects, exactly as ignored as before.
+ * from the ca/cert/key) — so those agents become inert objects that nothing uses.
  */
 export const STUBS: Readonly<Record<string, string>> = {
   './gen/index.js': stub([

@@ -46,6 +46,19 @@ function kubeConfigFor(url: string): KubeConfig {
   return kc;
 }
 
+/** `promise`, or a failure naming `what` when it has not settled after `ms`. */
+async function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`expected: ${what} within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 const json = (res: http.ServerResponse, code: number, body: unknown): void => {
   res.writeHead(code, { 'Content-Type': 'application/json' });
   res.end(JSON.stringify(body));
@@ -175,8 +188,8 @@ describe('KubeClient rate limits', () => {
       await fresh.list(PODS, 'ns');
       await fresh.getPath('/version');
       assert.deepEqual(fresh.limiterKeys(), ['core/v1/pods', 'apps.kruise.io/v1alpha1/clonesets', 'core/v1/pods (cache)', 'non-resource']);
-      // A view (withSignal) shares the limiters of its client.
-      await fresh.withSignal(new AbortController().signal).get(NODES, undefined, 'n1');
+      // A view (fenced) shares the limiters of its client.
+      await fresh.fenced(new AbortController().signal).get(NODES, undefined, 'n1');
       assert.ok(fresh.limiterKeys().includes('core/v1/nodes'));
     } finally {
       fresh.close();
@@ -198,13 +211,24 @@ describe('KubeClient.watch', () => {
     assert.deepEqual([q.get('watch'), q.get('resourceVersion'), q.get('timeoutSeconds'), q.get('allowWatchBookmarks')], ['true', '4', '300', 'true']);
   });
 
-  it('resolves when aborted mid-stream', async () => {
+  it('resolves when aborted mid-stream, after delivering what came before, and hangs up the stream', async () => {
+    let hungUp: Promise<unknown> | undefined;
     handler = (_req, res) => {
+      hungUp = once(res, 'close');
       res.writeHead(200);
+      // the stream stays open: only the client can end it
       res.write('{"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"5"}}}\n');
     };
     const ac = new AbortController();
-    await client.watch(PODS, undefined, { resourceVersion: '1', timeoutSeconds: 300, allowWatchBookmarks: true }, () => ac.abort(), ac.signal);
+    const events: string[] = [];
+    const onEvent = (e: WatchEvent): void => {
+      events.push(`${e.type} ${e.type === 'ERROR' ? '' : (e.object.metadata?.name ?? '')}`);
+      ac.abort();
+    };
+    await within(5000, 'the watch resolves', client.watch(PODS, undefined, { resourceVersion: '1', timeoutSeconds: 300, allowWatchBookmarks: true }, onEvent, ac.signal));
+    assert.deepEqual(events, ['ADDED a']);
+    assert.ok(hungUp !== undefined, 'the watch reached the server');
+    await within(5000, 'the server sees the watch connection close', hungUp);
   });
 
   it('rejects with Gone for an HTTP 410', async () => {

@@ -1,6 +1,6 @@
 // The REST client: typed verbs over raw JSON (no model serialization, so unknown fields survive), Status-aware
 // errors, client-side QPS/burst limits per resource kind (rate-limits.ts), the request policy of request-policy.ts (retries, Retry-After, retry
-// budget, per-attempt deadline), cancellation by signal (`withSignal`) and client-go's `rest_client_*` metrics.
+// budget, per-attempt deadline), cancellation by signal (`fenced`) and client-go's `rest_client_*` metrics.
 
 import type { KubeConfig } from '@kubernetes/client-node';
 import pkg from '../../package.json' with { type: 'json' };
@@ -122,9 +122,9 @@ interface Shared {
 export class KubeClient {
   #s: Shared;
   readonly #signal: AbortSignal | undefined;
-  /** Aborts requests not yet sent (see withSignal); includes #signal. */
+  /** Aborts requests not yet sent (see fenced); includes #signal. */
   #unsent: AbortSignal | undefined;
-  /** The fence: ms left before a request must have been answered (see withSignal). */
+  /** The fence: ms left before a request must have been answered (see fenced). */
   #fence: (() => number) | undefined;
 
   constructor(transport: HttpTransport, limits: RateLimits, opts: Omit<ClientOptions, 'qps' | 'burst' | 'userAgent'> = {}, signal?: AbortSignal) {
@@ -161,7 +161,7 @@ export class KubeClient {
    * and is never sent (or has its socket destroyed) once it passes — after a long pause (GC, SIGSTOP, a frozen VM)
    * or behind a socket queue full of slow requests, a write cannot reach the server after the lease expired.
    */
-  withSignal(signal: AbortSignal, opts: { unsent?: AbortSignal; fence?: () => number } = {}): KubeClient {
+  fenced(signal: AbortSignal, opts: { unsent?: AbortSignal; fence?: () => number } = {}): KubeClient {
     const view = new KubeClient(this.#s.transport, this.#s.limits, {}, any(this.#signal, signal));
     view.#s = this.#s;
     view.#unsent = any(any(view.#signal, this.#unsent), opts.unsent);

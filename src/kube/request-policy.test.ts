@@ -102,7 +102,8 @@ describe('retry decisions', () => {
     assert.equal(retryDecision(p, 'GET', { kind: 'status', status: 500 }, 0, 0).retry, false);
     assert.equal(retryDecision(p, 'GET', { kind: 'status', status: 409 }, 0, 0).retry, false);
     assert.deepEqual([0, 1, 2, 10].map((n) => backoffMs(p, n, 0)), [125, 250, 500, p.backoffMaxMs / 2]);
-    assert.equal(backoffMs(p, 0, 0.999), 250 * (1 + 0.999) / 2);
+    // half of each step (250 ms doubling, at most 8 s) is fixed, the other half scaled by the random draw
+    assert.deepEqual([[0, 0.5], [0, 0.999], [3, 0.5], [5, 0.999], [30, 0.25]].map(([n = 0, r = 0]) => backoffMs(p, n, r)), [187.5, 249.875, 1500, 7996, 5000]);
   });
 
   it('retries a write after a connection failure only when the server cannot have received it', () => {
@@ -208,7 +209,7 @@ describe('KubeClient request policy', () => {
     const client = await clientWith();
     handler = () => undefined; // the write hangs
     const leading = new AbortController();
-    const fenced = client.withSignal(leading.signal);
+    const fenced = client.fenced(leading.signal);
     const write = fenced.patch(PODS, 'ns', 'p', { metadata: { labels: { a: 'b' } } }, 'merge');
     while (seen.length === 0) await new Promise((r) => setTimeout(r, 5));
     leading.abort();
@@ -224,7 +225,7 @@ describe('KubeClient request policy', () => {
   it('a view whose fence deadline has passed sends nothing', async () => {
     const client = await clientWith();
     let left = 1000;
-    const view = client.withSignal(new AbortController().signal, { fence: () => left });
+    const view = client.fenced(new AbortController().signal, { fence: () => left });
     await view.get(PODS, 'ns', 'p');
     left = 0;
     await assert.rejects(view.patch(PODS, 'ns', 'p', {}, 'merge'), (e: unknown) => e instanceof FenceDeadlineError && /not sent/.test(e.message));
@@ -237,7 +238,7 @@ describe('KubeClient request policy', () => {
     handler = (_req, res) => { release.push(() => ok(res)); }; // every socket of the pool is held by a slow request
     const slow = Array.from({ length: 32 }, (_, i) => client.get(PODS, 'ns', `slow-${i}`));
     while (seen.length < 32) await new Promise((r) => setTimeout(r, 5));
-    const fenced = client.withSignal(new AbortController().signal, { fence: () => 100 });
+    const fenced = client.fenced(new AbortController().signal, { fence: () => 100 });
     await assert.rejects(fenced.patch(PODS, 'ns', 'late', {}, 'merge'), (e: unknown) => e instanceof FenceDeadlineError && /not sent/.test(e.message));
     handler = (_req, res) => ok(res);
     for (const r of release) r();
@@ -249,7 +250,7 @@ describe('KubeClient request policy', () => {
   it('a write without an answer by its fence deadline has its socket destroyed', async () => {
     const client = await clientWith();
     handler = () => undefined; // the write hangs
-    const fenced = client.withSignal(new AbortController().signal, { fence: () => 100 });
+    const fenced = client.fenced(new AbortController().signal, { fence: () => 100 });
     await assert.rejects(fenced.patch(PODS, 'ns', 'p', {}, 'merge'), (e: unknown) => e instanceof FenceDeadlineError && /may or may not/.test(e.message));
     while (closedSockets.length === 0) await new Promise((r) => setTimeout(r, 5));
     assert.deepEqual(closedSockets, ['PATCH /api/v1/namespaces/ns/pods/p']);
@@ -261,7 +262,7 @@ describe('KubeClient request policy', () => {
     let release: (() => void) | undefined;
     handler = (_req, res) => { release = () => ok(res); };
     const stopping = new AbortController();
-    const view = client.withSignal(new AbortController().signal, { unsent: stopping.signal });
+    const view = client.fenced(new AbortController().signal, { unsent: stopping.signal });
     const first = view.patch(PODS, 'ns', 'a', {}, 'merge');
     const second = view.patch(PODS, 'ns', 'b', {}, 'merge'); // waits ~1 s for a token
     while (release === undefined) await new Promise((r) => setTimeout(r, 5));

@@ -174,7 +174,9 @@ export function formatPlan(r: PlanReport, output: OutputFormat): string {
     lines.push('');
     lines.push('Update order (pods waiting for the update revision, in the order the controller takes them: PreparingUpdate and');
     lines.push('already-marked pods, priority, then unscheduled, Pending, not ready, most recently ready, most restarts, newest):');
-    e.candidates.forEach((c, i) => lines.push(`  ${String(i + 1).padStart(2)}. ${c.next ? '→ next ' : '  wait '} ${c.pod}: ${c.why}`));
+    e.candidates.forEach((c, i) => {
+      lines.push(`  ${String(i + 1).padStart(2)}. ${c.next ? '→ next ' : '  wait '} ${c.pod}: ${c.why}`);
+    });
   }
   lines.push('');
   if (e.blockers.length === 0) lines.push('Blocked: nothing');

@@ -1,8 +1,8 @@
 /**
  * The controller worker loop: N workers take keys from a WorkQueue and call `reconcile(key)`.
  *
- * `#handleOutcome` is THE one place where a reconcile outcome becomes a queue operation
- * (controller-runtime `reconcileHandler`):
+ * `#reconcileOnce` (with `#handleError` for a thrown error) is the one place where a reconcile outcome becomes a
+ * queue operation (controller-runtime `reconcileHandler`):
  * - thrown `TerminalError` → `forget`, no requeue (retrying cannot help; the reconciler reports it);
  * - any other thrown error → `addRateLimited` (per-key exponential backoff and global bucket), at least the
  *   server's Retry-After when the error is an ApiError that carries one (`retryAfterSeconds`, e.g. a 429);
@@ -73,7 +73,6 @@ function isProgrammingError(e: unknown): boolean {
 
 /**
  * The server's Retry-After of an API error (`details.retryAfterSeconds` of its Status), in ms, when positive.
- * (This read a `retryAfterMs` field before, which no error of the client ever carried, so it never applied.)
  */
 export function retryAfterMsOf(e: unknown): number | undefined {
   if (!(e instanceof ApiError) || e.retryAfterSeconds === undefined) return undefined;

@@ -71,7 +71,8 @@ test('identical repeats within the window patch the count of the first Event', a
   rec.event(cloneSet, 'Warning', 'ScaleUpLimited', 'limit: 2');
   await rec.flush();
   assert.deepEqual(sink.calls.map((c) => c.verb), ['create', 'patch', 'patch']);
-  const name = (sink.calls[0]?.body['metadata'] as { name: string }).name;
+  const name = (sink.calls[0]?.body['metadata'] as { name: string } | undefined)?.name;
+  assert.ok(name !== undefined, 'the create names the event');
   assert.equal(sink.calls[1]?.name, name);
   assert.deepEqual(sink.calls[2]?.body, { count: 3, lastTimestamp: '2025-01-02T03:04:06Z', message: 'limit: 2' });
 });

@@ -274,7 +274,7 @@ export class EventRecorder {
     rec.lastMs = p.atMs;
     rec.messages.add(p.message);
     if (rec.messages.size < this.#maxSimilar) return { message: p.message, cacheKey: eventKey };
-    // Keep the set bounded (client-go pops one); every further similar event now lands on the aggregate.
+    // Keep the set bounded (client-go pops one); every further similar event lands on the aggregate from then on.
     const oldest = rec.messages.values().next();
     if (oldest.done !== true) rec.messages.delete(oldest.value);
     return { message: `(combined from similar events): ${p.message}`, cacheKey: aggregateKey };

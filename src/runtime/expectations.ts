@@ -23,8 +23,9 @@
  * a cache that is TTL-old — far better than a CloneSet that never converges. The modules never drop an entry
  * on their own, so the caller can count the leak (metric `cloneset_scale_expectation_leakage`) and log it.
  *
- * Process-local and in-memory: lost on restart (the pod Create events of the initial list then observe
- * nothing, which is why those events are enqueued with a delay, docs/features.md#reconcile-pass; Kruise pkg/controller/cloneset/cloneset_event_handler.go).
+ * Process-local and in-memory: lost on restart. Nothing depends on them surviving: a new process registers none
+ * before its first write, and its first reconcile of each CloneSet plans from the freshly listed cache, which
+ * already holds every pod the old process created (docs/features.md#reconcile-pass).
  */
 import type { Clock } from './clock.ts';
 

@@ -170,7 +170,7 @@ export class LeaderElector {
    * A standby cannot take over before it has seen our last record unchanged for a lease duration by its own
    * clock, which started after our renewal did; the margin covers the two clocks running at different rates
    * and the network delay between a request leaving us and reaching the server. ≤ 0 when not leading.
-   * Every request of the controller carries it (kube/client.ts `withSignal` fence): one that has not been
+   * Every request of the controller carries it (kube/client.ts `fenced` fence): one that has not been
    * answered by then is aborted, and one not yet sent is never sent.
    */
   fenceRemainingMs(): number {

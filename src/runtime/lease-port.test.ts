@@ -86,7 +86,7 @@ async function leadWhileSaturated(pods: KubeClient, leaseClient: KubeClient, kin
   const done = elector.run(abort.signal, {
     onStartedLeading: () => {
       // The controller starts a large scale-up as soon as it leads.
-      creates = Array.from({ length: 100 }, () => pods.withSignal(saturate.signal).create(kind, 'other', { metadata: { name: 'p' } }).catch(() => undefined));
+      creates = Array.from({ length: 100 }, () => pods.fenced(saturate.signal).create(kind, 'other', { metadata: { name: 'p' } }).catch(() => undefined));
     },
     onStoppedLeading: (r) => { lost = r === 'lost'; },
   });

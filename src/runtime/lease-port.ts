@@ -20,7 +20,7 @@ async function write(op: () => Promise<Lease>): Promise<LeaseWriteResult> {
 }
 
 export function apiLeasePort(client: KubeClient): LeasePort {
-  const bound = (signal: AbortSignal | undefined): KubeClient => (signal === undefined ? client : client.withSignal(signal));
+  const bound = (signal: AbortSignal | undefined): KubeClient => (signal === undefined ? client : client.fenced(signal));
   return {
     async get(namespace, name, signal) {
       try {

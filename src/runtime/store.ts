@@ -184,7 +184,10 @@ export class ObjectStore<T extends KubeObject> implements Store<T> {
       if (obj !== undefined) {
         for (const v of fn(obj)) {
           let keys = idx.get(v);
-          if (keys === undefined) idx.set(v, (keys = new Set()));
+          if (keys === undefined) {
+            keys = new Set();
+            idx.set(v, keys);
+          }
           keys.add(key);
         }
       }

@@ -4,7 +4,7 @@ import { ApiError, ConnectionError } from '../kube/api-error.ts';
 import type { WatchEvent } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
 import {
-  BACKOFF_MAX_MS, initialState, nextBackoff, runWatcher, step, watchTimeoutSeconds,
+  initialState, nextBackoff, runWatcher, step, watchTimeoutSeconds,
   type ListWatch, type Step, type WatcherAction, type WatcherEvent, type WatcherInput, type WatcherLog, type WatcherState,
 } from './watcher.ts';
 

@@ -5,7 +5,8 @@ import type { Pod } from '../kube/types.ts';
 import { BadRequestError, mutate, parseAdmissionReview, podsToPrefetch, validate, type AdmissionRequest } from './admission-review.ts';
 import type { AdmissionHandlers, AdmissionInput, FieldError } from './contracts.ts';
 import { formatInvalid } from '../admission/field-errors.ts';
-import { applyJsonPatch, type JsonPatchOperation } from './json-patch.ts';
+import type { JsonPatchOperation } from './json-patch.ts';
+import { applyJsonPatch } from './testing/json-patch.ts';
 
 const gates = FEATURE_GATE_DEFAULTS;
 const cs = (spec: Record<string, unknown>): Record<string, unknown> => ({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', metadata: { name: 'web', namespace: 'ns' }, spec });

@@ -1,5 +1,5 @@
 // When to create or rotate the webhook's CA and serving certificate. Pure: the certificates as parsed facts and the
-// time in, a plan out (cert-manager.ts generates and writes).
+// time in, a plan out (cert-source.ts carries it out: cert-issuer.ts issues, the Secret is written there).
 //
 // Zero-downtime CA rotation in two steps, each its own sync:
 //  1. at 2/3 of the CA's lifetime a new CA is created; the CA bundle (Secret key ca.crt, and the caBundle of the

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { generateCA, issueServingCertificate } from './cert-issuer.ts';
@@ -39,13 +39,32 @@ describe('DirCertificates (--webhook-cert-dir)', () => {
     }
   });
 
-  test('a changed file triggers a re-read (Secret volumes swap a symlink in the directory)', async () => {
+  test('a Secret volume update (the kubelet swaps the ..data symlink) is noticed, and the next sync serves the new pair', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'certdir-'));
     const source = new DirCertificates(dir);
+    // The kubelet's layout: tls.crt → ..data/tls.crt, ..data → ..<timestamp>/, replaced atomically by a rename.
+    const publish = (version: string, pair: { cert: string; key: string }): void => {
+      mkdirSync(path.join(dir, version));
+      writeFileSync(path.join(dir, version, 'tls.crt'), pair.cert);
+      writeFileSync(path.join(dir, version, 'tls.key'), pair.key);
+      symlinkSync(version, path.join(dir, '..data_tmp'));
+      renameSync(path.join(dir, '..data_tmp'), path.join(dir, '..data'));
+    };
     try {
+      const ca = await generateCA(Date.now(), 3_600_000);
+      const first = await issueServingCertificate(ca, ['localhost'], Date.now(), 3_600_000);
+      const second = await issueServingCertificate(ca, ['localhost'], Date.now(), 3_600_000);
+      publish('..v1', first);
+      for (const f of ['tls.crt', 'tls.key']) symlinkSync(path.join('..data', f), path.join(dir, f));
+      assert.deepEqual((await source.sync()).serving, first);
       const changed = new Promise<void>((resolve) => source.onChange(resolve));
-      writeFileSync(path.join(dir, 'tls.crt'), 'x');
-      await changed;
+      publish('..v2', second);
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_resolve, reject) => {
+        timer = setTimeout(() => reject(new Error('no change noticed within 5 s of the ..data swap')), 5000);
+      });
+      await Promise.race([changed, late]).finally(() => clearTimeout(timer));
+      assert.deepEqual((await source.sync()).serving, second);
     } finally {
       source.close();
       rmSync(dir, { recursive: true, force: true });

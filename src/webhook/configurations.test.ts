@@ -35,7 +35,7 @@ describe('webhook configurations', () => {
     for (const w of [...m, ...v]) {
       assert.deepEqual([w.failurePolicy, w.matchPolicy, w.sideEffects, w.timeoutSeconds, w.admissionReviewVersions], ['Fail', 'Exact', 'None', 10, ['v1']]);
     }
-    assert.deepEqual((m[1]?.rules as { apiVersions: string[]; operations: string[] }[])[0], { apiGroups: ['apps.kruise.io'], apiVersions: ['v1beta1'], operations: ['CREATE', 'UPDATE'], resources: ['clonesets'], scope: '*' });
-    assert.deepEqual((v[0]?.rules as { operations: string[] }[])[0]?.operations, ['CREATE', 'UPDATE', 'DELETE']);
+    assert.deepEqual((m[1]?.rules as { apiVersions: string[]; operations: string[] }[] | undefined)?.[0], { apiGroups: ['apps.kruise.io'], apiVersions: ['v1beta1'], operations: ['CREATE', 'UPDATE'], resources: ['clonesets'], scope: '*' });
+    assert.deepEqual((v[0]?.rules as { operations: string[] }[] | undefined)?.[0]?.operations, ['CREATE', 'UPDATE', 'DELETE']);
   });
 });

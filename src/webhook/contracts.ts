@@ -3,7 +3,7 @@
 // The server takes them as injected functions so that its envelope handling is tested with small handlers and
 // the composition root (handlers.ts) decides what is wired in.
 import type { FeatureGates } from '../api/well-known.ts';
-import type { CloneSetVersion } from '../admission/defaults.ts';
+import type { CloneSetVersion } from '../admission/mutating.ts';
 import type { FieldError } from '../admission/field-errors.ts';
 import type { AdmissionInput, ValidationContext } from '../admission/validate.ts';
 

@@ -1,7 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { applyJsonPatch, createJsonPatch, escapePointerToken } from './json-patch.ts';
+import { createJsonPatch, escapePointerToken } from './json-patch.ts';
+import { applyJsonPatch } from './testing/json-patch.ts';
 
 describe('createJsonPatch', () => {
   test('equal documents give no operation', () => {

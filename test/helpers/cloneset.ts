@@ -3,8 +3,9 @@
 // the CloneSet and its events.
 import type { CloneSet, CloneSetSpec } from '../../src/api/cloneset.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
-import { CLONESETS, EVENTS, PODS, PVCS } from '../../src/kube/resources.ts';
+import { CLONESETS, CLONESETS_V1BETA1, EVENTS, PODS, PVCS } from '../../src/kube/resources.ts';
 import type { Container, PersistentVolumeClaim, Pod } from '../../src/kube/types.ts';
+import { eventually } from './kube.ts';
 
 export interface CloneSetOptions {
   /** the CloneSet's own labels */
@@ -91,4 +92,26 @@ export interface EventSummary {
 export async function eventsOf(client: KubeClient, ns: string, name: string): Promise<EventSummary[]> {
   const list = await client.list<EventSummary & { involvedObject?: { name?: string } }>(EVENTS, ns);
   return list.items.filter((e) => e.involvedObject?.name === name);
+}
+
+/**
+ * Returns once the controller has made full passes (plan, execute, status) over the CloneSet as it is now, so that
+ * a test can then assert that nothing changed — a positive signal where a quiet window would pass vacuously on a slow
+ * controller. The probe: a behaviour-neutral spec change (revisionHistoryLimit, which only bounds how many unused
+ * ControllerRevisions are kept) bumps metadata.generation, and status.observedGeneration reaches it only from a pass
+ * that read the CloneSet after the change and planned (a pass still waiting for expectations writes no status).
+ * Two passes by default, so that a decision taking two passes has shown at least its first step.
+ */
+export async function controllerPassed(client: KubeClient, ns: string, name: string, passes = 2): Promise<void> {
+  for (let i = 0; i < passes; i++) {
+    const cs = await getCloneSet(client, ns, name);
+    const limit = cs.spec.revisionHistoryLimit === 11 ? 10 : 11;
+    // through v1beta1, whose admission checks no template rule: the probe works on a CloneSet v1alpha1 would refuse
+    const bumped = await client.patch<CloneSet>(CLONESETS_V1BETA1, ns, name, { spec: { revisionHistoryLimit: limit } }, 'merge');
+    const generation = bumped.metadata.generation ?? 0;
+    await eventually(`the controller to reconcile ${ns}/${name} at generation ${generation}`, async () => {
+      const now = await getCloneSet(client, ns, name);
+      return (now.status?.observedGeneration ?? 0) >= generation ? true : undefined;
+    }, { timeoutMs: 60_000, intervalMs: 100 });
+  }
 }

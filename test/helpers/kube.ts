@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { KubeClient } from '../../src/kube/client.ts';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.ts';
 import { NAMESPACES, type ResourceRef } from '../../src/kube/resources.ts';
-import { builtControllerMain } from '../../src/localcluster/controller-build.ts';
+import { builtControllerMain } from '../../tools/localcluster/controller-build.ts';
 
 const SERVICE_ACCOUNTS: ResourceRef = { group: '', version: 'v1', plural: 'serviceaccounts', namespaced: true };
 

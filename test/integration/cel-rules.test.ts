@@ -37,8 +37,9 @@ function twinCrd(): CrdShape {
 function celRules(crd: CrdShape): string[] {
   const out: string[] = [];
   const walk = (v: unknown, where: string): void => {
-    if (Array.isArray(v)) v.forEach((e) => walk(e, where));
-    else if (typeof v === 'object' && v !== null) {
+    if (Array.isArray(v)) {
+      for (const e of v) walk(e, where);
+    } else if (typeof v === 'object' && v !== null) {
       for (const [k, e] of Object.entries(v)) {
         if (k === 'x-kubernetes-validations' && Array.isArray(e)) for (const r of e) out.push(`${where}: ${String((r as { rule?: unknown }).rule)}`);
         else walk(e, where);

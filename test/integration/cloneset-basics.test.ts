@@ -5,7 +5,7 @@ import type { CloneSet } from '../../src/api/cloneset.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
 import { CLONESETS, CONTROLLER_REVISIONS, NAMESPACES, PODS } from '../../src/kube/resources.ts';
 import type { ControllerRevision, Pod } from '../../src/kube/types.ts';
-import { activePods as podsOf, eventsOf, getCloneSet as cloneSet, isReady, newCloneSet, readyPods } from '../helpers/cloneset.ts';
+import { activePods as podsOf, getCloneSet as cloneSet, isReady, newCloneSet, readyPods } from '../helpers/cloneset.ts';
 import { eventually, kubectl, kubectlOk, newNamespace, startController, testClient, type ControllerProcess } from '../helpers/kube.ts';
 
 /** The user manual's sample CloneSet (revision sample-d4d4fb5bd when named sample). */

@@ -1,4 +1,4 @@
-// The local control plane (src/localcluster) behaves like a small real cluster: pods are scheduled onto the kwok
+// The local control plane (tools/localcluster) behaves like a small real cluster: pods are scheduled onto the kwok
 // nodes and "run", Ready follows the readiness gates, an in-place image change restarts the container the way a
 // kubelet reports it, and deleted pods go away. Needs KUBECONFIG (hack/test.sh starts the cluster and sets it).
 import { spawn } from 'node:child_process';
@@ -16,7 +16,7 @@ function kubeconfigPath(): string {
   if (p === undefined || p === '') {
     throw new Error(
       'KUBECONFIG is not set. Run the integration tests through hack/test.sh (npm test), or start a cluster with ' +
-        '`eval "$(node src/localcluster/cli.ts up)"` first.',
+        '`eval "$(node tools/localcluster/cli.ts up)"` first.',
     );
   }
   return p;
@@ -73,7 +73,7 @@ function condition(pod: Pod, type: string): string | undefined {
 /** Polls `probe` until it returns something other than undefined; fails with `what` and the last observation. */
 async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = TIMEOUT_MS): Promise<T> {
   const deadline = Date.now() + timeoutMs;
-  let last: unknown = undefined;
+  let last: unknown;
   for (;;) {
     try {
       const v = await probe();

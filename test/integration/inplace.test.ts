@@ -9,7 +9,7 @@ import type { CloneSet } from '../../src/api/cloneset.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
 import { CLONESETS, CLONESETS_V1BETA1, CONTROLLER_REVISIONS, CRDS, NAMESPACES, PODS, PVCS, type ResourceRef } from '../../src/kube/resources.ts';
 import type { ControllerRevision, PersistentVolumeClaim, Pod } from '../../src/kube/types.ts';
-import { activePods as pods, eventsOf, getCloneSet, isReady, newCloneSet, readyPods } from '../helpers/cloneset.ts';
+import { activePods as pods, controllerPassed, eventsOf, getCloneSet, isReady, newCloneSet, readyPods } from '../helpers/cloneset.ts';
 import { eventually, newNamespace, startController, testClient, type ControllerProcess } from '../helpers/kube.ts';
 import { PodWatch } from '../helpers/watch-sampler.ts';
 
@@ -213,7 +213,7 @@ describe('in-place update on a real API server', () => {
     assert.match(failed.message ?? '', /env/);
     const event = await warningEvent(client, ns, 'only', 'FailedUpdatePodInPlace');
     assert.match(event.message ?? '', /InPlaceOnly/);
-    await new Promise((r) => setTimeout(r, 3000));
+    await controllerPassed(client, ns, 'only');
     const after = await pods(client, ns, 'only');
     assert.deepEqual(after.map((p) => p.metadata.uid).sort(), before.map((p) => p.metadata.uid).sort());
     assert.ok(after.every(isReady), 'the pods stay ready');

@@ -12,7 +12,7 @@ import { CLONESETS, LEASES, NAMESPACES } from '../../src/kube/resources.ts';
 import type { Lease } from '../../src/runtime/leader-election.ts';
 import { activePods, allPods, getCloneSet, newCloneSet } from '../helpers/cloneset.ts';
 import { eventually, newNamespace, startController, testClient, type ControllerProcess } from '../helpers/kube.ts';
-import { freePort } from '../../src/localcluster/free-port.ts';
+import { freePort } from '../../tools/localcluster/free-port.ts';
 
 const LEASE = 'cloneset-controller-le-test';
 
@@ -140,7 +140,7 @@ describe('leader election with two replicas', () => {
     await eventually('c leads', async () => ((await holder(client, ns)).holderIdentity === c.identity ? true : undefined), { timeoutMs: 40_000, intervalMs: 100 });
     const takeoverMs = Date.now() - t0;
     // The standby watches the Lease: it takes over when b's last record (renewed every 2 s) expires 15 s after
-    // it was written, not at its next jittered poll (which used to add up to 2 × 4.4 s).
+    // it was written, not at its next jittered poll (which could add up to 2 × 4.4 s).
     assert.ok(takeoverMs > 10_000 && takeoverMs < 16_500, `takeover took ${takeoverMs} ms`);
     await converged(client, ns, 'big', 250);
   });

@@ -10,7 +10,7 @@ import type { CloneSet, Lifecycle } from '../../src/api/cloneset.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
 import { CLONESETS, NAMESPACES, PODS, type ResourceRef } from '../../src/kube/resources.ts';
 import type { Pod, PodCondition } from '../../src/kube/types.ts';
-import { isReady, names, newCloneSet } from '../helpers/cloneset.ts';
+import { controllerPassed, isReady, names, newCloneSet } from '../helpers/cloneset.ts';
 import { eventually, kubeconfigPath, newNamespace, ROOT, startController, testClient, type ControllerProcess } from '../helpers/kube.ts';
 
 const STATE = 'lifecycle.apps.kruise.io/state';
@@ -46,7 +46,6 @@ function cloneSetOf(ns: string, name: string, o: Options): CloneSet {
 
 const condition = (p: Pod, type: string): PodCondition | undefined => p.status?.conditions?.find((c) => c.type === type);
 const stateOf = (p: Pod): string => p.metadata.labels?.[STATE] ?? '';
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe('lifecycle hooks on a real API server', () => {
   let client: KubeClient;
@@ -72,13 +71,10 @@ describe('lifecycle hooks on a real API server', () => {
     }, { timeoutMs: 90_000 });
   const waitingPod = (app: string, name?: string): Promise<Pod> =>
     eventually(`a PreparingDelete pod of ${app}`, async () => (await pods(app)).find((p) => stateOf(p) === 'PreparingDelete' && (name === undefined || p.metadata.name === name)));
-  /** The pod count stays at `n` for a while (the controller reacts within milliseconds when it does). */
-  const staysAt = async (app: string, n: number, ms = 3000): Promise<void> => {
-    const end = Date.now() + ms;
-    while (Date.now() < end) {
-      assert.equal((await pods(app)).length, n, `${app} keeps ${n} pods`);
-      await sleep(250);
-    }
+  /** After the controller's passes over the CloneSet as it is now (controllerPassed), the pod count is still `n`. */
+  const staysAt = async (app: string, n: number): Promise<void> => {
+    await controllerPassed(client, ns, app);
+    assert.equal((await pods(app)).length, n, `${app} keeps ${n} pods after the controller reconciled it`);
   };
   const gone = (name: string): Promise<true> =>
     eventually(`${name} deleted`, async () => {
@@ -131,7 +127,7 @@ describe('lifecycle hooks on a real API server', () => {
       }, { timeoutMs: 90_000 });
       assert.ok(pod);
       await eventually(`${app} status ready 1`, async () => ((await cs(app)).status?.readyReplicas === 1 ? true : undefined));
-      await sleep(1500);
+      await controllerPassed(client, ns, app);
       assert.equal(stateOf(await client.get<Pod>(PODS, ns, pod.metadata.name ?? '')), 'PreparingNormal');
       assert.equal((await cs(app)).status?.availableReplicas, 0, `${app}: not available while the hook is missing`);
       if (app === 'pnl') await label(pod.metadata.name ?? '', { [TRAFFIC]: 'true' });
@@ -161,12 +157,7 @@ describe('lifecycle hooks on a real API server', () => {
     assert.equal(condition(victim, 'ContainersReady')?.status, 'True');
     // markPodNotReady: scaling back up does not bring the pod back (docs/features.md#scaling; Kruise pkg/controller/cloneset/sync/cloneset_scale.go)
     await scale('mk', 2);
-    // First make sure the controller has seen replicas 2, then give it a window in which it must not act.
-    await eventually('the controller to observe replicas 2', async () => {
-      const cs = await client.get<CloneSet>(CLONESETS, ns, 'mk');
-      return cs.status?.observedGeneration === cs.metadata.generation ? cs : undefined;
-    });
-    await sleep(2000);
+    await controllerPassed(client, ns, 'mk');
     assert.equal(stateOf(await client.get<Pod>(PODS, ns, victim.metadata.name ?? '')), 'PreparingDelete');
     await dropFinalizers(victim.metadata.name ?? '');
     await gone(victim.metadata.name ?? '');
@@ -190,7 +181,7 @@ describe('lifecycle hooks on a real API server', () => {
       const victim = await waitingPod(app);
       await scale(app, 3);
       await eventually('the victim back to Normal', async () => (stateOf(await client.get<Pod>(PODS, ns, victim.metadata.name ?? '')) === 'Normal' ? true : undefined));
-      await staysAt(app, 3, 2000);
+      await staysAt(app, 3);
       assert.deepEqual(names(await normalPods(app, 3)), before, 'the same pods');
     });
 
@@ -201,7 +192,7 @@ describe('lifecycle hooks on a real API server', () => {
       assert.ok(target);
       await scale(app, 2, [target]);
       await waitingPod(app, target);
-      await staysAt(app, 3, 1500);
+      await staysAt(app, 3);
       await scale(app, 3);
       if (exclude) {
         await eventually('a 4th pod', async () => ((await pods(app)).length === 4 ? true : undefined));
@@ -255,7 +246,7 @@ describe('lifecycle hooks on a real API server', () => {
     assert.equal(preparing.status?.phase, 'Running');
     assert.equal(condition(preparing, 'ContainersReady')?.status, 'True', 'containers keep running');
     // the update waits for the user controller
-    await sleep(2000);
+    await controllerPassed(client, ns, 'ip');
     const still = await client.get<Pod>(PODS, ns, name);
     assert.equal(stateOf(still), 'PreparingUpdate');
     assert.equal(still.spec.containers[0]?.image, 'nginx:alpine', 'not updated while hooked');
@@ -331,7 +322,7 @@ describe('lifecycle hooks on a real API server', () => {
     await waitingPod('cancel', target);
     await patchSpec('cancel', { scaleStrategy: { podsToDelete: [] } });
     await eventually('back to Normal', async () => (stateOf(await client.get<Pod>(PODS, ns, target)) === 'Normal' ? true : undefined));
-    await staysAt('cancel', 2, 1500);
+    await staysAt('cancel', 2);
     assert.deepEqual(names(await normalPods('cancel', 2)), before);
   });
 });

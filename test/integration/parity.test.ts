@@ -1,4 +1,4 @@
-// Kruise parity on a real API server (issue 11): container launch priority in in-place updates (docs/features.md#in-place-update; Kruise pkg/util/inplaceupdate/inplace_update_defaults.go),
+// Kruise parity on a real API server: container launch priority in in-place updates (docs/features.md#in-place-update; Kruise pkg/util/inplaceupdate/inplace_update_defaults.go),
 // template labels/annotations/finalizers removed from pods in place (docs/features.md#in-place-update; Kruise pkg/util/inplaceupdate/inplace_update_defaults.go), adoption of pods that
 // reference the CloneSet without being controlled by it (docs/features.md#ownership-and-adoption; Kruise pkg/controller/cloneset/cloneset_controller.go), and pod creates refused by a ResourceQuota
 // (kube-controller-manager runs the resourcequota controller): FailedCreate, FailedScale, recovery.

@@ -12,7 +12,7 @@ import type { KubeClient } from '../../src/kube/client.ts';
 import { CLONESETS, CLONESETS_V1BETA1, CONTROLLER_REVISIONS, NAMESPACES, PODS, PVCS } from '../../src/kube/resources.ts';
 import type { ControllerRevision, PersistentVolumeClaim, Pod, PodTemplateSpec } from '../../src/kube/types.ts';
 import { newRevision } from '../../src/cloneset/plan/revisions.ts';
-import { activePods, eventsOf, isReady, names, pvcsOf, revisionOf } from '../helpers/cloneset.ts';
+import { activePods, controllerPassed, eventsOf, isReady, names, pvcsOf, revisionOf } from '../helpers/cloneset.ts';
 import { eventually, kubectlOk, newNamespace, startController, testClient, type ControllerProcess } from '../helpers/kube.ts';
 
 const REVISION = 'sample-d4d4fb5bd'; // Kruise's name for the manual's sample template (docs/features.md#revisions; Kruise pkg/controller/cloneset/revision/cloneset_revision_test.go)
@@ -209,8 +209,8 @@ describe('taking over CloneSets, pods, PVCs and revisions that Kruise wrote', ()
       assert.equal(status.updateRevision, kruiseRevision[ns]);
       assert.equal(status.currentRevision, kruiseRevision[ns]);
       assert.equal(status.labelSelector, 'app=sample');
-      // A quiet window after the status settled: any create, delete or in-place restart would have happened by now.
-      await new Promise((r) => setTimeout(r, 3000));
+      // After the controller's passes over the adopted CloneSet: any create, delete or in-place restart it decides is made.
+      await controllerPassed(client, ns, 'sample');
       assert.deepEqual(await fingerprints(client, ns), before_[ns], 'same pods (uid), no restart, same image');
       assert.deepEqual(await revisionsOf(client, ns), revisionsBefore[ns], 'same ControllerRevisions, same data');
       const reasons = (await eventsOf(client, ns, 'sample')).map((e) => e.reason ?? '');
@@ -301,7 +301,7 @@ describe('updateStrategy OnDelete (v1beta1)', () => {
     });
     assert.equal(seen?.updatedReplicas, 0);
     assert.equal(seen?.expectedUpdatedReplicas, 3, 'OnDelete expects every pod on the new revision');
-    await new Promise((r) => setTimeout(r, 3000));
+    await controllerPassed(client, ns, 'od');
     assert.deepEqual(names(await activePods(client, ns, 'od')), names(first), 'no pod replaced by the controller');
 
     const victim = first[0]?.metadata.name ?? '';

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { ApiError } from '../../src/kube/api-error.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
 import { CLONESETS, NAMESPACES } from '../../src/kube/resources.ts';
-import { builtControllerMain } from '../../src/localcluster/controller-build.ts';
+import { builtControllerMain } from '../../tools/localcluster/controller-build.ts';
 import { parseCertificates } from '../../src/webhook/certificates.ts';
 import { SECRETS } from '../../src/webhook/cert-source.ts';
 import { CRD_NAME, MUTATING_CONFIGURATION, SECRET_NAME, VALIDATING_CONFIGURATION, WEBHOOK_NAMESPACE } from '../../src/webhook/configurations.ts';

@@ -9,7 +9,7 @@ import { createWriteStream, mkdirSync, readFileSync, writeFileSync } from 'node:
 import path from 'node:path';
 import type { KubeClient } from '../../src/kube/client.ts';
 import { NAMESPACES } from '../../src/kube/resources.ts';
-import { builtControllerMain } from '../../src/localcluster/controller-build.ts';
+import { builtControllerMain } from '../../tools/localcluster/controller-build.ts';
 import { MUTATING_CONFIGURATION, SECRET_NAME, VALIDATING_CONFIGURATION, WEBHOOK_NAMESPACE } from '../../src/webhook/configurations.ts';
 import { eventually, kubectl, kubectlOk, newNamespace, ROOT, testClient } from '../helpers/kube.ts';
 

@@ -93,7 +93,7 @@ describe('executor: in-place writes', () => {
     const h = harness({ conflicts: 1, live: { ...cached, metadata: { ...cached.metadata, resourceVersion: '57' } } });
     assert.deepEqual(await h.run([{ ...update, guard: inPlaceGuardOf(cached) }]), { writes: 1, requeueAfterMs: 500 });
     assert.deepEqual(h.calls.map((c) => c.verb), ['patch', 'get', 'patch']);
-    assert.deepEqual((h.calls[2]?.patch as { metadata: { resourceVersion: string } }).metadata.resourceVersion, '57');
+    assert.deepEqual((h.calls[2]?.patch as { metadata: { resourceVersion: string } } | undefined)?.metadata.resourceVersion, '57');
     assert.deepEqual(h.recorder.seen, ['Normal SuccessfulUpdatePodInPlace: successfully update pod sample-abcde in-place(revision sample-r2)']);
   });
 
@@ -135,7 +135,7 @@ describe('executor: in-place writes', () => {
     assert.deepEqual(out, { writes: 2 });
     assert.deepEqual(h.calls.map((c) => c.verb), ['resize', 'patch']);
     assert.deepEqual(h.calls[0]?.patch, { ...resize, metadata: { resourceVersion: '42' } });
-    assert.equal((h.calls[1]?.patch as { metadata: { resourceVersion: string } }).metadata.resourceVersion, '101');
+    assert.equal((h.calls[1]?.patch as { metadata: { resourceVersion: string } } | undefined)?.metadata.resourceVersion, '101');
   });
 
   test('the not-ready mark goes to pods/status and sets an RV expectation; a guarded True carries the resourceVersion', async () => {
@@ -143,7 +143,7 @@ describe('executor: in-place writes', () => {
     const status = { status: { conditions: [{ type: 'InPlaceUpdateReady', status: 'False', reason: 'StartInPlaceUpdate' }] } };
     await h.run([{ kind: 'MarkPodNotReadyForInPlaceUpdate', pod, revision: 'sample-r2', patch: status }, { kind: 'SetInPlaceUpdateReady', pod, guardResourceVersion: true }]);
     assert.deepEqual(h.calls[0], { verb: 'status', name: 'sample-abcde', patch: status });
-    assert.equal((h.calls[1]?.patch as { metadata: { resourceVersion: string } }).metadata.resourceVersion, '42');
+    assert.equal((h.calls[1]?.patch as { metadata: { resourceVersion: string } } | undefined)?.metadata.resourceVersion, '42');
     assert.equal(h.rvExpectations.isSatisfied('uid-p', '101').satisfied, false);
   });
 

@@ -59,7 +59,9 @@ export function containerLaunchPriorities(pod: Pod): ReadonlyMap<string, number>
   }
   if (containers.length <= 1) return out;
   if (pod.metadata.annotations?.[ANNOTATION_CONTAINER_LAUNCH_PRIORITY] === CONTAINER_LAUNCH_ORDERED) {
-    containers.forEach((c, i) => out.set(c.name, i === 0 ? 0 : -i));
+    containers.forEach((c, i) => {
+      out.set(c.name, i === 0 ? 0 : -i);
+    });
     return out;
   }
   const priorities: number[] = [];
@@ -74,6 +76,8 @@ export function containerLaunchPriorities(pod: Pod): ReadonlyMap<string, number>
     priorities.push(Number(v));
   }
   if (priorities.every((p) => p === priorities[0])) return out;
-  containers.forEach((c, i) => out.set(c.name, priorities[i] ?? 0));
+  containers.forEach((c, i) => {
+    out.set(c.name, priorities[i] ?? 0);
+  });
   return out;
 }

@@ -11,7 +11,7 @@ import { isPodAvailable, podCondition, revisionMatches } from '../plan/pod-predi
 import { rfc3339 } from '../plan/pod-template.ts';
 import { newRevision, templateFromRevision } from '../plan/revisions.ts';
 import { aCloneSet, plannerConfig, readyPods, revisionName, revisions, sequentialIds, T0 } from '../plan/testing/builders.ts';
-import { applyPodPatch, applyPodStatusPatch, PatchConflict } from './apply-patch.ts';
+import { applyPodPatch, applyPodStatusPatch, PatchConflict } from './testing/apply-patch.ts';
 import { decodeState } from './state.ts';
 
 type Action<K extends PlanAction['kind']> = Extract<PlanAction, { kind: K }>;
@@ -321,7 +321,7 @@ describe('in-place update, step by step', () => {
     const finish = ofKind(end.actions, 'UpdatePodInPlace')[0];
     assert.equal(finish?.step, 'finishGrace');
     assert.deepEqual(finish?.patch['spec'], { containers: [{ name: 'main', image: 'nginx:r2' }] });
-    const ann2 = (finish?.patch['metadata'] as { annotations: Record<string, string | null> }).annotations;
+    const ann2 = (finish?.patch['metadata'] as { annotations: Record<string, string | null> } | undefined)?.annotations ?? {};
     assert.equal(ann2['apps.kruise.io/inplace-update-grace'], null);
     const state = decodeState(ann2['apps.kruise.io/inplace-update-state'] ?? '');
     assert.equal(state.updateTimestamp, rfc3339(T0), 'the update timestamp is kept');

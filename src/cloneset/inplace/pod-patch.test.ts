@@ -6,7 +6,7 @@ import { FEATURE_GATE_DEFAULTS } from '../../api/well-known.ts';
 import type { Container, Pod } from '../../kube/types.ts';
 import { rfc3339 } from '../plan/pod-template.ts';
 import { T0 } from '../plan/testing/builders.ts';
-import { applyPodPatch } from './apply-patch.ts';
+import { applyPodPatch } from './testing/apply-patch.ts';
 import { inPlaceUpdatePatch, needsNotReady, type PatchContext } from './pod-patch.ts';
 import { refreshInPlace } from './plan.ts';
 import { decodeState } from './state.ts';

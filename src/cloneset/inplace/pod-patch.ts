@@ -308,7 +308,7 @@ function resourceDiff(c: Container, want: ResourceChange): ResourceChange | unde
   const out: { limits?: Record<string, string>; requests?: Record<string, string> } = {};
   for (const kind of ['limits', 'requests'] as const) {
     for (const [name, value] of Object.entries(want[kind] ?? {})) {
-      if (!sameQuantity(c.resources?.[kind]?.[name], value)) (out[kind] ??= {})[name] = value;
+      if (!sameQuantity(c.resources?.[kind]?.[name], value)) out[kind] = { ...out[kind], [name]: value };
     }
   }
   return out.limits === undefined && out.requests === undefined ? undefined : out;

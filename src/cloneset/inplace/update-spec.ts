@@ -96,8 +96,9 @@ export function calculateUpdateSpec(oldRev: InPlaceRevision | undefined, newRev:
       const name = unescapePointerToken(res[3] ?? '');
       if (c === undefined || (name !== 'cpu' && name !== 'memory')) return no(`${op.path} cannot be applied in place (only cpu and memory)`);
       if (tryParseQuantity(op.value) === undefined) return no(`${op.path}: ${String(op.value)} is not a quantity`);
-      const entry = (resources[c.name] ??= {});
-      (entry[kind] ??= {})[name] = String(op.value);
+      const entry = resources[c.name] ?? {};
+      resources[c.name] = entry;
+      entry[kind] = { ...entry[kind], [name]: String(op.value) };
       continue;
     }
     return no(`the change of ${op.path} cannot be applied in place`);
@@ -125,8 +126,9 @@ export function calculateUpdateSpec(oldRev: InPlaceRevision | undefined, newRev:
         if (typeof op.value !== 'string') continue;
         for (const c of newRev.template.spec.containers) {
           if (!containerReferencesMetadata(c, `metadata.${field}`, key)) continue;
-          const entry = (refMetadata[c.name] ??= {});
-          (entry[field] ??= {})[key] = op.value;
+          const entry = refMetadata[c.name] ?? {};
+          refMetadata[c.name] = entry;
+          entry[field] = { ...entry[field], [key]: op.value };
           delete oldMeta[field][key];
           delete newMeta[field][key];
           updateEnvFromMetadata = true;

@@ -206,7 +206,7 @@ describe('inPlaceUpdate hook (docs/features.md#update-types, #lifecycle-states)'
       let pod = withHandler(aPod(cs).instanceId('aaaaa').ready().build(), kind, true);
       const ctx = { updateRevision: 'sample-r2', isUpdateComplete: () => true };
       // chosen for an in-place update while hooked: PreparingUpdate, the update waits
-      let d = inPlaceUpdateLifecycle(cs, pod);
+      const d = inPlaceUpdateLifecycle(cs, pod);
       assert.equal(d.kind, 'wait');
       if (d.kind !== 'wait') return;
       assert.deepEqual(d.actions.map((a) => (a.kind === 'PatchPodLifecycle' ? a.state : a.kind)), ['PreparingUpdate']);

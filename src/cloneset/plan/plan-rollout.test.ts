@@ -1,4 +1,4 @@
-// Rollout fixes found against the real control plane (issue "Revisions and rolling updates"): pods already
+// Rollout cases found against the real control plane: pods already
 // marked for re-creation are chosen first, success events come from the executor, a new FailedScale /
 // FailedUpdate condition is written.
 import { describe, test } from 'node:test';

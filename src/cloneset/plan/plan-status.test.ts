@@ -281,7 +281,11 @@ describe('Progressing over a whole rollout (simulator, deadline 60 s)', () => {
     assert.deepEqual([fresh?.status, fresh?.reason, fresh?.message, fresh?.lastUpdateTime],
       ['True', 'CloneSetUpdated', 'CloneSet is progressing due to revision changed from sample-r2 to sample-r3', rfc3339(seenAt)]);
     track(world)();
-    const r = converge(world, { invariants: [() => (track(world)(), undefined)] });
+    const tracking = (): undefined => {
+      track(world)();
+      return undefined;
+    };
+    const r = converge(world, { invariants: [tracking] });
     assert.ok(r.converged);
     assert.deepEqual(reasons, ['CloneSetUpdated', 'ProgressDeadlineExceeded', 'CloneSetUpdated', 'CloneSetAvailable']);
     assert.equal(world.cloneSet.status?.currentRevision, 'sample-r3');

@@ -107,7 +107,7 @@ describe('ReCreate rollout with maxSurge, pass by pass (docs/features.md#maxsurg
     /** Actions as described by describeAction; `<new>` stands for the pod created in the row it names. */
     readonly actions: readonly string[];
     /** What the kubelet does before the next pass. */
-    readonly then?: (w: World, created: readonly string[]) => void;
+    readonly afterwards?: (w: World, created: readonly string[]) => void;
   }
   const rows: readonly Row[] = [
     { before: '5 old', diff: { scaleUpNum: 1, scaleUpLimit: 1, useSurge: 1, updateNum: 2, updateMaxUnavailable: 1 }, actions: ['create <new1>@r2'] },
@@ -123,13 +123,13 @@ describe('ReCreate rollout with maxSurge, pass by pass (docs/features.md#maxsurg
       diff: { scaleDownNum: 1, scaleDownNumOldRevision: 1, deleteReadyLimit: 0, updateNum: 0 },
       // The new pods are not scheduled yet: their InPlaceUpdateReady waits to be written with Normal.
       actions: [],
-      then: (w, created) => makeAvailable(w, created[0] ?? ''),
+      afterwards: (w, created) => makeAvailable(w, created[0] ?? ''),
     },
     {
       before: '4 old + 1 new + 1 new(not ready)',
       diff: { scaleDownNum: 1, scaleDownNumOldRevision: 1, deleteReadyLimit: 1 },
       actions: ['delete sample-old1x'],
-      then: (w, created) => makeAvailable(w, created[1] ?? ''),
+      afterwards: (w, created) => makeAvailable(w, created[1] ?? ''),
     },
     { before: '3 old + 2 new', diff: {}, actions: [] },
   ];
@@ -148,7 +148,7 @@ describe('ReCreate rollout with maxSurge, pass by pass (docs/features.md#maxsurg
       const expected = row.actions.map((a) => a.replace(/<new(\d)>/, (_, n: string) => created[Number(n) - 1] ?? '?'));
       assert.deepEqual(p.actions.map(describeAction), expected, `${at} actions`);
       assert.deepEqual(applyPlan(world, p.actions), [], `${at} applies cleanly`);
-      row.then?.(world, created);
+      row.afterwards?.(world, created);
     });
     assert.deepEqual(byRevision(world), { r1: 3, r2: 2 });
   });

@@ -119,7 +119,9 @@ export function sameNodeRanks(pods: readonly Pod[]): Map<Pod, number> {
   for (const group of byNode.values()) {
     if (group.length < 2) continue;
     const sorted = group.toSorted(rankerOrder(undefined)).slice(0, -1);
-    sorted.forEach((pod, i) => ranks.set(pod, sorted.length - i));
+    sorted.forEach((pod, i) => {
+      ranks.set(pod, sorted.length - i);
+    });
   }
   return ranks;
 }
@@ -154,7 +156,9 @@ export function spreadConstraintRanks(
     const order = rankerOrder(constraint.topologyKey === HOSTNAME_LABEL ? undefined : sameNode);
     const weight = Math.log(domains.size + 2);
     for (const domain of domains.values()) {
-      domain.toSorted(order).forEach((pod, i) => ranks.set(pod, (ranks.get(pod) ?? 0) + (domain.length - i) * weight));
+      domain.toSorted(order).forEach((pod, i) => {
+        ranks.set(pod, (ranks.get(pod) ?? 0) + (domain.length - i) * weight);
+      });
     }
   }
   return ranks;

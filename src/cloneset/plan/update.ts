@@ -112,8 +112,8 @@ export function planUpdate(input: UpdateInput): UpdateResult {
  * Beyond Kruise: candidates already marked specified-delete by an earlier pass come first. They are updates in
  * flight (waiting for deleteReadyLimit), and choosing them again costs no new write. Kruise keeps them as plain
  * candidates, so when the order changes between passes — ties broken by cache order, a pod that turns Ready —
- * each pass marked one MORE pod: with minReadySeconds (pods not yet available spend no budget) a 10-pod
- * rollout at maxUnavailable 1 had every old pod marked within 150 ms, and pausing then no longer stopped it.
+ * each pass would mark one MORE pod: with minReadySeconds (pods not yet available spend no budget) a 10-pod
+ * rollout at maxUnavailable 1 would have every old pod marked within 150 ms, and pausing would not stop it.
  */
 function markedFirst(candidates: readonly Pod[]): Pod[] {
   const marked = (p: Pod): boolean => p.metadata.labels?.[LABEL_SPECIFIED_DELETE] !== undefined;

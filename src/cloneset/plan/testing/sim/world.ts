@@ -15,7 +15,7 @@ import {
 } from '../../../../api/well-known.ts';
 import type { Node, PersistentVolumeClaim, Pod, PodCondition, PodTemplateSpec } from '../../../../kube/types.ts';
 import type { PlanAction } from '../../actions.ts';
-import { applyPodPatch, applyPodStatusPatch, PatchConflict } from '../../../inplace/apply-patch.ts';
+import { applyPodPatch, applyPodStatusPatch, PatchConflict } from '../../../inplace/testing/apply-patch.ts';
 import { planCloneSet, type PlannerConfig, type PlanResult, type ResolvedRevisions, type Snapshot } from '../../index.ts';
 import type { InstanceIdSource } from '../../instance-ids.ts';
 import { rfc3339 } from '../../pod-template.ts';

@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CloneSet } from '../api/cloneset.ts';
 import { revisionData } from '../cloneset/plan/revisions.ts';
-import { defaultCloneSet, shouldInjectTemplateDefaults } from './defaults.ts';
+import { defaultCloneSet, shouldInjectTemplateDefaults } from './mutating.ts';
 
 type Obj = Record<string, unknown>;
 

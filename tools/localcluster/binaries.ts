@@ -11,7 +11,7 @@ export type BinaryPaths = Record<BinaryName, string>;
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-/** The repository root (this file lives in <repo>/src/localcluster). */
+/** The repository root (this file lives in <repo>/tools/localcluster). */
 export function repoRoot(): string {
   return resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 }

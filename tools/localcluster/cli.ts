@@ -1,10 +1,10 @@
-// node src/localcluster/cli.ts up|down|env|status [--state-dir DIR] [--name NAME] [--nodes N]
+// node tools/localcluster/cli.ts up|down|env|status [--state-dir DIR] [--name NAME] [--nodes N]
 // (also: npm run cluster -- up). Progress goes to stderr; `up` and `env` print `export KUBECONFIG=…` on stdout.
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { clusterStatus, defaultStateDir, kubeconfigPathOf, startLocalCluster, stopLocalCluster } from './cluster.ts';
 
-const USAGE = `usage: node src/localcluster/cli.ts <up|down|env|status> [--state-dir DIR | --name NAME] [--nodes N] [--timeout SECONDS] [--audit-log]
+const USAGE = `usage: node tools/localcluster/cli.ts <up|down|env|status> [--state-dir DIR | --name NAME] [--nodes N] [--timeout SECONDS] [--audit-log]
   up      start etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok (+ N fake nodes, default 3);
           prints "export KUBECONFIG=<state-dir>/kubeconfig"; --audit-log: kube-apiserver logs every pod, PVC and
           Lease write (Metadata level, JSON) to <state-dir>/logs/audit.log
@@ -59,7 +59,7 @@ async function main(argv: readonly string[]): Promise<number> {
       return 0;
     case 'env': {
       const st = await clusterStatus(stateDir);
-      if (!st.running) process.stderr.write(`warning: the cluster in ${stateDir} is not running (node src/localcluster/cli.ts up)\n`);
+      if (!st.running) process.stderr.write(`warning: the cluster in ${stateDir} is not running (node tools/localcluster/cli.ts up)\n`);
       process.stdout.write(exportLine);
       return 0;
     }

@@ -1,7 +1,7 @@
 // What the API server does with the engine's strategic merge patches, for simulations and tests: labels and
 // annotations merged key by key (null deletes), containers merged by name, conditions merged by type (null
 // fields deleted), `metadata.resourceVersion` treated as a precondition. Pure.
-import type { Container, Pod, PodCondition } from '../../kube/types.ts';
+import type { Container, Pod, PodCondition } from '../../../kube/types.ts';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
