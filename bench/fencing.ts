@@ -1,6 +1,7 @@
 // Fencing under a slow network path and a paused leader (docs/operations.md#fencing-on-lease-loss): two replicas of
 // the real controller (`--leader-elect`, `--kube-api-qps=0`) reach the API server through a proxy that holds every
-// request for `--delay` before forwarding it (and drops it if the client went away meanwhile). While the leader is
+// request but Lease calls and watches for `--delay` before forwarding it (and drops it if the client went away
+// meanwhile): the writes' path is slow while renewals go through, so the leader keeps believing it leads. While the leader is
 // scaling a CloneSet up — its creates queued behind the 32 sockets, each held by the proxy — it is paused (SIGSTOP)
 // for `--pause`, longer than its lease; the other replica takes over; the old leader is resumed. The API server's
 // audit log then tells when each of the old leader's writes arrived, against its last renewal:
