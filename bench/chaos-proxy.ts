@@ -11,8 +11,9 @@
 //   loseCreateAnswers(n)    the next n pod creates (POST …/pods) go through to the API server, and once it has
 //                           answered, every client connection is cut instead (as resetConnections): the pod exists,
 //                           the client cannot know, and its watches are down, so its cache does not show the pod yet
-//   delayRequests(ms)       every request but a watch is held that long before it is forwarded, and dropped if the
-//                           client closed its connection meanwhile (bench/fencing.ts: a slow network path)
+//   delayRequests(ms)       every request but a watch or a Lease call is held that long before it is forwarded, and
+//                           dropped if the client closed its connection meanwhile (bench/fencing.ts: a slow path for
+//                           the controller's writes while its lease renewals go through, so it keeps believing it leads)
 import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -93,7 +94,7 @@ export async function startFaultProxy(upstream: string, tls: ProxyTls, random: (
       return;
     }
     const url = new URL(req.url ?? '/', 'https://x');
-    if (delayMs > 0 && url.searchParams.get('watch') !== 'true') {
+    if (delayMs > 0 && url.searchParams.get('watch') !== 'true' && !url.pathname.includes('/leases')) {
       let gone = false;
       res.on('close', () => {
         gone = true;

@@ -1,6 +1,7 @@
 // Fencing under a slow network path and a paused leader (docs/operations.md#fencing-on-lease-loss): two replicas of
 // the real controller (`--leader-elect`, `--kube-api-qps=0`) reach the API server through a proxy that holds every
-// request for `--delay` before forwarding it (and drops it if the client went away meanwhile). While the leader is
+// request but Lease calls and watches for `--delay` before forwarding it (and drops it if the client went away
+// meanwhile): the writes' path is slow while renewals go through, so the leader keeps believing it leads. While the leader is
 // scaling a CloneSet up — its creates queued behind the 32 sockets, each held by the proxy — it is paused (SIGSTOP)
 // for `--pause`, longer than its lease; the other replica takes over; the old leader is resumed. The API server's
 // audit log then tells when each of the old leader's writes arrived, against its last renewal:
@@ -11,7 +12,10 @@
 // Without the fence deadline the queued creates go out as soon as the resumed process gets sockets, after the lease
 // moved. Prints the figures; exits 1 on a late write.
 //
-//   node bench/fencing.ts [--pods 60] [--delay 2s] [--pause 25s] [--state-dir DIR] [--keep-cluster] [-- <controller flags>]
+// The pause comes once `--pause-at` pods exist (63 by default: slow-start batches 1+2+…+32 are done, and the batch of 64
+// creates is under way — 32 of them on the wire, held by the proxy, 32 queued for a socket).
+//
+//   node bench/fencing.ts [--pods 200] [--pause-at 63] [--delay 2s] [--pause 25s] [--state-dir DIR] [--keep-cluster] [-- <controller flags>]
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -32,9 +36,10 @@ const UA_PREFIX = 'cloneset-controller/';
 interface Args extends ClusterArgs {
   readonly delayMs: number;
   readonly pauseMs: number;
+  readonly pauseAt: number;
 }
 
-const USAGE = `usage: node bench/fencing.ts [--pods N (60)] [--delay SECONDS (2)] [--pause SECONDS (25)]
+const USAGE = `usage: node bench/fencing.ts [--pods N (200)] [--pause-at N (63)] [--delay SECONDS (2)] [--pause SECONDS (25)]
                               [--state-dir DIR] [--keep-cluster] [-- controller flags…]
 `;
 
@@ -45,10 +50,13 @@ function seconds(flag: string, v: string | undefined, dflt: number): number {
 }
 
 function parse(argv: readonly string[]): Args {
-  const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, options: { ...CLUSTER_OPTIONS, delay: { type: 'string' }, pause: { type: 'string' } } });
+  const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, options: { ...CLUSTER_OPTIONS, delay: { type: 'string' }, pause: { type: 'string' }, 'pause-at': { type: 'string' } } });
   const common = clusterArgs(values, positionals, USAGE, 'bench-fencing');
   if (common.kubeconfig !== undefined) throw new Error(`--kubeconfig: this benchmark needs its own local control plane (the audit log)\n${USAGE}`);
-  return { ...common, pods: values.pods === undefined ? 60 : common.pods, delayMs: seconds('delay', values.delay, 2), pauseMs: seconds('pause', values.pause, 25) };
+  const pods = values.pods === undefined ? 200 : common.pods;
+  const pauseAt = Number(values['pause-at'] ?? String(Math.min(63, pods)));
+  if (!Number.isInteger(pauseAt) || pauseAt < 1 || pauseAt > pods) throw new Error(`--pause-at: a count between 1 and --pods: ${values['pause-at'] ?? ''}\n${USAGE}`);
+  return { ...common, pods, pauseAt, delayMs: seconds('delay', values.delay, 2), pauseMs: seconds('pause', values.pause, 25) };
 }
 
 interface LeaseWrite {
@@ -107,7 +115,7 @@ async function run(client: KubeClient, kubeconfig: string, args: Args): Promise<
     log(`leader ${leader}; every request is now held ${secs(args.delayMs)} by the proxy`);
     proxy.delayRequests(args.delayMs);
     await client.create(CLONESETS, ns, benchCloneSet(ns, args.pods));
-    await until('the scale-up under way', async () => ((await client.list(PODS, ns)).items.length > 0 ? true : undefined), 120_000, 50);
+    await until(`${String(args.pauseAt)} pods created`, async () => ((await client.list(PODS, ns)).items.length >= args.pauseAt ? true : undefined), 300_000, 50);
     const pid = replicas.pid('leader', leader);
     if (pid === undefined) throw new Error(`no process for the leader ${leader}`);
     const pausedAt = Date.now();

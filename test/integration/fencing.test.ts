@@ -13,7 +13,7 @@ describe('fencing', () => {
   it('a paused leader behind a slow proxy: no write of the old leader reaches the API server after its lease expired', async () => {
     const proc = spawn(process.execPath, [
       '--disable-warning=ExperimentalWarning', path.join(ROOT, 'bench/fencing.ts'),
-      '--pods', '60', '--delay', '2', '--pause', '25', '--state-dir', path.join(ROOT, '.cluster', 'fencing-test'),
+      '--pods', '200', '--pause-at', '63', '--delay', '2', '--pause', '25', '--state-dir', path.join(ROOT, '.cluster', 'fencing-test'),
     ], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
