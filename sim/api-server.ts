@@ -39,6 +39,7 @@ const KINDS: readonly Kind[] = [
   { plural: 'events', group: '', version: 'v1', kind: 'Event', namespaced: true, statusSubresource: false, stored: false },
   { plural: 'controllerrevisions', group: 'apps', version: 'v1', kind: 'ControllerRevision', namespaced: true, statusSubresource: false, stored: true },
   { plural: 'clonesets', group: 'apps.kruise.io', version: 'v1beta1', kind: 'CloneSet', namespaced: true, statusSubresource: true, stored: true },
+  { plural: 'storageclasses', group: 'storage.k8s.io', version: 'v1', kind: 'StorageClass', namespaced: false, statusSubresource: false, stored: true },
   { plural: 'leases', group: 'coordination.k8s.io', version: 'v1', kind: 'Lease', namespaced: true, statusSubresource: false, stored: true },
 ];
 
