@@ -87,7 +87,7 @@ function checkerOf8(holdBoundMs?: number): InvariantChecker {
 
 /** The scale-in of the run: four pods deleted (terminating) at rv 110–113. */
 function deleteFour(c: InvariantChecker): void {
-  IDS.slice(0, 4).forEach((id, i) => c.podEvent({ type: 'MODIFIED', object: pod(id, 110 + i, 'terminating') }));
+  for (const [i, id] of IDS.slice(0, 4).entries()) c.podEvent({ type: 'MODIFIED', object: pod(id, 110 + i, 'terminating') });
 }
 
 describe('the checker judges a pod change against the CloneSet as of its resourceVersion', () => {

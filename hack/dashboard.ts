@@ -75,6 +75,7 @@ function datasourceVariable(): unknown {
 
 function queryVariable(name: string, label: string, query: string, multi: boolean): unknown {
   return {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a Grafana dashboard variable, not a JavaScript template
     name, label, type: 'query', datasource: { type: 'prometheus', uid: '${datasource}' },
     query: { query, refId: `${name}-variable` }, definition: query, refresh: 2, includeAll: true, multi, allValue: '.*',
     current: { selected: true, text: ['All'], value: ['$__all'] }, sort: 1, hide: 0,
@@ -100,11 +101,13 @@ export function dashboard(): unknown {
         type: p.type ?? 'timeseries',
         title: p.title,
         description: p.description,
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: a Grafana dashboard variable, not a JavaScript template
         datasource: { type: 'prometheus', uid: '${datasource}' },
         gridPos: { h: 8, w, x, y },
         fieldConfig: { defaults: { unit: p.unit ?? 'short' }, overrides: [] },
         options: p.type === 'table' ? { showHeader: true } : { legend: { displayMode: 'list', placement: 'bottom', showLegend: true }, tooltip: { mode: 'multi', sort: 'desc' } },
         targets: p.targets.map((t, i) => ({
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: a Grafana dashboard variable, not a JavaScript template
           datasource: { type: 'prometheus', uid: '${datasource}' },
           expr: t.expr,
           legendFormat: t.legendFormat,

@@ -55,6 +55,7 @@ const clientNodeConfig: Plugin = {
 const banner = [
   "import { createRequire as __createRequire } from 'node:module';",
   'const require = __createRequire(import.meta.url);',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the text of the generated launcher, whose own template literal runs there
   "if (Number(process.versions.node.split('.')[0]) < 24) { process.stderr.write(`error: this program needs Node.js 24 or newer (found ${process.version}); install it from https://nodejs.org\\n`); process.exit(1); }",
 ].join('\n');
 

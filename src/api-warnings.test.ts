@@ -11,7 +11,10 @@ function harness(): { metrics: RequestMetrics; warnings: Record<string, unknown>
   const passed: string[] = [];
   const logger = pino({ level: 'info' }, { write: (s: string) => void warnings.push(JSON.parse(s) as Record<string, unknown>) });
   const next: RequestMetrics = { request: (r) => void passed.push(r.code), retry: () => undefined };
-  return { metrics: warnOnRepeatedAnswers(next, logger, () => now), warnings, passed, at: (ms) => void (now = ms) };
+  return { metrics: warnOnRepeatedAnswers(next, logger, () => now), warnings, passed, at: (ms) => {
+      now = ms;
+    },
+  };
 }
 
 test('five conflicts within a minute give one warning with the count by method; the sixth adds none', () => {

@@ -21,7 +21,7 @@ test('text: time, level, message, then key=value pairs (quoted when they hold sp
   logger.info({ cloneset: 'web/shop', action: 'create pod', pods: 2 }, 'write');
   logger.trace('not shown below debug');
   assert.equal(lines.length, 1);
-  assert.match(lines[0] ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z INFO  write  cloneset=web\/shop action="create pod" pods=2\n$/);
+  assert.match(lines[0] ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z INFO {2}write {2}cloneset=web\/shop action="create pod" pods=2\n$/);
 });
 
 test('a line that is not JSON passes through the text format unchanged', () => {

@@ -77,6 +77,7 @@ export function completionScript(shell: string): string | undefined {
       '# bash completion for kubectl-cloneset: source <(kubectl-cloneset completion bash)',
       '_kubectl_cloneset() {',
       '  local IFS=$\'\\n\'',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: shell code of the completion script, not a JavaScript template
       '  COMPREPLY=($(kubectl-cloneset __complete "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null | grep -v "^:"))',
       '}',
       'complete -o default -F _kubectl_cloneset kubectl-cloneset',
@@ -89,7 +90,9 @@ export function completionScript(shell: string): string | undefined {
       '# zsh completion for kubectl-cloneset: source <(kubectl-cloneset completion zsh)',
       '_kubectl_cloneset() {',
       '  local -a candidates',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: shell code of the completion script, not a JavaScript template
       '  candidates=("${(@f)$(kubectl-cloneset __complete "${(@)words[2,CURRENT]}" 2>/dev/null)}")',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: shell code of the completion script, not a JavaScript template
       '  candidates=("${(@)candidates:#:*}")',
       '  compadd -a candidates',
       '}',

@@ -56,7 +56,7 @@ function normaliseBooleans(argv: readonly string[]): string[] {
 }
 
 /** The flag a parseArgs message quotes: "Unknown option '--foo'", "Option '-n, --namespace <value>' argument missing". */
-const QUOTED_FLAG = new RegExp("'(-[^']*?)(?: <value>)?'");
+const QUOTED_FLAG = /'(-[^']*?)(?: <value>)?'/;
 
 /** node's parseArgs error, in pflag's words (no advice about `--` that makes no sense for this command). */
 function usageMessage(e: unknown): string {

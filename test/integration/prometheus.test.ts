@@ -174,10 +174,10 @@ describe('Prometheus scraping the controller during rollouts: every dashboard qu
     assert.match(body, new RegExp(`^cloneset_inplace_update_duration_seconds_count\\{namespace="${ns}",cloneset="web"\\} [1-9]`, 'm'));
     // The text log: a line per API write, and one warning per blocked reason once it has held for 5 s
     const log = (): string => readFileSync(controller?.logFile ?? '', 'utf8');
-    await eventually('the blocked-rollout warning', async () => (/ WARN  rollout blocked: maxUnavailable budget/.test(log()) ? true : undefined), { timeoutMs: 60_000 });
+    await eventually('the blocked-rollout warning', async () => (/ WARN {2}rollout blocked: maxUnavailable budget/.test(log()) ? true : undefined), { timeoutMs: 60_000 });
     const lines = log().split('\n');
     assert.equal(lines.filter((l) => l.includes('rollout blocked: maxUnavailable') && l.includes(`cloneset=${ns}/stuck`)).length, 1, 'warned once');
-    assert.ok(lines.some((l) => / INFO  API write  cloneset=\S+\/web object=pods\/web-\w+ action=patch reason="update: in-place update to web-\w+"/.test(l)), 'a line per write, with the planner\'s reason');
+    assert.ok(lines.some((l) => / INFO {2}API write {2}cloneset=\S+\/web object=pods\/web-\w+ action=patch reason="update: in-place update to web-\w+"/.test(l)), 'a line per write, with the planner\'s reason');
   });
 
   it('every dashboard panel query returns series', async () => {

@@ -7,9 +7,9 @@
 // `inPlaceUpdateStrategy.imagePreDownload*` (v1beta1); the v1alpha1 annotations
 // `apps.kruise.io/image-predownload-{parallelism,timeout-seconds,min-updated-ready-pods}` become those fields
 // when written through v1alpha1 (conversion, docs/features.md#v1beta1-and-conversion; Kruise apis/apps/v1alpha1/cloneset_conversion.go), and the controller never reads the annotations itself.
-import type { CloneSet, InPlaceUpdateStrategy, IntOrString } from '../../api/cloneset.ts';
+import type { CloneSet, InPlaceUpdateStrategy, } from '../../api/cloneset.ts';
 import { DEFAULT_MAX_UNAVAILABLE, LABEL_CONTROLLER_REVISION_HASH, LABEL_REVISION_HASH, type FeatureGates } from '../../api/well-known.ts';
-import type { ControllerRevision, KubeObject, LabelSelector, ObjectMeta, PodTemplateSpec } from '../../kube/types.ts';
+import type { ControllerRevision, LabelSelector, PodTemplateSpec } from '../../kube/types.ts';
 import { partitionAbs, partitionParses, scaledValue } from '../plan/int-or-percent.ts';
 import { controllerRefTo } from '../plan/pod-template.ts';
 import { templateFromRevision } from '../plan/revisions.ts';
