@@ -172,8 +172,8 @@ export class Controller {
   }
 
   async #reconcileOnce(key: string): Promise<void> {
-    const start = this.#clock.now();
-    const seconds = (): number => Math.max(0, this.#clock.now() - start) / 1000;
+    const start = this.#clock.monotonicNow();
+    const seconds = (): number => Math.max(0, this.#clock.monotonicNow() - start) / 1000;
     let result: ReconcileResult;
     try {
       result = await this.#reconcile(key);

@@ -77,7 +77,7 @@ export class WorkQueue {
     this.#dirty.add(key);
     // client-go counts an add when the key becomes dirty, also while a worker holds it.
     this.#metrics?.added();
-    if (this.#metrics !== undefined) this.#addedAt.set(key, this.#clock.now());
+    if (this.#metrics !== undefined) this.#addedAt.set(key, this.#clock.monotonicNow());
     if (this.#processing.has(key)) return; // re-queued by done()
     this.#push(key);
   }
@@ -131,7 +131,7 @@ export class WorkQueue {
     const started = this.#startedAt.get(key);
     if (started !== undefined) {
       this.#startedAt.delete(key);
-      this.#metrics?.worked(Math.max(0, this.#clock.now() - started) / 1000);
+      this.#metrics?.worked(Math.max(0, this.#clock.monotonicNow() - started) / 1000);
     }
     if (this.#dirty.has(key)) {
       if (!this.#shuttingDown || this.#drain) this.#push(key);
@@ -160,7 +160,7 @@ export class WorkQueue {
 
   /** Time spent so far on the keys workers hold now. */
   unfinishedWork(): UnfinishedWork {
-    const now = this.#clock.now();
+    const now = this.#clock.monotonicNow();
     let totalMs = 0;
     let longestMs = 0;
     for (const at of this.#startedAt.values()) {
@@ -229,7 +229,7 @@ export class WorkQueue {
 
   #handOut(key: string): void {
     if (this.#metrics === undefined) return;
-    const now = this.#clock.now();
+    const now = this.#clock.monotonicNow();
     const added = this.#addedAt.get(key);
     this.#addedAt.delete(key);
     if (added !== undefined) this.#metrics.queued(Math.max(0, now - added) / 1000);
