@@ -183,7 +183,14 @@ export class InvariantChecker {
       if (list === undefined) return () => undefined;
       let busy = false;
       let last = 0;
-      return () => {
+      let told = Number.NaN;
+      /** a change held past half the bound: why the list did not prove it, once per change (the run's log) */
+      const tell = (rv: number, why: string): void => {
+        if (told === rv) return;
+        told = rv;
+        this.#log(`checker: ${r.plural} stream not yet proven past resourceVersion ${String(rv)} (at ${String(pos.passed)}): ${why}`);
+      };
+      return (rv: number) => {
         if (busy) return;
         busy = true;
         const timer = setTimeout(() => {
@@ -192,7 +199,15 @@ export class InvariantChecker {
             return;
           }
           last = this.#now();
-          list(r).then((l) => { pos.prove(l.items, rvNumber(l.resourceVersion)); }, () => undefined).finally(() => {
+          const asked = this.#now();
+          list(r).then((l) => {
+            if (pos.prove(l.items, rvNumber(l.resourceVersion)) || this.#now() - queue().heldSince < boundMs / 2) return;
+            const listed = l.items.map((o) => `${o.metadata?.name ?? ''}@${o.metadata?.resourceVersion ?? ''}`).join(' ');
+            const seen = [...pos.latest].map(([n, v]) => `${n}@${String(v)}`).join(' ');
+            tell(rv, `a list at ${l.resourceVersion} after ${String(this.#now() - asked)} ms holds ${listed}; the stream delivered ${seen}`);
+          }, (e: unknown) => {
+            if (this.#now() - queue().heldSince >= boundMs / 2) tell(rv, `the list failed: ${e instanceof Error ? e.message : String(e)}`);
+          }).finally(() => {
             busy = false;
             queue().pump();
           });

@@ -98,6 +98,11 @@ export class HoldQueue {
     return this.#queue.length;
   }
 
+  /** when the oldest change still held arrived (now when none is) */
+  get heldSince(): number {
+    return this.#queue[0]?.since ?? this.#opts.now();
+  }
+
   push(rv: number, release: (ordered: boolean) => void): void {
     this.#queue.push({ rv, since: this.#opts.now(), release });
     this.pump();
