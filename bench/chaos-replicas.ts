@@ -58,8 +58,9 @@ export class Replicas {
       `--metrics-bind-address=127.0.0.1:${String(metrics)}`, `--health-probe-bind-address=127.0.0.1:${String(probes)}`, '--webhook-port=0', '--log-level=info', ...this.#extraArgs,
     ], { stdio: ['ignore', 'pipe', 'pipe'] });
     slot.proc = proc;
+    // The controller logs on stderr (src/logging.ts); stdout is read the same way in case a build prints there.
     let buf = '';
-    proc.stdout.on('data', (b: Buffer) => {
+    const read = (b: Buffer): void => {
       out.write(b);
       if (slot.identity !== undefined) return;
       buf += b.toString();
@@ -68,8 +69,9 @@ export class Replicas {
         slot.identity = m[1];
         slot.announcedAt = Date.now();
       }
-    });
-    proc.stderr.pipe(out, { end: false });
+    };
+    proc.stdout.on('data', read);
+    proc.stderr.on('data', read);
     proc.on('close', (code, sig) => {
       out.end(`[chaos] replica exited (${sig ?? `code ${String(code)}`})\n`);
       if (slot.proc !== proc) return;

@@ -3,6 +3,7 @@
 // merge patch of the CloneSet (apps.kruise.io/v1alpha1). Errors print as `error: …` and exit 1, as in kubectl.
 import { stringify } from 'yaml';
 import type { CloneSet } from '../api/cloneset.ts';
+import { isConflict } from '../kube/api-error.ts';
 import { CONTROLLER_REVISIONS, NAMESPACES, PODS } from '../kube/resources.ts';
 import { selectorToString } from '../kube/selectors.ts';
 import { rfc3339 } from '../kube/time.ts';
@@ -142,6 +143,55 @@ async function rollout(s: Session, flags: Flags, io: Io): Promise<void> {
   }
 }
 
+/** Tries of a command whose write answered 409 Conflict (client-go's retry.DefaultRetry has 5 steps). */
+const CONFLICT_TRIES = 5;
+
+/** One command on an open session: every write reads the CloneSet first, so running it again is safe. */
+async function runCommand(s: Session, command: string, flags: Flags, io: Io): Promise<void> {
+  switch (command) {
+    case 'get': {
+      if (flags.positionals.length === 1) {
+        if (flags.watch === true) throw new UsageError('--watch needs a NAME: kubectl cloneset get NAME --watch');
+        await listCommand(s, { allNamespaces: flags.allNamespaces, ...(flags.selector !== undefined ? { selector: flags.selector } : {}), output: flags.output, write: io.out });
+        return;
+      }
+      const name = nameArg(flags.positionals, 1, 'kubectl cloneset get NAME [--watch] [-o json|yaml|wide]');
+      await getCommand(s, name, { watch: flags.watch ?? false, output: flags.output, tty: io.tty, ...(io.terminal !== undefined ? { terminal: io.terminal } : {}), write: io.out, signal: io.signal });
+      return;
+    }
+    case 'plan': {
+      const name = nameArg(flags.positionals, 1, 'kubectl cloneset plan NAME [-o json|yaml]');
+      line(io, formatPlan(await planCommand(s, name, flags), flags.output));
+      return;
+    }
+    case 'rollout':
+      await rollout(s, flags, io);
+      return;
+    case 'set': {
+      if (flags.positionals[1] !== 'image') throw new UsageError('only "set image" is supported: kubectl cloneset set image NAME CONTAINER=IMAGE ...');
+      const arg = flags.positionals[2];
+      if (arg === undefined) throw new PluginError('NAME is required\nUsage: kubectl cloneset set image NAME CONTAINER=IMAGE ...');
+      const name = objectName(arg);
+      const images = parseImageArgs(flags.positionals.slice(3));
+      if (typeof images === 'string') throw new UsageError(`${images}\nUsage: kubectl cloneset set image NAME CONTAINER=IMAGE ...`);
+      const cs = await getCloneSet(s, name);
+      const plan = planSetImage(cs, images);
+      if (!plan.ok) throw new PluginError(plan.message);
+      if (plan.changed) await patchCloneSet(s, cs, plan.patch);
+      line(io, `${OBJECT_PREFIX}/${name} ${plan.changed ? 'image updated' : 'unchanged'}`);
+      return;
+    }
+    case 'scale': {
+      const name = nameArg(flags.positionals, 1, 'kubectl cloneset scale NAME --replicas N');
+      if (flags.replicas === undefined) throw new UsageError('--replicas=COUNT is required\nUsage: kubectl cloneset scale NAME --replicas N');
+      const cs = await getCloneSet(s, name);
+      await patchCloneSet(s, cs, { spec: { replicas: flags.replicas } });
+      line(io, `${OBJECT_PREFIX}/${name} scaled`);
+      return;
+    }
+  }
+}
+
 async function dispatch(flags: Flags, io: Io): Promise<void> {
   const command = flags.positionals[0];
   if (command === undefined) throw new UsageError(`a command is required\n${USAGE}`);
@@ -159,46 +209,14 @@ async function dispatch(flags: Flags, io: Io): Promise<void> {
   if (!known.includes(command)) throw new UsageError(`unknown command "${command}" for "kubectl cloneset"\nSee 'kubectl cloneset --help' for usage.`);
   const s = await openSession(flags);
   try {
-    switch (command) {
-      case 'get': {
-        if (flags.positionals.length === 1) {
-          if (flags.watch === true) throw new UsageError('--watch needs a NAME: kubectl cloneset get NAME --watch');
-          await listCommand(s, { allNamespaces: flags.allNamespaces, ...(flags.selector !== undefined ? { selector: flags.selector } : {}), output: flags.output, write: io.out });
-          return;
-        }
-        const name = nameArg(flags.positionals, 1, 'kubectl cloneset get NAME [--watch] [-o json|yaml|wide]');
-        await getCommand(s, name, { watch: flags.watch ?? false, output: flags.output, tty: io.tty, ...(io.terminal !== undefined ? { terminal: io.terminal } : {}), write: io.out, signal: io.signal });
+    // A guarded write (resourceVersion precondition) that raced the controller's own write to the CloneSet answers 409:
+    // read it again and retry, as client-go's retry.RetryOnConflict does for kubectl (5 tries).
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await runCommand(s, command, flags, io);
         return;
-      }
-      case 'plan': {
-        const name = nameArg(flags.positionals, 1, 'kubectl cloneset plan NAME [-o json|yaml]');
-        line(io, formatPlan(await planCommand(s, name, flags), flags.output));
-        return;
-      }
-      case 'rollout':
-        await rollout(s, flags, io);
-        return;
-      case 'set': {
-        if (flags.positionals[1] !== 'image') throw new UsageError('only "set image" is supported: kubectl cloneset set image NAME CONTAINER=IMAGE ...');
-        const arg = flags.positionals[2];
-        if (arg === undefined) throw new PluginError('NAME is required\nUsage: kubectl cloneset set image NAME CONTAINER=IMAGE ...');
-        const name = objectName(arg);
-        const images = parseImageArgs(flags.positionals.slice(3));
-        if (typeof images === 'string') throw new UsageError(`${images}\nUsage: kubectl cloneset set image NAME CONTAINER=IMAGE ...`);
-        const cs = await getCloneSet(s, name);
-        const plan = planSetImage(cs, images);
-        if (!plan.ok) throw new PluginError(plan.message);
-        if (plan.changed) await patchCloneSet(s, cs, plan.patch);
-        line(io, `${OBJECT_PREFIX}/${name} ${plan.changed ? 'image updated' : 'unchanged'}`);
-        return;
-      }
-      case 'scale': {
-        const name = nameArg(flags.positionals, 1, 'kubectl cloneset scale NAME --replicas N');
-        if (flags.replicas === undefined) throw new UsageError('--replicas=COUNT is required\nUsage: kubectl cloneset scale NAME --replicas N');
-        const cs = await getCloneSet(s, name);
-        await patchCloneSet(s, cs, { spec: { replicas: flags.replicas } });
-        line(io, `${OBJECT_PREFIX}/${name} scaled`);
-        return;
+      } catch (e) {
+        if (!isConflict(e) || attempt >= CONFLICT_TRIES) throw e;
       }
     }
   } catch (e) {
