@@ -82,7 +82,8 @@ export function nonLeaderWrites(writes: readonly AuditWrite[], terms: readonly L
     kind: 'non-leader-write' as const,
     // A write inside the writer's own term record but after that record expired (it was paused, nobody has taken
     // over yet): nobody led at that moment, and the writer least of all.
-    detail: `${b.n} write(s) by ${b.first.identity} ${b.leader === b.first.identity ? 'after its own lease expired, before a successor took it' : `while ${b.leader} led`}, first ${b.first.verb} ${b.first.what} at ${new Date(b.first.receivedAt).toISOString()}`
-      + (Number.isNaN(b.lateMs) ? ' (it never held the lease)' : `, up to ${(b.lateMs / 1000).toFixed(1)} s after its lease ended`),
+    detail:
+      `${b.n} write(s) by ${b.first.identity} ${b.leader === b.first.identity ? 'after its own lease expired, before a successor took it' : `while ${b.leader} led`}, first ${b.first.verb} ${b.first.what} at ${new Date(b.first.receivedAt).toISOString()}` +
+      (Number.isNaN(b.lateMs) ? ' (it never held the lease)' : `, up to ${(b.lateMs / 1000).toFixed(1)} s after its lease ended`),
   }));
 }

@@ -14,20 +14,29 @@ describe('a relist', () => {
   it('is applied whole before any of its changes is judged: a removal sees the update listed with it', () => {
     // the checker knew: the replacement not ready yet, the old pod ready; the list after a lost watch: the
     // replacement ready, the old pod gone
-    const m = new Map([['replacement', obj('replacement', false)], ['old', obj('old', true)]]);
+    const m = new Map([
+      ['replacement', obj('replacement', false)],
+      ['old', obj('old', true)],
+    ]);
     const changes = applyList(m, [obj('replacement', true)]);
     assert.deepEqual([...m.keys()], ['replacement']);
     assert.equal(m.get('replacement')?.ready, true, 'the map is the list when the first change is judged');
-    assert.deepEqual(changes.map(([b, a]) => [b?.metadata?.name, b?.ready, a?.ready]), [
-      ['old', true, undefined],
-      ['replacement', false, true],
-    ]);
+    assert.deepEqual(
+      changes.map(([b, a]) => [b?.metadata?.name, b?.ready, a?.ready]),
+      [
+        ['old', true, undefined],
+        ['replacement', false, true],
+      ],
+    );
   });
 
   it('reports objects new to the checker with no before', () => {
     const m = new Map<string, KubeObject & { ready: boolean }>();
     const changes = applyList(m, [obj('a', true)]);
-    assert.deepEqual(changes.map(([b, a]) => [b, a?.metadata?.name]), [[undefined, 'a']]);
+    assert.deepEqual(
+      changes.map(([b, a]) => [b, a?.metadata?.name]),
+      [[undefined, 'a']],
+    );
   });
 });
 
@@ -48,7 +57,10 @@ function cloneSet(rv: number, replicas: number, generation: number, observedGene
 function pod(id: string, rv: number, state: 'ready' | 'terminating' = 'ready'): Pod {
   return {
     metadata: {
-      name: `recreate-${id}`, namespace: 'ns', uid: `uid-${id}`, resourceVersion: String(rv),
+      name: `recreate-${id}`,
+      namespace: 'ns',
+      uid: `uid-${id}`,
+      resourceVersion: String(rv),
       labels: { app: 'recreate', [LABEL_INSTANCE_ID]: id },
       ownerReferences: [{ apiVersion: 'apps.kruise.io/v1beta1', kind: 'CloneSet', name: 'recreate', uid: 'cs-uid', controller: true }],
       ...(state === 'terminating' ? { deletionTimestamp: '2026-11-27T07:42:15Z' } : {}),
@@ -61,7 +73,10 @@ function pod(id: string, rv: number, state: 'ready' | 'terminating' = 'ready'): 
 function pvc(id: string, rv: number, deleting: boolean): PersistentVolumeClaim {
   return {
     metadata: {
-      name: `data-recreate-${id}`, namespace: 'ns', uid: `uid-pvc-${id}`, resourceVersion: String(rv),
+      name: `data-recreate-${id}`,
+      namespace: 'ns',
+      uid: `uid-pvc-${id}`,
+      resourceVersion: String(rv),
       labels: { [LABEL_INSTANCE_ID]: id },
       ownerReferences: [{ apiVersion: 'apps.kruise.io/v1beta1', kind: 'CloneSet', name: 'recreate', uid: 'cs-uid', controller: false }],
       ...(deleting ? { deletionTimestamp: '2026-11-27T07:42:15Z' } : {}),
@@ -72,7 +87,9 @@ function pvc(id: string, rv: number, deleting: boolean): PersistentVolumeClaim {
 const IDS = ['fbj2v', 'kz4j5', 'qs8wk', 'q4q78', 'a1b2c', 'd3e4f', 'g5h6i', 'j7k8l'];
 
 const stops: AbortController[] = [];
-afterEach(() => { for (const s of stops.splice(0)) s.abort(); });
+afterEach(() => {
+  for (const s of stops.splice(0)) s.abort();
+});
 
 /** A checker that has listed `recreate` at generation 1 (observed) with 8 replicas and its 8 Ready pods, at rv 100. */
 function checkerOf8(holdBoundMs?: number): InvariantChecker {
@@ -80,8 +97,14 @@ function checkerOf8(holdBoundMs?: number): InvariantChecker {
   stops.push(stop);
   const c = new InvariantChecker({ leaseName: 'lease', signal: stop.signal, log: () => undefined, ...(holdBoundMs === undefined ? {} : { holdBoundMs }) });
   c.cloneSetList([cloneSet(90, 8, 1, 1)], '100');
-  c.podList(IDS.map((id, i) => pod(id, 50 + i)), '100');
-  c.pvcList(IDS.map((id, i) => pvc(id, 60 + i, false)), '100');
+  c.podList(
+    IDS.map((id, i) => pod(id, 50 + i)),
+    '100',
+  );
+  c.pvcList(
+    IDS.map((id, i) => pvc(id, 60 + i, false)),
+    '100',
+  );
   return c;
 }
 
@@ -108,17 +131,23 @@ describe('the checker judges a pod change against the CloneSet as of its resourc
     const c = checkerOf8();
     deleteFour(c);
     c.cloneSetEvent({ type: 'BOOKMARK', object: { metadata: { resourceVersion: '120' } } });
-    assert.deepEqual(c.violations.map((v) => [v.kind, v.detail]), [
-      ['too-unavailable', 'recreate: pod recreate-qs8wk made unavailable with 3 unavailable > maxUnavailable 2 (replicas 8)'],
-      ['too-unavailable', 'recreate: pod recreate-q4q78 made unavailable with 4 unavailable > maxUnavailable 2 (replicas 8)'],
-    ]);
+    assert.deepEqual(
+      c.violations.map((v) => [v.kind, v.detail]),
+      [
+        ['too-unavailable', 'recreate: pod recreate-qs8wk made unavailable with 3 unavailable > maxUnavailable 2 (replicas 8)'],
+        ['too-unavailable', 'recreate: pod recreate-q4q78 made unavailable with 4 unavailable > maxUnavailable 2 (replicas 8)'],
+      ],
+    );
   });
 
   it('judges a deletion against the scale-down only from its resourceVersion on: a scale-down after the deletions does not excuse them', () => {
     const c = checkerOf8();
     deleteFour(c);
     c.cloneSetEvent({ type: 'MODIFIED', object: cloneSet(115, 4, 2, 2) });
-    assert.deepEqual(c.violations.map((v) => v.kind), ['too-unavailable', 'too-unavailable']);
+    assert.deepEqual(
+      c.violations.map((v) => v.kind),
+      ['too-unavailable', 'too-unavailable'],
+    );
   });
 
   it('proves the CloneSet stream has passed a pod change by a fresh list holding exactly the versions it delivered', async () => {
@@ -126,27 +155,38 @@ describe('the checker judges a pod change against the CloneSet as of its resourc
     stops.push(stop);
     const lists: string[] = [];
     const c = new InvariantChecker({
-      leaseName: 'lease', signal: stop.signal, log: () => undefined,
+      leaseName: 'lease',
+      signal: stop.signal,
+      log: () => undefined,
       listFresh: async (r) => {
         lists.push(r.plural);
         return { items: [cloneSet(90, 8, 1, 1)], resourceVersion: '130' };
       },
     });
     c.cloneSetList([cloneSet(90, 8, 1, 1)], '100');
-    c.podList(IDS.map((id, i) => pod(id, 50 + i)), '100');
+    c.podList(
+      IDS.map((id, i) => pod(id, 50 + i)),
+      '100',
+    );
     deleteFour(c);
-    for (const deadline = Date.now() + 5000; c.podHold.pending > 0 && Date.now() < deadline;) await new Promise((res) => setTimeout(res, 10));
+    for (const deadline = Date.now() + 5000; c.podHold.pending > 0 && Date.now() < deadline; ) await new Promise((res) => setTimeout(res, 10));
     assert.equal(c.podHold.pending, 0, 'the fresh list released the held deletions');
     assert.deepEqual(lists, ['clonesets']);
     assert.equal(c.cloneSetStream.passed, 130);
-    assert.deepEqual(c.violations.map((v) => v.kind), ['too-unavailable', 'too-unavailable']);
+    assert.deepEqual(
+      c.violations.map((v) => v.kind),
+      ['too-unavailable', 'too-unavailable'],
+    );
   });
 
   it('judges a change the CloneSet stream did not pass within the bound anyway, and its violation says so', () => {
     const c = checkerOf8(0);
     deleteFour(c);
     assert.deepEqual([c.podHold.ordered, c.podHold.unordered], [1, 4]);
-    assert.match(c.violations[0]?.detail ?? '', /with 3 unavailable > maxUnavailable 2 \(replicas 8\) \[judged unordered: the CloneSet stream had not passed resourceVersion 112 within 0 s\]$/);
+    assert.match(
+      c.violations[0]?.detail ?? '',
+      /with 3 unavailable > maxUnavailable 2 \(replicas 8\) \[judged unordered: the CloneSet stream had not passed resourceVersion 112 within 0 s\]$/,
+    );
   });
 });
 
@@ -166,9 +206,10 @@ describe('the checker judges a pod creation against the CloneSet as of its resou
     c.podEvent({ type: 'ADDED', object: pod('new01', 110) });
     c.podEvent({ type: 'ADDED', object: pod('new02', 111) });
     c.cloneSetEvent({ type: 'BOOKMARK', object: { metadata: { resourceVersion: '120' } } });
-    assert.deepEqual(c.violations.map((v) => [v.kind, v.detail]), [
-      ['too-many-pods', 'recreate: pod recreate-new02 created with 10 pods counted > replicas + maxSurge = 9'],
-    ]);
+    assert.deepEqual(
+      c.violations.map((v) => [v.kind, v.detail]),
+      [['too-many-pods', 'recreate: pod recreate-new02 created with 10 pods counted > replicas + maxSurge = 9']],
+    );
   });
 });
 
@@ -186,9 +227,10 @@ describe('the checker judges a PVC deletion against the pods live at its resourc
     const c = checkerOf8();
     c.pvcEvent({ type: 'MODIFIED', object: pvc('fbj2v', 112, true) });
     c.podEvent({ type: 'MODIFIED', object: pod('fbj2v', 113, 'terminating') });
-    assert.deepEqual(c.violations.map((v) => [v.kind, v.detail]), [
-      ['pvc-lost', 'recreate: PVC data-recreate-fbj2v deleted while pod recreate-fbj2v (instance id fbj2v) lives'],
-    ]);
+    assert.deepEqual(
+      c.violations.map((v) => [v.kind, v.detail]),
+      [['pvc-lost', 'recreate: PVC data-recreate-fbj2v deleted while pod recreate-fbj2v (instance id fbj2v) lives']],
+    );
   });
 });
 

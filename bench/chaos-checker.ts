@@ -65,7 +65,15 @@ const ownerName = (o: KubeObject): string | undefined => o.metadata?.ownerRefere
  * to `onList` whole (the state at its resourceVersion), watch events to `onEvent` one by one, bookmarks (asked for)
  * to `onBookmark`.
  */
-export async function follow(client: KubeClient, r: ResourceRef, ns: string, onEvent: (e: WatchEvent) => void, onList: (items: readonly KubeObject[], rv: string) => void, signal: AbortSignal, onBookmark?: (rv: string) => void): Promise<void> {
+export async function follow(
+  client: KubeClient,
+  r: ResourceRef,
+  ns: string,
+  onEvent: (e: WatchEvent) => void,
+  onList: (items: readonly KubeObject[], rv: string) => void,
+  signal: AbortSignal,
+  onBookmark?: (rv: string) => void,
+): Promise<void> {
   let rv = '';
   while (!signal.aborted) {
     try {
@@ -74,15 +82,21 @@ export async function follow(client: KubeClient, r: ResourceRef, ns: string, onE
         rv = list.metadata.resourceVersion ?? '';
         onList(list.items, rv);
       }
-      await client.watch(r, ns, { resourceVersion: rv, timeoutSeconds: 60, allowWatchBookmarks: true }, (e) => {
-        if (e.type === 'ERROR') {
-          rv = '';
-          return;
-        }
-        rv = e.object.metadata?.resourceVersion ?? rv;
-        if (e.type === 'BOOKMARK') onBookmark?.(rv);
-        else onEvent(e);
-      }, signal);
+      await client.watch(
+        r,
+        ns,
+        { resourceVersion: rv, timeoutSeconds: 60, allowWatchBookmarks: true },
+        (e) => {
+          if (e.type === 'ERROR') {
+            rv = '';
+            return;
+          }
+          rv = e.object.metadata?.resourceVersion ?? rv;
+          if (e.type === 'BOOKMARK') onBookmark?.(rv);
+          else onEvent(e);
+        },
+        signal,
+      );
     } catch {
       if (signal.aborted) return;
       rv = ''; // the API server restarted, or 410 Gone
@@ -193,32 +207,54 @@ export class InvariantChecker {
       return (rv: number) => {
         if (busy) return;
         busy = true;
-        const timer = setTimeout(() => {
-          if (queue().pending === 0 || opts.signal.aborted) {
-            busy = false; // the stream passed the held changes meanwhile
-            return;
-          }
-          last = this.#now();
-          const asked = this.#now();
-          list(r).then((l) => {
-            if (pos.prove(l.items, rvNumber(l.resourceVersion)) || this.#now() - queue().heldSince < boundMs / 2) return;
-            const listed = l.items.map((o) => `${o.metadata?.name ?? ''}@${o.metadata?.resourceVersion ?? ''}`).join(' ');
-            const seen = [...pos.latest].map(([n, v]) => `${n}@${String(v)}`).join(' ');
-            tell(rv, `a list at ${l.resourceVersion} after ${String(this.#now() - asked)} ms holds ${listed}; the stream delivered ${seen}`);
-          }, (e: unknown) => {
-            if (this.#now() - queue().heldSince >= boundMs / 2) tell(rv, `the list failed: ${e instanceof Error ? e.message : String(e)}`);
-          }).finally(() => {
-            busy = false;
-            queue().pump();
-          });
-        }, Math.max(PROBE_AFTER_MS, last + PROBE_INTERVAL_MS - this.#now()));
+        const timer = setTimeout(
+          () => {
+            if (queue().pending === 0 || opts.signal.aborted) {
+              busy = false; // the stream passed the held changes meanwhile
+              return;
+            }
+            last = this.#now();
+            const asked = this.#now();
+            list(r)
+              .then(
+                (l) => {
+                  if (pos.prove(l.items, rvNumber(l.resourceVersion)) || this.#now() - queue().heldSince < boundMs / 2) return;
+                  const listed = l.items.map((o) => `${o.metadata?.name ?? ''}@${o.metadata?.resourceVersion ?? ''}`).join(' ');
+                  const seen = [...pos.latest].map(([n, v]) => `${n}@${String(v)}`).join(' ');
+                  tell(rv, `a list at ${l.resourceVersion} after ${String(this.#now() - asked)} ms holds ${listed}; the stream delivered ${seen}`);
+                },
+                (e: unknown) => {
+                  if (this.#now() - queue().heldSince >= boundMs / 2) tell(rv, `the list failed: ${e instanceof Error ? e.message : String(e)}`);
+                },
+              )
+              .finally(() => {
+                busy = false;
+                queue().pump();
+              });
+          },
+          Math.max(PROBE_AFTER_MS, last + PROBE_INTERVAL_MS - this.#now()),
+        );
         timer.unref();
       };
     };
-    const unordered = (what: string, gate: string) => (rv: number, passed: number): void =>
-      this.#log(`checker: ${what} at resourceVersion ${String(rv)} judged after ${String(boundMs / 1000)} s without the ${gate} stream passing it (at ${String(passed)})`);
-    this.podHold = new HoldQueue(this.cloneSetStream, { boundMs, now: this.#now, signal: opts.signal, probe: prober(CLONESETS, this.cloneSetStream, () => this.podHold), onUnordered: unordered('pod change', 'CloneSet') });
-    this.pvcHold = new HoldQueue(this.podStream, { boundMs, now: this.#now, signal: opts.signal, probe: prober(PODS, this.podStream, () => this.pvcHold), onUnordered: unordered('PVC deletion', 'pod') });
+    const unordered =
+      (what: string, gate: string) =>
+      (rv: number, passed: number): void =>
+        this.#log(`checker: ${what} at resourceVersion ${String(rv)} judged after ${String(boundMs / 1000)} s without the ${gate} stream passing it (at ${String(passed)})`);
+    this.podHold = new HoldQueue(this.cloneSetStream, {
+      boundMs,
+      now: this.#now,
+      signal: opts.signal,
+      probe: prober(CLONESETS, this.cloneSetStream, () => this.podHold),
+      onUnordered: unordered('pod change', 'CloneSet'),
+    });
+    this.pvcHold = new HoldQueue(this.podStream, {
+      boundMs,
+      now: this.#now,
+      signal: opts.signal,
+      probe: prober(PODS, this.podStream, () => this.pvcHold),
+      onUnordered: unordered('PVC deletion', 'pod'),
+    });
   }
 
   /** A checker fed by its own watches of `ns` through `client`. */
@@ -228,10 +264,42 @@ export class InvariantChecker {
       return { items: l.items, resourceVersion: l.metadata.resourceVersion ?? '' };
     };
     const c = new InvariantChecker({ leaseName, signal, log, listFresh });
-    void follow(client, CLONESETS, ns, (e) => c.cloneSetEvent(e), (items, rv) => c.cloneSetList(items, rv), signal, (rv) => c.cloneSetBookmark(rv));
-    void follow(client, PODS, ns, (e) => c.podEvent(e), (items, rv) => c.podList(items, rv), signal, (rv) => c.podBookmark(rv));
-    void follow(client, PVCS, ns, (e) => c.pvcEvent(e), (items, rv) => c.pvcList(items, rv), signal);
-    void follow(client, LEASES, ns, (e) => c.leaseEvent(e), (items) => { for (const object of items) c.leaseEvent({ type: 'ADDED', object }); }, signal);
+    void follow(
+      client,
+      CLONESETS,
+      ns,
+      (e) => c.cloneSetEvent(e),
+      (items, rv) => c.cloneSetList(items, rv),
+      signal,
+      (rv) => c.cloneSetBookmark(rv),
+    );
+    void follow(
+      client,
+      PODS,
+      ns,
+      (e) => c.podEvent(e),
+      (items, rv) => c.podList(items, rv),
+      signal,
+      (rv) => c.podBookmark(rv),
+    );
+    void follow(
+      client,
+      PVCS,
+      ns,
+      (e) => c.pvcEvent(e),
+      (items, rv) => c.pvcList(items, rv),
+      signal,
+    );
+    void follow(
+      client,
+      LEASES,
+      ns,
+      (e) => c.leaseEvent(e),
+      (items) => {
+        for (const object of items) c.leaseEvent({ type: 'ADDED', object });
+      },
+      signal,
+    );
     return c;
   }
 
@@ -427,7 +495,10 @@ export class InvariantChecker {
     if (cs === undefined || csName === undefined) return;
     const pods = this.podsOf(csName);
     const violate = (kind: Violation['kind'], detail: string): void =>
-      this.#violate(kind, ordered ? detail : `${detail} [judged unordered: the CloneSet stream had not passed resourceVersion ${String(rv)} within ${String(this.#holdBoundMs / 1000)} s]`);
+      this.#violate(
+        kind,
+        ordered ? detail : `${detail} [judged unordered: the CloneSet stream had not passed resourceVersion ${String(rv)} within ${String(this.#holdBoundMs / 1000)} s]`,
+      );
 
     if (before === undefined && after !== undefined) {
       const counted = pods.filter((p) => isLive(p) && p.metadata.labels?.[LABEL_LIFECYCLE_STATE] !== 'PreparingDelete' && !this.#userDeleted(cs, p));
@@ -445,7 +516,10 @@ export class InvariantChecker {
       if (observed && liveBefore <= b.replicas && !this.#userDeleted(cs, before)) {
         const unavailable = b.replicas - live.filter(isReady).length;
         if (unavailable > b.maxUnavailable) {
-          violate('too-unavailable', `${csName}: pod ${before.metadata.name ?? ''} made unavailable with ${unavailable} unavailable > maxUnavailable ${b.maxUnavailable} (replicas ${b.replicas})`);
+          violate(
+            'too-unavailable',
+            `${csName}: pod ${before.metadata.name ?? ''} made unavailable with ${unavailable} unavailable > maxUnavailable ${b.maxUnavailable} (replicas ${b.replicas})`,
+          );
         }
       }
     }
@@ -545,19 +619,21 @@ export class InvariantChecker {
       if (live.length !== r || pods.length !== live.length) {
         const states = [...new Set(live.map((p) => p.metadata.labels?.[LABEL_LIFECYCLE_STATE] ?? 'no state'))].join('/');
         why.push(`${name}: ${live.length} live pods (${states}) of ${pods.length}, want ${r}`);
-      }
-      else if (live.some((p) => !isReady(p))) {
+      } else if (live.some((p) => !isReady(p))) {
         // phase and node say whose turn it is: unscheduled = the scheduler, Pending on a node = the kubelet (KWOK)
         const notReady = live.filter((p) => !isReady(p)).map((p) => `${p.metadata.name ?? ''} ${p.status?.phase ?? '?'}${p.spec.nodeName === undefined ? ' unscheduled' : ''}`);
         why.push(`${name}: pods not Ready (${notReady.join(', ')})`);
-      }
-      else if (updated < wantUpdated) why.push(`${name}: ${updated} pods updated, want ≥ ${wantUpdated}`);
+      } else if (updated < wantUpdated) why.push(`${name}: ${updated} pods updated, want ≥ ${wantUpdated}`);
       else if (s.replicas !== r || s.readyReplicas !== r || s.updatedReplicas !== updated || s.updatedReadyReplicas !== updated) {
-        why.push(`${name}: status replicas/ready/updated/updatedReady ${s.replicas}/${s.readyReplicas}/${s.updatedReplicas}/${s.updatedReadyReplicas}, pods say ${r}/${r}/${updated}/${updated}`);
+        why.push(
+          `${name}: status replicas/ready/updated/updatedReady ${s.replicas}/${s.readyReplicas}/${s.updatedReplicas}/${s.updatedReadyReplicas}, pods say ${r}/${r}/${updated}/${updated}`,
+        );
       }
       if (cs.spec.scaleStrategy?.disablePVCReuse === true && (cs.spec.volumeClaimTemplates ?? []).length > 0) {
         const ids = new Set(live.map((p) => p.metadata.labels?.[LABEL_INSTANCE_ID]));
-        const orphans = [...this.pvcs.values()].filter((c) => ownerName(c) === name && c.metadata.deletionTimestamp === undefined && !ids.has(c.metadata.labels?.[LABEL_INSTANCE_ID]));
+        const orphans = [...this.pvcs.values()].filter(
+          (c) => ownerName(c) === name && c.metadata.deletionTimestamp === undefined && !ids.has(c.metadata.labels?.[LABEL_INSTANCE_ID]),
+        );
         if (orphans.length > 0) why.push(`${name}: orphaned PVCs ${orphans.map((c) => c.metadata.name ?? '').join(', ')}`);
       }
     }

@@ -85,8 +85,14 @@ export async function startFaultProxy(upstream: string, tls: ProxyTls, random: (
     if (Date.now() < throttleUntil && random() < throttleFraction) {
       stats.throttled++;
       const body = JSON.stringify({
-        kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', reason: 'TooManyRequests', code: 429,
-        message: 'Too many requests, please try again later.', details: { retryAfterSeconds: 1 },
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        reason: 'TooManyRequests',
+        code: 429,
+        message: 'Too many requests, please try again later.',
+        details: { retryAfterSeconds: 1 },
       });
       res.writeHead(429, { 'Content-Type': 'application/json', 'Retry-After': '1', 'Content-Length': Buffer.byteLength(body) });
       res.end(body);
@@ -111,33 +117,41 @@ export async function startFaultProxy(upstream: string, tls: ProxyTls, random: (
   const forward = (req: IncomingMessage, res: ServerResponse): void => {
     const lose = answersToLose > 0 && req.method === 'POST' && /\/pods$/.test(new URL(req.url ?? '/', 'https://x').pathname);
     if (lose) answersToLose--;
-    const up = https.request({
-      protocol: target.protocol, hostname: target.hostname, port: target.port, method: req.method, path: req.url,
-      headers: copyHeaders(req.headers), agent,
-    }, (upRes) => {
-      if (lose) {
-        // read the whole answer (the create is applied), then cut the client off without a byte of it
-        upRes.resume();
-        upRes.on('end', () => {
-          stats.answersLost++;
-          resetConnections();
+    const up = https.request(
+      {
+        protocol: target.protocol,
+        hostname: target.hostname,
+        port: target.port,
+        method: req.method,
+        path: req.url,
+        headers: copyHeaders(req.headers),
+        agent,
+      },
+      (upRes) => {
+        if (lose) {
+          // read the whole answer (the create is applied), then cut the client off without a byte of it
+          upRes.resume();
+          upRes.on('end', () => {
+            stats.answersLost++;
+            resetConnections();
+          });
+          return;
+        }
+        res.writeHead(upRes.statusCode ?? 502, copyHeaders(upRes.headers));
+        res.flushHeaders(); // a watch's headers reach the client before its first event
+        upRes.on('data', (chunk: Buffer) => res.write(chunk));
+        upRes.on('end', () => res.end());
+        // the API server died mid-response (a watch when it restarts): the client must see a broken stream, not a clean end
+        upRes.on('error', () => res.destroy());
+        upRes.on('aborted', () => res.destroy());
+        // a socket closed before the response completed, without an error event: still a broken stream (without this
+        // a watch open when the API server was killed stayed silently open, and the client only noticed after its
+        // --watch-idle-timeout of 90 s)
+        upRes.on('close', () => {
+          if (!upRes.complete) res.destroy();
         });
-        return;
-      }
-      res.writeHead(upRes.statusCode ?? 502, copyHeaders(upRes.headers));
-      res.flushHeaders(); // a watch's headers reach the client before its first event
-      upRes.on('data', (chunk: Buffer) => res.write(chunk));
-      upRes.on('end', () => res.end());
-      // the API server died mid-response (a watch when it restarts): the client must see a broken stream, not a clean end
-      upRes.on('error', () => res.destroy());
-      upRes.on('aborted', () => res.destroy());
-      // a socket closed before the response completed, without an error event: still a broken stream (without this
-      // a watch open when the API server was killed stayed silently open, and the client only noticed after its
-      // --watch-idle-timeout of 90 s)
-      upRes.on('close', () => {
-        if (!upRes.complete) res.destroy();
-      });
-    });
+      },
+    );
     up.on('error', () => {
       stats.upstreamErrors++;
       if (res.headersSent) res.destroy();
@@ -174,10 +188,11 @@ export async function startFaultProxy(upstream: string, tls: ProxyTls, random: (
     delayRequests(ms) {
       delayMs = ms;
     },
-    close: () => new Promise<void>((resolve) => {
-      for (const s of sockets) s.destroy();
-      agent.destroy();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        agent.destroy();
+        server.close(() => resolve());
+      }),
   };
 }

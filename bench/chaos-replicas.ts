@@ -52,11 +52,26 @@ export class Replicas {
     slot.identity = undefined;
     slot.announcedAt = undefined;
     const out = createWriteStream(path.join(this.#logDir, `replica-${String(slot.index)}-${String(slot.starts)}.log`));
-    const proc = spawn(process.execPath, [
-      ...CONTROLLER_NODE_FLAGS, builtControllerMain(), '--kubeconfig', this.#kubeconfig, '-n', this.#ns,
-      '--leader-elect', `--leader-election-namespace=${this.#ns}`, `--leader-election-id=${LEASE_NAME}`,
-      `--metrics-bind-address=127.0.0.1:${String(metrics)}`, `--health-probe-bind-address=127.0.0.1:${String(probes)}`, '--webhook-port=0', '--log-level=info', ...this.#extraArgs,
-    ], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(
+      process.execPath,
+      [
+        ...CONTROLLER_NODE_FLAGS,
+        builtControllerMain(),
+        '--kubeconfig',
+        this.#kubeconfig,
+        '-n',
+        this.#ns,
+        '--leader-elect',
+        `--leader-election-namespace=${this.#ns}`,
+        `--leader-election-id=${LEASE_NAME}`,
+        `--metrics-bind-address=127.0.0.1:${String(metrics)}`,
+        `--health-probe-bind-address=127.0.0.1:${String(probes)}`,
+        '--webhook-port=0',
+        '--log-level=info',
+        ...this.#extraArgs,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     slot.proc = proc;
     // The controller logs on stderr (src/logging.ts); stdout is read the same way in case a build prints there.
     let buf = '';
@@ -112,16 +127,17 @@ export class Replicas {
 
   async stop(): Promise<void> {
     this.#stopping = true;
-    await Promise.all(this.#slots.map(async (s) => {
-      const p = s.proc;
-      if (p === undefined || p.exitCode !== null || p.signalCode !== null) return;
-      const exited = new Promise((r) => p.once('exit', r));
-      p.kill('SIGCONT');
-      p.kill('SIGTERM');
-      const t = setTimeout(() => p.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(t);
-    }));
+    await Promise.all(
+      this.#slots.map(async (s) => {
+        const p = s.proc;
+        if (p === undefined || p.exitCode !== null || p.signalCode !== null) return;
+        const exited = new Promise((r) => p.once('exit', r));
+        p.kill('SIGCONT');
+        p.kill('SIGTERM');
+        const t = setTimeout(() => p.kill('SIGKILL'), 10_000);
+        await exited;
+        clearTimeout(t);
+      }),
+    );
   }
 }
-

@@ -38,7 +38,12 @@ interface Shape {
 const hook = { finalizersHandler: [HOOK_FINALIZER] };
 const SHAPES: readonly Shape[] = [
   { name: 'recreate', claim: true, hooked: false, spec: { updateStrategy: { type: 'ReCreate', maxUnavailable: 2, maxSurge: 1 }, scaleStrategy: { disablePVCReuse: true } } },
-  { name: 'inplace', claim: false, hooked: true, spec: { updateStrategy: { type: 'InPlaceIfPossible', maxUnavailable: '25%' }, lifecycle: { preDelete: hook, inPlaceUpdate: hook } } },
+  {
+    name: 'inplace',
+    claim: false,
+    hooked: true,
+    spec: { updateStrategy: { type: 'InPlaceIfPossible', maxUnavailable: '25%' }, lifecycle: { preDelete: hook, inPlaceUpdate: hook } },
+  },
   { name: 'reuse', claim: true, hooked: false, spec: { updateStrategy: { type: 'ReCreate', maxUnavailable: 1 } } },
   { name: 'surge', claim: false, hooked: true, spec: { updateStrategy: { type: 'ReCreate', maxSurge: '50%', maxUnavailable: 0 }, lifecycle: { preDelete: hook } } },
 ];
@@ -82,9 +87,15 @@ export async function randomChange(client: KubeClient, ns: string, size: number,
   if (roll < 0.75) {
     const image = pick(random, IMAGES);
     const partition = random() < 0.33 ? between(random, 1, Math.floor(size / 2)) : 0;
-    await client.patch(CLONESETS, ns, cs, {
-      spec: { updateStrategy: { partition }, template: { spec: { containers: [{ name: 'main', image }] } } },
-    }, 'merge');
+    await client.patch(
+      CLONESETS,
+      ns,
+      cs,
+      {
+        spec: { updateStrategy: { partition }, template: { spec: { containers: [{ name: 'main', image }] } } },
+      },
+      'merge',
+    );
     return `roll ${cs} out to ${image}${partition > 0 ? ` (partition ${partition})` : ''}`;
   }
   const pods = livePods(cs).filter((p) => p.metadata.labels?.[LABEL_LIFECYCLE_STATE] === 'Normal' || p.metadata.labels?.[LABEL_LIFECYCLE_STATE] === undefined);
@@ -115,14 +126,32 @@ export function runHookHandler(client: KubeClient, ns: string, signal: AbortSign
     let write: Promise<unknown> | undefined;
     if ((state === 'PreparingDelete' || state === 'PreparingUpdate') && i >= 0) {
       const path = `/metadata/finalizers/${String(i)}`;
-      write = client.patch(PODS, ns, name, [{ op: 'test', path, value: HOOK_FINALIZER }, { op: 'remove', path }], 'json');
+      write = client.patch(
+        PODS,
+        ns,
+        name,
+        [
+          { op: 'test', path, value: HOOK_FINALIZER },
+          { op: 'remove', path },
+        ],
+        'json',
+      );
     } else if ((state === 'Normal' || state === 'Updated') && i < 0 && isLive(pod) && pod.metadata.labels?.app !== 'recreate' && pod.metadata.labels?.app !== 'reuse') {
       write = client.patch(PODS, ns, name, { metadata: { finalizers: [HOOK_FINALIZER] } }, 'strategic');
     }
     // a conflict, a pod already gone or a failed test: the next event of the pod brings it here again
     write?.catch((e: unknown) => log(`hook handler: ${name}: ${e instanceof Error ? e.message : String(e)}`));
   };
-  void follow(client, PODS, ns, (e) => {
-    if (e.type === 'ADDED' || e.type === 'MODIFIED') handle(e.object as Pod);
-  }, (items) => { for (const pod of items) handle(pod as Pod); }, signal);
+  void follow(
+    client,
+    PODS,
+    ns,
+    (e) => {
+      if (e.type === 'ADDED' || e.type === 'MODIFIED') handle(e.object as Pod);
+    },
+    (items) => {
+      for (const pod of items) handle(pod as Pod);
+    },
+    signal,
+  );
 }

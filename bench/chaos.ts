@@ -55,8 +55,14 @@ const USAGE = `usage: npm run chaos -- [--faults N (200)] [--seed N] [--pods N (
 
 type FaultKind = 'kill-leader' | 'pause-leader' | 'kill-standby' | 'gc-pause' | 'apiserver-restart' | 'etcd-stop' | 'throttle-429' | 'connection-reset' | 'lost-create-answer';
 const FAULTS: readonly (readonly [FaultKind, number, 'any' | 'local'])[] = [
-  ['kill-leader', 12, 'any'], ['pause-leader', 6, 'any'], ['kill-standby', 8, 'any'], ['gc-pause', 10, 'any'],
-  ['apiserver-restart', 10, 'local'], ['etcd-stop', 8, 'local'], ['throttle-429', 23, 'local'], ['connection-reset', 23, 'local'],
+  ['kill-leader', 12, 'any'],
+  ['pause-leader', 6, 'any'],
+  ['kill-standby', 8, 'any'],
+  ['gc-pause', 10, 'any'],
+  ['apiserver-restart', 10, 'local'],
+  ['etcd-stop', 8, 'local'],
+  ['throttle-429', 23, 'local'],
+  ['connection-reset', 23, 'local'],
   // weight 0: only with --kinds (added after the 200-fault figures of docs/chaos.md; their seed replays the same mix)
   ['lost-create-answer', 0, 'local'],
 ];
@@ -97,10 +103,20 @@ interface Args {
 
 function parse(argv: readonly string[]): Args {
   const { values, positionals } = parseArgs({
-    args: [...argv], allowPositionals: true,
+    args: [...argv],
+    allowPositionals: true,
     options: {
-      faults: { type: 'string' }, seed: { type: 'string' }, pods: { type: 'string' }, duration: { type: 'string' }, 'convergence-bound': { type: 'string' },
-      kinds: { type: 'string' }, 'round-robin': { type: 'boolean' }, kubeconfig: { type: 'string' }, 'state-dir': { type: 'string' }, 'keep-cluster': { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+      faults: { type: 'string' },
+      seed: { type: 'string' },
+      pods: { type: 'string' },
+      duration: { type: 'string' },
+      'convergence-bound': { type: 'string' },
+      kinds: { type: 'string' },
+      'round-robin': { type: 'boolean' },
+      kubeconfig: { type: 'string' },
+      'state-dir': { type: 'string' },
+      'keep-cluster': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help === true) {
@@ -182,9 +198,12 @@ async function run(args: Args, kubeconfig: string): Promise<number> {
       const pki = path.join(stateDir, 'pki');
       const f = (n: string): Buffer => readFileSync(path.join(pki, n));
       const server = readState(stateDir)?.server ?? '';
-      proxy = await startFaultProxy(server, { serverCert: f('apiserver.crt'), serverKey: f('apiserver.key'), ca: f('ca.crt'), clientCert: f('admin.crt'), clientKey: f('admin.key') },
+      proxy = await startFaultProxy(
+        server,
+        { serverCert: f('apiserver.crt'), serverKey: f('apiserver.key'), ca: f('ca.crt'), clientCert: f('admin.crt'), clientKey: f('admin.key') },
         // its own stream: how many requests a throttle meets depends on timing, and must not shift the run's choices
-        seeded(args.seed ^ 0x5bd1e995));
+        seeded(args.seed ^ 0x5bd1e995),
+      );
       controllerKubeconfig = proxiedKubeconfig(kubeconfig, proxy.url, path.join(stateDir, `chaos-proxy-${ns}.kubeconfig`));
     }
     log(`chaos: seed ${String(args.seed)}, namespace ${ns}, ${String(args.faults)} faults${local ? '' : ' (not a local cluster: controller faults only, no audit check)'}`);
@@ -320,9 +339,9 @@ async function run(args: Args, kubeconfig: string): Promise<number> {
     };
 
     // A kind of weight 0 runs only when --kinds names it, and then weighs 10.
-    const kinds = FAULTS
-      .filter(([k, w, where]) => (where === 'any' || local) && (args.kinds === undefined ? w > 0 : args.kinds.includes(k)))
-      .map(([k, w, where]) => [k, w === 0 ? 10 : w, where] as const);
+    const kinds = FAULTS.filter(([k, w, where]) => (where === 'any' || local) && (args.kinds === undefined ? w > 0 : args.kinds.includes(k))).map(
+      ([k, w, where]) => [k, w === 0 ? 10 : w, where] as const,
+    );
     if (kinds.length === 0) throw new Error('--kinds: none of these faults can be injected here (not a local cluster: only kill-leader, pause-leader, kill-standby, gc-pause)');
     const totalWeight = kinds.reduce((a, [, w]) => a + w, 0);
     let turn = 0;
@@ -364,10 +383,12 @@ async function run(args: Args, kubeconfig: string): Promise<number> {
       s.totalMs += own;
       byKind.set(kind, s);
       const waited = c !== undefined && c.schedulerMs >= 1000 ? ` (${secs(c.ms)} with ${secs(c.schedulerMs)} of pods waiting for the kube-scheduler)` : '';
-      log(`${new Date().toISOString().slice(11, 19)} [${String(i + 1)}/${String(args.faults)}] ${change}; ${kind}: ${what}; converged ${c === undefined ? `NOT within ${secs(args.boundMs)}` : `after ${secs(own)}${waited}`}`);
+      log(
+        `${new Date().toISOString().slice(11, 19)} [${String(i + 1)}/${String(args.faults)}] ${change}; ${kind}: ${what}; converged ${c === undefined ? `NOT within ${secs(args.boundMs)}` : `after ${secs(own)}${waited}`}`,
+      );
     }
     // the last changes are judged once the other stream has passed them (or after the hold bound)
-    for (const deadline = Date.now() + HOLD_BOUND_MS + 1000; !checker.settled && Date.now() < deadline;) await sleep(100);
+    for (const deadline = Date.now() + HOLD_BOUND_MS + 1000; !checker.settled && Date.now() < deadline; ) await sleep(100);
 
     let auditText = 'skipped (not a local cluster with the audit log)';
     if (audited) {
@@ -386,14 +407,23 @@ async function run(args: Args, kubeconfig: string): Promise<number> {
     const lines = [
       `chaos: seed ${String(args.seed)}, ${String(done)} faults in ${secs(Date.now() - t0)}, CloneSets ${CLONESET_NAMES.join('/')} of ~${String(args.pods)} pods, 2 replicas --leader-elect${local ? ' behind the fault proxy' : ''}`,
       `${'fault'.padEnd(20)}${'count'.padStart(6)}${'worst conv.'.padStart(13)}${'mean conv.'.padStart(12)}${'worst wall'.padStart(12)}`,
-      ...[...byKind.entries()].sort((a, b) => b[1].count - a[1].count).map(([k, s]) =>
-        `${k.padEnd(20)}${String(s.count).padStart(6)}${secs(s.worstMs).padStart(13)}${secs(s.totalMs / s.count).padStart(12)}${secs(s.worstWallMs).padStart(12)}`),
+      ...[...byKind.entries()]
+        .sort((a, b) => b[1].count - a[1].count)
+        .map(
+          ([k, s]) => `${k.padEnd(20)}${String(s.count).padStart(6)}${secs(s.worstMs).padStart(13)}${secs(s.totalMs / s.count).padStart(12)}${secs(s.worstWallMs).padStart(12)}`,
+        ),
       `worst convergence after a fault: ${secs(worst)} (bound ${secs(args.boundMs)}); wall time, pods' wait for the kube-scheduler included: ${secs(worstWall)}`,
-      `leader takeovers: ${String(takeovers.length)}` + (takeovers.length === 0 ? '' :
-        `, worst ${secs(Math.max(...takeovers.map((t) => t.ms)))} from the fault, mean ${secs(takeovers.reduce((a, t) => a + t.ms, 0) / takeovers.length)};` +
-        ` worst ${secs(Math.max(...takeovers.map((t) => t.afterExpiryMs)))} after the old lease expired`),
+      `leader takeovers: ${String(takeovers.length)}` +
+        (takeovers.length === 0
+          ? ''
+          : `, worst ${secs(Math.max(...takeovers.map((t) => t.ms)))} from the fault, mean ${secs(takeovers.reduce((a, t) => a + t.ms, 0) / takeovers.length)};` +
+            ` worst ${secs(Math.max(...takeovers.map((t) => t.afterExpiryMs)))} after the old lease expired`),
       `lease terms: ${String(checker.terms.length)}; controller process exits: ${String(replicas.exits)}`,
-      ...(proxy !== undefined ? [`proxy: ${String(proxy.stats.requests)} requests, ${String(proxy.stats.throttled)} answered 429, ${String(proxy.stats.resets)} connections reset, ${String(proxy.stats.upstreamErrors)} upstream errors, ${String(proxy.stats.answersLost)} create answers lost`] : []),
+      ...(proxy !== undefined
+        ? [
+            `proxy: ${String(proxy.stats.requests)} requests, ${String(proxy.stats.throttled)} answered 429, ${String(proxy.stats.resets)} connections reset, ${String(proxy.stats.upstreamErrors)} upstream errors, ${String(proxy.stats.answersLost)} create answers lost`,
+          ]
+        : []),
       `audit: ${auditText}`,
       `checker: ${orderText(checker)}`,
       `violations: ${String(checker.violations.length)}`,
@@ -414,10 +444,13 @@ async function run(args: Args, kubeconfig: string): Promise<number> {
 async function main(): Promise<void> {
   const args = parse(process.argv.slice(2));
   let violations = 0;
-  await withCluster({ pods: args.pods, cloneSets: 1, kubeconfig: args.kubeconfig, stateDir: args.stateDir, keepCluster: args.keepCluster, controllerArgs: args.controllerArgs },
+  await withCluster(
+    { pods: args.pods, cloneSets: 1, kubeconfig: args.kubeconfig, stateDir: args.stateDir, keepCluster: args.keepCluster, controllerArgs: args.controllerArgs },
     async (_client, kubeconfig) => {
       violations = await run(args, kubeconfig);
-    }, { auditLog: true });
+    },
+    { auditLog: true },
+  );
   if (violations > 0) throw new Error(`${String(violations)} invariant violation(s)`);
 }
 

@@ -56,11 +56,17 @@ async function follow(client: KubeClient, r: ResourceRef, ns: string, labelSelec
         for (const object of list.items) onEvent({ type: 'ADDED', object });
         rv = list.metadata.resourceVersion ?? '';
       }
-      await client.watch(r, ns, { resourceVersion: rv, timeoutSeconds: 300, allowWatchBookmarks: true, ...sel }, (e) => {
-        if (e.type === 'ERROR') return;
-        rv = e.object.metadata?.resourceVersion ?? rv;
-        if (e.type !== 'BOOKMARK') onEvent(e);
-      }, signal);
+      await client.watch(
+        r,
+        ns,
+        { resourceVersion: rv, timeoutSeconds: 300, allowWatchBookmarks: true, ...sel },
+        (e) => {
+          if (e.type === 'ERROR') return;
+          rv = e.object.metadata?.resourceVersion ?? rv;
+          if (e.type !== 'BOOKMARK') onEvent(e);
+        },
+        signal,
+      );
     } catch (e) {
       if (signal.aborted) return;
       log(`watch ${r.plural} restarted: ${e instanceof Error ? e.message : String(e)}`);
@@ -82,26 +88,44 @@ export class CloneSetView {
 
   /** `onPodEvent` runs after each pod event has been applied to `pods`. */
   constructor(client: KubeClient, ns: string, signal: AbortSignal, onPodEvent?: (type: WatchEvent['type']) => void) {
-    void follow(client, PODS, ns, `app=${APP}`, (e) => {
-      const pod = e.object as Pod;
-      if (e.type === 'DELETED') this.pods.delete(pod.metadata.name ?? '');
-      else this.pods.set(pod.metadata.name ?? '', pod);
-      onPodEvent?.(e.type);
-    }, signal);
-    void follow(client, CLONESETS, ns, undefined, (e) => {
-      const cs = e.object as CloneSet;
-      if (e.type === 'DELETED') this.cloneSets.delete(cs.metadata.name ?? '');
-      else this.cloneSets.set(cs.metadata.name ?? '', cs);
-    }, signal);
+    void follow(
+      client,
+      PODS,
+      ns,
+      `app=${APP}`,
+      (e) => {
+        const pod = e.object as Pod;
+        if (e.type === 'DELETED') this.pods.delete(pod.metadata.name ?? '');
+        else this.pods.set(pod.metadata.name ?? '', pod);
+        onPodEvent?.(e.type);
+      },
+      signal,
+    );
+    void follow(
+      client,
+      CLONESETS,
+      ns,
+      undefined,
+      (e) => {
+        const cs = e.object as CloneSet;
+        if (e.type === 'DELETED') this.cloneSets.delete(cs.metadata.name ?? '');
+        else this.cloneSets.set(cs.metadata.name ?? '', cs);
+      },
+      signal,
+    );
   }
 }
 
 /** Until the status counts `n` available pods, all updated and Ready. */
 export async function waitForAvailable(view: CloneSetView, n: number, timeoutMs: number): Promise<void> {
-  await until(`${n} available pods`, () => {
-    const s = view.cloneSet?.status;
-    return s?.availableReplicas === n && s.updatedReadyReplicas === n && s.replicas === n ? true : undefined;
-  }, timeoutMs);
+  await until(
+    `${n} available pods`,
+    () => {
+      const s = view.cloneSet?.status;
+      return s?.availableReplicas === n && s.updatedReadyReplicas === n && s.replicas === n ? true : undefined;
+    },
+    timeoutMs,
+  );
 }
 
 export interface RolloutTimes {
@@ -116,17 +140,27 @@ export async function rollOutNewImage(client: KubeClient, ns: string, view: Clon
   const t1 = Date.now();
   const patched = await client.patch<CloneSet>(CLONESETS, ns, APP, { spec: { template: { spec: { containers: [{ name: 'nginx', image: 'nginx:mainline' }] } } } }, 'merge');
   const generation = patched.metadata.generation;
-  const allUpdatedReadyMs = await until('every pod on the new revision and Ready', () => {
-    const rev = view.cloneSet?.status?.updateRevision;
-    if (view.cloneSet?.status?.observedGeneration !== generation || rev === undefined) return undefined;
-    const active = [...view.pods.values()].filter(isActive);
-    return active.length === n && active.every((p) => isReady(p) && p.metadata.labels?.['controller-revision-hash'] === rev) ? Date.now() - t1 : undefined;
-  }, timeoutMs, 50);
-  const rolloutMs = await until('the status to report the rollout complete', () => {
-    const s = view.cloneSet?.status;
-    return s !== undefined && s.observedGeneration === generation && s.updatedReadyReplicas === n && s.replicas === n && s.currentRevision === s.updateRevision
-      ? Date.now() - t1
-      : undefined;
-  }, timeoutMs, 50);
+  const allUpdatedReadyMs = await until(
+    'every pod on the new revision and Ready',
+    () => {
+      const rev = view.cloneSet?.status?.updateRevision;
+      if (view.cloneSet?.status?.observedGeneration !== generation || rev === undefined) return undefined;
+      const active = [...view.pods.values()].filter(isActive);
+      return active.length === n && active.every((p) => isReady(p) && p.metadata.labels?.['controller-revision-hash'] === rev) ? Date.now() - t1 : undefined;
+    },
+    timeoutMs,
+    50,
+  );
+  const rolloutMs = await until(
+    'the status to report the rollout complete',
+    () => {
+      const s = view.cloneSet?.status;
+      return s !== undefined && s.observedGeneration === generation && s.updatedReadyReplicas === n && s.replicas === n && s.currentRevision === s.updateRevision
+        ? Date.now() - t1
+        : undefined;
+    },
+    timeoutMs,
+    50,
+  );
   return { allUpdatedReadyMs, rolloutMs };
 }

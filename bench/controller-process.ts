@@ -17,7 +17,6 @@ export interface ControllerProcess {
   stop(): Promise<void>;
 }
 
-
 /** Starts the controller for `ns` and resolves once its caches synced (readyz): later requests are the workload's. */
 export async function startController(kubeconfig: string, ns: string, extraArgs: readonly string[]): Promise<ControllerProcess> {
   const logDir = path.join(ROOT, '.cluster', 'bench-logs');
@@ -25,17 +24,37 @@ export async function startController(kubeconfig: string, ns: string, extraArgs:
   const logFile = path.join(logDir, `controller-${ns}.log`);
   const metricsPort = await freePort();
   const probePort = await freePort();
-  const { proc, stop } = spawnLogged([
-    // bin/cloneset-controller's node flags and dist/main.js: the benchmark measures the controller as it is run
-    // ($BENCH_NODE_FLAGS adds more, for experiments).
-    ...CONTROLLER_NODE_FLAGS,
-    ...(process.env['BENCH_NODE_FLAGS'] ?? '').split(' ').filter((f) => f !== ''), builtControllerMain(), '--kubeconfig', kubeconfig, '-n', ns,
-    `--metrics-bind-address=127.0.0.1:${metricsPort}`, `--health-probe-bind-address=127.0.0.1:${probePort}`, '--webhook-port=0', '--log-level=info', ...extraArgs,
-  ], logFile);
+  const { proc, stop } = spawnLogged(
+    [
+      // bin/cloneset-controller's node flags and dist/main.js: the benchmark measures the controller as it is run
+      // ($BENCH_NODE_FLAGS adds more, for experiments).
+      ...CONTROLLER_NODE_FLAGS,
+      ...(process.env['BENCH_NODE_FLAGS'] ?? '').split(' ').filter((f) => f !== ''),
+      builtControllerMain(),
+      '--kubeconfig',
+      kubeconfig,
+      '-n',
+      ns,
+      `--metrics-bind-address=127.0.0.1:${metricsPort}`,
+      `--health-probe-bind-address=127.0.0.1:${probePort}`,
+      '--webhook-port=0',
+      '--log-level=info',
+      ...extraArgs,
+    ],
+    logFile,
+  );
   if (proc.pid === undefined) throw new Error('the controller did not start');
   const readyzUrl = `http://127.0.0.1:${probePort}/readyz`;
   try {
-    await until('the controller caches to sync', () => fetch(readyzUrl).then((r) => (r.ok ? true : undefined), () => undefined), 60_000);
+    await until(
+      'the controller caches to sync',
+      () =>
+        fetch(readyzUrl).then(
+          (r) => (r.ok ? true : undefined),
+          () => undefined,
+        ),
+      60_000,
+    );
   } catch (e) {
     await stop();
     throw e;

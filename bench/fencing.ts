@@ -50,7 +50,11 @@ function seconds(flag: string, v: string | undefined, dflt: number): number {
 }
 
 function parse(argv: readonly string[]): Args {
-  const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, options: { ...CLUSTER_OPTIONS, delay: { type: 'string' }, pause: { type: 'string' }, 'pause-at': { type: 'string' } } });
+  const { values, positionals } = parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    options: { ...CLUSTER_OPTIONS, delay: { type: 'string' }, pause: { type: 'string' }, 'pause-at': { type: 'string' } },
+  });
   const common = clusterArgs(values, positionals, USAGE, 'bench-fencing');
   if (common.kubeconfig !== undefined) throw new Error(`--kubeconfig: this benchmark needs its own local control plane (the audit log)\n${USAGE}`);
   const pods = values.pods === undefined ? 200 : common.pods;
@@ -69,7 +73,13 @@ function leaseWrites(auditLog: string, ns: string, name: string): LeaseWrite[] {
   const out: LeaseWrite[] = [];
   for (const line of readFileSync(auditLog, 'utf8').split('\n')) {
     if (line === '') continue;
-    let e: { stage?: string; userAgent?: string; requestReceivedTimestamp?: string; objectRef?: { resource?: string; namespace?: string; name?: string }; responseStatus?: { code?: number } };
+    let e: {
+      stage?: string;
+      userAgent?: string;
+      requestReceivedTimestamp?: string;
+      objectRef?: { resource?: string; namespace?: string; name?: string };
+      responseStatus?: { code?: number };
+    };
     try {
       e = JSON.parse(line) as typeof e;
     } catch {
@@ -104,7 +114,11 @@ async function run(client: KubeClient, kubeconfig: string, args: Args): Promise<
   const stateDir = args.stateDir;
   const pki = path.join(stateDir, 'pki');
   const f = (n: string): Buffer => readFileSync(path.join(pki, n));
-  const proxy = await startFaultProxy(readState(stateDir)?.server ?? '', { serverCert: f('apiserver.crt'), serverKey: f('apiserver.key'), ca: f('ca.crt'), clientCert: f('admin.crt'), clientKey: f('admin.key') }, () => 0.5);
+  const proxy = await startFaultProxy(
+    readState(stateDir)?.server ?? '',
+    { serverCert: f('apiserver.crt'), serverKey: f('apiserver.key'), ca: f('ca.crt'), clientCert: f('admin.crt'), clientKey: f('admin.key') },
+    () => 0.5,
+  );
   const ns = namespaceName('fencing');
   await createNamespace(client, ns);
   const controllerKubeconfig = proxiedKubeconfig(kubeconfig, proxy.url, path.join(stateDir, `fencing-proxy-${ns}.kubeconfig`));
@@ -121,10 +135,15 @@ async function run(client: KubeClient, kubeconfig: string, args: Args): Promise<
     const pausedAt = Date.now();
     replicas.signal(pid, 'SIGSTOP');
     log(`paused the leader (pid ${String(pid)}) with ${String((await client.list(PODS, ns)).items.length)} of ${String(args.pods)} pods created, for ${secs(args.pauseMs)}`);
-    const successor = await until('a takeover', async () => {
-      const h = await holder(client, ns);
-      return h !== undefined && h !== leader ? h : undefined;
-    }, args.pauseMs + 60_000, 200);
+    const successor = await until(
+      'a takeover',
+      async () => {
+        const h = await holder(client, ns);
+        return h !== undefined && h !== leader ? h : undefined;
+      },
+      args.pauseMs + 60_000,
+      200,
+    );
     const takeoverMs = Date.now() - pausedAt;
     await until('the end of the pause', () => (Date.now() - pausedAt >= args.pauseMs ? true : undefined), args.pauseMs + 1000, 100);
     replicas.signal(pid, 'SIGCONT');
@@ -152,20 +171,34 @@ async function run(client: KubeClient, kubeconfig: string, args: Args): Promise<
     const bad = ws.filter((w) => w.receivedAt > expiry || w.receivedAt >= successorFirst);
     const latest = Math.max(...ws.map((w) => w.receivedAt));
     late += bad.length;
-    report += `old leader ${id}: ${String(ws.length)} pod writes, the last arrived ${secs(latest - lastRenew)} after its last renewal `
-      + `(lease expiry at +${secs(LEASE_DURATION_MS)}, successor's first Lease write at +${secs(successorFirst - lastRenew)}); `
-      + `writes after the lease expired: ${String(bad.length)}${bad.length > 0 ? ` (${bad.slice(0, 5).map((w) => `${w.verb} ${w.what} at +${secs(w.receivedAt - lastRenew)}`).join(', ')})` : ''}\n`;
+    report +=
+      `old leader ${id}: ${String(ws.length)} pod writes, the last arrived ${secs(latest - lastRenew)} after its last renewal ` +
+      `(lease expiry at +${secs(LEASE_DURATION_MS)}, successor's first Lease write at +${secs(successorFirst - lastRenew)}); ` +
+      `writes after the lease expired: ${String(bad.length)}${
+        bad.length > 0
+          ? ` (${bad
+              .slice(0, 5)
+              .map((w) => `${w.verb} ${w.what} at +${secs(w.receivedAt - lastRenew)}`)
+              .join(', ')})`
+          : ''
+      }\n`;
   }
-  process.stdout.write(`${report}proxy: ${String(proxy.stats.requests)} requests, held ${secs(args.delayMs)} each; ${String(proxy.stats.dropped)} dropped because the client cut them first\n`
-    + `late writes: ${String(late)}\n`);
+  process.stdout.write(
+    `${report}proxy: ${String(proxy.stats.requests)} requests, held ${secs(args.delayMs)} each; ${String(proxy.stats.dropped)} dropped because the client cut them first\n` +
+      `late writes: ${String(late)}\n`,
+  );
   return late;
 }
 
 runBenchmark(async () => {
   const args = parse(process.argv.slice(2));
   let late = 0;
-  await withCluster(args, async (client, kubeconfig) => {
-    late = await run(client, kubeconfig, args);
-  }, { auditLog: true });
+  await withCluster(
+    args,
+    async (client, kubeconfig) => {
+      late = await run(client, kubeconfig, args);
+    },
+    { auditLog: true },
+  );
   if (late > 0) process.exitCode = 1;
 });

@@ -29,19 +29,37 @@ import { Informer } from '../src/runtime/informer.ts';
 import { benchCloneSet, CloneSetView, fleet, isReady, statusSum } from './cloneset-view.ts';
 import { diffCounts, eventWrites, peakRssMiB, requestCounters, requestSummary, startController, sumOf, type ControllerProcess } from './controller-process.ts';
 import { controllerCounters, settled } from './status-changes.ts';
-import { CLUSTER_OPTIONS, clusterArgs, createNamespace, DEFAULT_CONTROLLER_FLAGS, deleteNamespace, log, namespaceName, ROOT, runBenchmark, secs, until, type ClusterArgs } from './harness.ts';
+import {
+  CLUSTER_OPTIONS,
+  clusterArgs,
+  createNamespace,
+  DEFAULT_CONTROLLER_FLAGS,
+  deleteNamespace,
+  log,
+  namespaceName,
+  ROOT,
+  runBenchmark,
+  secs,
+  until,
+  type ClusterArgs,
+} from './harness.ts';
 import { withCluster } from './harness.ts';
 import { measureLimit, ratio } from './limit.ts';
 import type { KubeClient } from '../src/kube/client.ts';
 
-const USAGE = 'usage: node bench/fleet.ts [--pods N (1000)] [--clonesets M (10)] [--idle-seconds S (60)] [--unthrottled-setup] [--kubeconfig PATH] [--state-dir DIR] [--keep-cluster] [-- controller flags…]\n';
+const USAGE =
+  'usage: node bench/fleet.ts [--pods N (1000)] [--clonesets M (10)] [--idle-seconds S (60)] [--unthrottled-setup] [--kubeconfig PATH] [--state-dir DIR] [--keep-cluster] [-- controller flags…]\n';
 
 /** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in 1/100 s on every common kernel build. */
 const CLOCK_TICKS_PER_SECOND = 100;
 const WRITE_VERBS = new Set(['POST', 'PUT', 'PATCH', 'DELETE', 'create', 'update', 'patch', 'delete']);
 
 function parse(argv: readonly string[]): ClusterArgs & { readonly idleSeconds: number; readonly unthrottledSetup: boolean } {
-  const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, options: { ...CLUSTER_OPTIONS, 'idle-seconds': { type: 'string' }, 'unthrottled-setup': { type: 'boolean' } } });
+  const { values, positionals } = parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    options: { ...CLUSTER_OPTIONS, 'idle-seconds': { type: 'string' }, 'unthrottled-setup': { type: 'boolean' } },
+  });
   const common = clusterArgs({ ...values, clonesets: values.clonesets ?? '10' }, positionals, USAGE, 'bench');
   const idleSeconds = Number(values['idle-seconds'] ?? '60');
   if (!(idleSeconds > 0)) throw new Error(`--idle-seconds: not a positive number: ${values['idle-seconds'] ?? ''}`);
@@ -94,8 +112,13 @@ async function informersHeap(client: KubeClient, ns: string, transform: boolean,
   const informers: Informer<Pod>[] = [];
   for (let i = 0; i < copies; i++) {
     const informer = new Informer<Pod>({
-      client, resource: PODS, namespace: ns, clock: systemClock, logger: pino({ level: 'silent' }),
-      ...(transform ? { transform: podTransform() } : {}), ...(labelSelector !== undefined ? { labelSelector } : {}),
+      client,
+      resource: PODS,
+      namespace: ns,
+      clock: systemClock,
+      logger: pino({ level: 'silent' }),
+      ...(transform ? { transform: podTransform() } : {}),
+      ...(labelSelector !== undefined ? { labelSelector } : {}),
     });
     informer.start(stop.signal);
     await informer.waitForSync();
@@ -175,11 +198,17 @@ async function main(): Promise<void> {
       controller = await startController(kubeconfig, ns, args.controllerArgs);
       const tSynced = Date.now() - tr;
       const metricsUrl = controller.metricsUrl;
-      const tReconciled = await until('every CloneSet reconciled after the restart', async () => {
-        const body = await (await fetch(metricsUrl)).text();
-        const done = sumOf(body, 'controller_runtime_reconcile_total') >= sets.size && gauge(body, 'workqueue_depth') === 0 && gauge(body, 'controller_runtime_active_workers') === 0;
-        return done ? Date.now() - tr : undefined;
-      }, timeout, 50);
+      const tReconciled = await until(
+        'every CloneSet reconciled after the restart',
+        async () => {
+          const body = await (await fetch(metricsUrl)).text();
+          const done =
+            sumOf(body, 'controller_runtime_reconcile_total') >= sets.size && gauge(body, 'workqueue_depth') === 0 && gauge(body, 'controller_runtime_active_workers') === 0;
+          return done ? Date.now() - tr : undefined;
+        },
+        timeout,
+        50,
+      );
       await new Promise((r) => setTimeout(r, 5_000)); // anything a restart would still write shows up by now
       const restart = await requestCounters(metricsUrl);
       const restartRss = rssMiB(controller.pid);
@@ -211,7 +240,7 @@ async function main(): Promise<void> {
         row('controller RSS', idleRss),
         row('pod updates received meanwhile', idleUpdates),
         `heap per cached pod (an informer over the ${reduced.pods} pods in the benchmark process)`,
-        row('with the controller\'s cache transform', kib(reduced.bytesPerPod)),
+        row("with the controller's cache transform", kib(reduced.bytesPerPod)),
         row('whole objects (managedFields dropped)', kib(whole.bytesPerPod)),
         `restart (SIGTERM, new process, nothing changed meanwhile)`,
         row('all caches synced (/readyz)', `${secs(tSynced)}  (limit: one direct list of the pods ${secs(listMs)}, ${listed.items.length} pods)`),

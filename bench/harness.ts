@@ -129,10 +129,14 @@ async function installCrd(client: KubeClient): Promise<void> {
     const spec = { ...crd.spec, ...(live.spec?.conversion === undefined ? {} : { conversion: live.spec.conversion }) };
     await client.update(CRDS, undefined, name, { ...crd, spec, metadata: { ...crd.metadata, resourceVersion: live.metadata?.resourceVersion } });
   }
-  await until('the CRD to be established', async () => {
-    const live = await client.get<{ status?: { conditions?: { type: string; status: string }[] } }>(CRDS, undefined, name);
-    return live.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') === true ? true : undefined;
-  }, 60_000);
+  await until(
+    'the CRD to be established',
+    async () => {
+      const live = await client.get<{ status?: { conditions?: { type: string; status: string }[] } }>(CRDS, undefined, name);
+      return live.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') === true ? true : undefined;
+    },
+    60_000,
+  );
 }
 
 /** A fresh namespace name: `<prefix>-<6 hex digits>`. */
@@ -148,8 +152,16 @@ export async function createNamespace(client: KubeClient, ns: string): Promise<v
 export async function deleteNamespace(client: KubeClient, ns: string, waitUntilGone: boolean): Promise<void> {
   await client.delete(NAMESPACES, undefined, ns).catch((e: unknown) => (isNotFound(e) ? undefined : log(`namespace ${ns} not deleted: ${String(e)}`)));
   if (!waitUntilGone) return;
-  await until(`namespace ${ns} to be gone`, () => client.get(NAMESPACES, undefined, ns).then(() => undefined, (e: unknown) => (isNotFound(e) ? true : undefined)), 600_000, 500)
-    .catch((e: unknown) => log(String(e)));
+  await until(
+    `namespace ${ns} to be gone`,
+    () =>
+      client.get(NAMESPACES, undefined, ns).then(
+        () => undefined,
+        (e: unknown) => (isNotFound(e) ? true : undefined),
+      ),
+    600_000,
+    500,
+  ).catch((e: unknown) => log(String(e)));
 }
 
 /** Runs a benchmark's main and exits: 0 when it resolves, 1 with the error on stderr otherwise. */

@@ -19,7 +19,18 @@ import { benchCloneSet, CloneSetView, isActive, isReady, rollOutNewImage, waitFo
 import { measureInPlaceLimit, ratio, type Limit } from './limit.ts';
 import { diffCounts, eventWrites, requestCounters, requestSummary, startController, type ControllerProcess, type RequestSummary } from './controller-process.ts';
 import {
-  CLUSTER_OPTIONS, clusterArgs, createNamespace, DEFAULT_CONTROLLER_FLAGS, deleteNamespace, log, namespaceName, ROOT, runBenchmark, secs, until, withCluster,
+  CLUSTER_OPTIONS,
+  clusterArgs,
+  createNamespace,
+  DEFAULT_CONTROLLER_FLAGS,
+  deleteNamespace,
+  log,
+  namespaceName,
+  ROOT,
+  runBenchmark,
+  secs,
+  until,
+  withCluster,
   type ClusterArgs,
 } from './harness.ts';
 
@@ -93,11 +104,15 @@ async function run(client: KubeClient, kubeconfig: string, args: Args): Promise<
     log(`namespace ${ns}; controller log ${path.relative(ROOT, logFile)}`);
 
     const t0 = Date.now();
-    await client.create(CLONESETS, ns, benchCloneSet(ns, n, {
-      type: 'InPlaceIfPossible',
-      maxUnavailable: args.maxUnavailable,
-      ...(args.grace > 0 ? { inPlaceUpdateStrategy: { gracePeriodSeconds: args.grace } } : {}),
-    }));
+    await client.create(
+      CLONESETS,
+      ns,
+      benchCloneSet(ns, n, {
+        type: 'InPlaceIfPossible',
+        maxUnavailable: args.maxUnavailable,
+        ...(args.grace > 0 ? { inPlaceUpdateStrategy: { gracePeriodSeconds: args.grace } } : {}),
+      }),
+    );
     const timeout = 120_000 + n * 1_000;
     await waitForAvailable(view, n, timeout);
     const scaleUpMs = Date.now() - t0;
@@ -116,7 +131,10 @@ async function run(client: KubeClient, kubeconfig: string, args: Args): Promise<
       const r = p.status?.containerStatuses?.[0]?.restartCount ?? 0;
       restartCounts.set(r, (restartCounts.get(r) ?? 0) + 1);
     }
-    const restarts = [...restartCounts.entries()].sort((a, b) => a[0] - b[0]).map(([r, c]) => `${c}×${r}`).join(', ');
+    const restarts = [...restartCounts.entries()]
+      .sort((a, b) => a[0] - b[0])
+      .map(([r, c]) => `${c}×${r}`)
+      .join(', ');
     const writes = [...used.entries()].filter(([k]) => WRITE_VERBS.has(k)).reduce((a, [, v]) => a + v, 0);
     await controller.stop();
     controller = undefined;
@@ -125,7 +143,22 @@ async function run(client: KubeClient, kubeconfig: string, args: Args): Promise<
     // Pods are only ever PATCHed here (no pod is created or deleted): PATCHes less the Events' own.
     const eventsAfter = await eventWrites(client, ns);
     const podWrites = (used.get('PATCH') ?? 0) - (eventsAfter.patches - eventsBefore.patches);
-    return { limit, rolloutMs, allUpdatedReadyMs, requests: requestSummary(used), writes, podWrites, reconciles: used.get('#reconciles') ?? 0, statusConflicts: used.get('#PUT 409') ?? 0, created, deleted, maxNotReady, restarts, scaleUpMs, logFile };
+    return {
+      limit,
+      rolloutMs,
+      allUpdatedReadyMs,
+      requests: requestSummary(used),
+      writes,
+      podWrites,
+      reconciles: used.get('#reconciles') ?? 0,
+      statusConflicts: used.get('#PUT 409') ?? 0,
+      created,
+      deleted,
+      maxNotReady,
+      restarts,
+      scaleUpMs,
+      logFile,
+    };
   } finally {
     stop.abort();
     await controller?.stop();

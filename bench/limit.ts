@@ -48,7 +48,10 @@ export async function measureLimit(kubeconfig: string, n: number, timeoutMs: num
       const condition = { type: 'InPlaceUpdateReady', status: 'True', lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') };
       await client.patch(PODS, ns, name, { status: { conditions: [condition] } }, 'strategic', { subresource: 'status' });
     };
-    const { error } = await runBounded(Array.from({ length: n }, (_, i) => () => one(i)), LIMIT_CONCURRENCY);
+    const { error } = await runBounded(
+      Array.from({ length: n }, (_, i) => () => one(i)),
+      LIMIT_CONCURRENCY,
+    );
     if (error !== undefined) throw error;
     const readyMs = await until(`${n} directly created pods Ready`, () => ([...view.pods.values()].filter(isReady).length >= n ? Date.now() - t0 : undefined), timeoutMs);
     return { existMs, readyMs, requests: client.requestCount };
@@ -73,20 +76,30 @@ export async function measureInPlaceLimit(kubeconfig: string, ns: string, pods: 
   const client = await KubeClient.fromKubeConfig(loadKubeConfig(kubeconfig), { qps: 0, burst: 0 });
   try {
     const names = pods().map((p) => p.metadata.name ?? '');
-    const condition = (status: string): object => ({ status: { conditions: [{ type: 'InPlaceUpdateReady', status, lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') }] } });
+    const condition = (status: string): object => ({
+      status: { conditions: [{ type: 'InPlaceUpdateReady', status, lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') }] },
+    });
     const t0 = Date.now();
     const one = async (name: string): Promise<void> => {
       await client.patch(PODS, ns, name, condition('False'), 'strategic', { subresource: 'status' });
       await client.patch(PODS, ns, name, { spec: { containers: [{ name: 'nginx', image }] } }, 'strategic');
       await client.patch(PODS, ns, name, condition('True'), 'strategic', { subresource: 'status' });
     };
-    const { error } = await runBounded(names.map((name) => () => one(name)), LIMIT_CONCURRENCY);
+    const { error } = await runBounded(
+      names.map((name) => () => one(name)),
+      LIMIT_CONCURRENCY,
+    );
     if (error !== undefined) throw error;
     const existMs = Date.now() - t0;
-    const readyMs = await until(`${names.length} pods Ready on ${image}`, () => {
-      const all = pods();
-      return all.length === names.length && all.every((p) => isReady(p) && p.status?.containerStatuses?.[0]?.image === image) ? Date.now() - t0 : undefined;
-    }, timeoutMs, 50);
+    const readyMs = await until(
+      `${names.length} pods Ready on ${image}`,
+      () => {
+        const all = pods();
+        return all.length === names.length && all.every((p) => isReady(p) && p.status?.containerStatuses?.[0]?.image === image) ? Date.now() - t0 : undefined;
+      },
+      timeoutMs,
+      50,
+    );
     return { existMs, readyMs, requests: client.requestCount };
   } finally {
     client.close();

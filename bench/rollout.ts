@@ -20,7 +20,18 @@ import { benchCloneSet, CloneSetView, isActive, isReady, rollOutNewImage, waitFo
 import { diffCounts, requestCounters, requestSummary, startController, type ControllerProcess, type RequestSummary } from './controller-process.ts';
 import { measureLimit, ratio } from './limit.ts';
 import {
-  CLUSTER_OPTIONS, clusterArgs, createNamespace, DEFAULT_CONTROLLER_FLAGS, deleteNamespace, log, namespaceName, ROOT, runBenchmark, secs, until, withCluster,
+  CLUSTER_OPTIONS,
+  clusterArgs,
+  createNamespace,
+  DEFAULT_CONTROLLER_FLAGS,
+  deleteNamespace,
+  log,
+  namespaceName,
+  ROOT,
+  runBenchmark,
+  secs,
+  until,
+  withCluster,
   type ClusterArgs,
 } from './harness.ts';
 
@@ -136,9 +147,11 @@ async function main(): Promise<void> {
       `CloneSet ReCreate rollout benchmark: ${args.pods} pods, ${strategy}; controller ${flags}`,
       `(rollout = image patch → status reports every pod updated and Ready; requests = the controller's rest_client_requests_total during it)`,
       `${'surge rule'.padEnd(12)}${'rollout'.padStart(10)}${'× limit'.padStart(9)}${'pods ready'.padStart(12)}${'requests'.padStart(10)}${'reconciles'.padStart(12)}${'created'.padStart(9)}${'max pods'.padStart(10)}${'max unavail'.padStart(13)}   requests by verb`,
-      ...results.map((r) =>
-        `${r.rule.padEnd(12)}${secs(r.rolloutMs).padStart(10)}${ratio(r.rolloutMs, limit.readyMs).padStart(9)}${secs(r.allUpdatedReadyMs).padStart(12)}${String(r.requests.total).padStart(10)}` +
-        `${String(r.reconciles).padStart(12)}${String(r.created).padStart(9)}${String(r.maxPods).padStart(10)}${String(r.maxUnavailable).padStart(13)}   ${r.requests.text}`),
+      ...results.map(
+        (r) =>
+          `${r.rule.padEnd(12)}${secs(r.rolloutMs).padStart(10)}${ratio(r.rolloutMs, limit.readyMs).padStart(9)}${secs(r.allUpdatedReadyMs).padStart(12)}${String(r.requests.total).padStart(10)}` +
+          `${String(r.reconciles).padStart(12)}${String(r.created).padStart(9)}${String(r.maxPods).padStart(10)}${String(r.maxUnavailable).padStart(13)}   ${r.requests.text}`,
+      ),
       `(initial scale 0 → ${args.pods}: ${results.map((r) => `${r.rule} ${secs(r.scaleUpMs)}`).join(', ')})`,
       `the limit: a direct client, no controller, ${args.pods} pods created + 1 status patch each, 64 in flight, no client limit: all Ready after ${secs(limit.readyMs)}`,
     ];

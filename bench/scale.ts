@@ -19,15 +19,31 @@ import { benchCloneSet, CloneSetView, fleet, isReady, statusSum } from './clones
 import { measureLimit, ratio } from './limit.ts';
 import { measureStatusChanges, statusChangeLines } from './status-changes.ts';
 import { diffCounts, eventWrites, peakRssMiB, requestCounters, requestSummary, startController, type ControllerProcess } from './controller-process.ts';
-import { CLUSTER_OPTIONS, clusterArgs, createNamespace, DEFAULT_CONTROLLER_FLAGS, deleteNamespace, log, namespaceName, ROOT, runBenchmark, secs, until, withCluster, type ClusterArgs } from './harness.ts';
+import {
+  CLUSTER_OPTIONS,
+  clusterArgs,
+  createNamespace,
+  DEFAULT_CONTROLLER_FLAGS,
+  deleteNamespace,
+  log,
+  namespaceName,
+  ROOT,
+  runBenchmark,
+  secs,
+  until,
+  withCluster,
+  type ClusterArgs,
+} from './harness.ts';
 
-const USAGE = 'usage: node bench/scale.ts [--pods N (1000)] [--clonesets M (1)] [--status-change-pods K (min(N, 1000); 0 = none)] [--kubeconfig PATH] [--state-dir DIR] [--keep-cluster] [-- controller flags…]\n';
+const USAGE =
+  'usage: node bench/scale.ts [--pods N (1000)] [--clonesets M (1)] [--status-change-pods K (min(N, 1000); 0 = none)] [--kubeconfig PATH] [--state-dir DIR] [--keep-cluster] [-- controller flags…]\n';
 
 function parse(argv: readonly string[]): ClusterArgs & { readonly statusChangePods: number } {
   const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, options: { ...CLUSTER_OPTIONS, 'status-change-pods': { type: 'string' } } });
   const common = clusterArgs(values, positionals, USAGE, 'bench');
   const statusChangePods = Number(values['status-change-pods'] ?? String(Math.min(common.pods, 1000)));
-  if (!Number.isInteger(statusChangePods) || statusChangePods < 0 || statusChangePods > common.pods) throw new Error(`--status-change-pods: not a count between 0 and --pods (${common.pods}): ${values['status-change-pods'] ?? ''}`);
+  if (!Number.isInteger(statusChangePods) || statusChangePods < 0 || statusChangePods > common.pods)
+    throw new Error(`--status-change-pods: not a count between 0 and --pods (${common.pods}): ${values['status-change-pods'] ?? ''}`);
   return { ...common, statusChangePods };
 }
 
@@ -40,7 +56,9 @@ async function main(): Promise<void> {
     try {
       await createNamespace(client, ns);
       let modified = 0; // pod updates the view's watch saw: the status changes of the scenario below
-      const view = new CloneSetView(client, ns, stop.signal, (type) => { if (type === 'MODIFIED') modified++; });
+      const view = new CloneSetView(client, ns, stop.signal, (type) => {
+        if (type === 'MODIFIED') modified++;
+      });
       controller = await startController(kubeconfig, ns, args.controllerArgs);
       // Caches synced (readyz): the initial lists and watches are the baseline, not part of the scale-up.
       const metricsUrl = controller.metricsUrl;

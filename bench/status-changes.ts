@@ -60,13 +60,18 @@ export async function controllerCounters(metricsUrl: string): Promise<Controller
 export async function settled(metricsUrl: string, quietMs = 3_000, timeoutMs = 300_000): Promise<ControllerCounters> {
   let last: ControllerCounters | undefined;
   let since = Date.now();
-  return until('the controller to settle', async () => {
-    const now = await controllerCounters(metricsUrl);
-    const same = last !== undefined && now.reconciles === last.reconciles && now.ignored === last.ignored && now.enqueued === last.enqueued;
-    if (!same || now.busy) since = Date.now();
-    last = now;
-    return !now.busy && Date.now() - since >= quietMs ? now : undefined;
-  }, timeoutMs, 200);
+  return until(
+    'the controller to settle',
+    async () => {
+      const now = await controllerCounters(metricsUrl);
+      const same = last !== undefined && now.reconciles === last.reconciles && now.ignored === last.ignored && now.enqueued === last.enqueued;
+      if (!same || now.busy) since = Date.now();
+      last = now;
+      return !now.busy && Date.now() - since >= quietMs ? now : undefined;
+    },
+    timeoutMs,
+    200,
+  );
 }
 
 const stamp = (): string => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
@@ -97,7 +102,15 @@ function probeFailed(pod: Pod): { status: { containerStatuses: ContainerStatus[]
  * Writes one change of `kind` to each of `names` (pods of `view`) and counts what the controller did until it
  * settled. `modified()` is the number of pod MODIFIED events the benchmark's watch has seen so far.
  */
-async function measure(kind: StatusChangeFigures['kind'], client: KubeClient, ns: string, view: CloneSetView, names: readonly string[], metricsUrl: string, modified: () => number): Promise<StatusChangeFigures> {
+async function measure(
+  kind: StatusChangeFigures['kind'],
+  client: KubeClient,
+  ns: string,
+  view: CloneSetView,
+  names: readonly string[],
+  metricsUrl: string,
+  modified: () => number,
+): Promise<StatusChangeFigures> {
   const before = await settled(metricsUrl);
   const requestsBefore = await requestCounters(metricsUrl);
   const seen0 = modified();
@@ -105,15 +118,27 @@ async function measure(kind: StatusChangeFigures['kind'], client: KubeClient, ns
   const patch = (name: string): unknown => {
     const pod = view.pods.get(name);
     if (pod === undefined) throw new Error(`pod ${name} is gone`);
-    return kind === 'unread'
-      ? { status: { containerStatuses: (pod.status?.containerStatuses ?? []).map(movedState) } }
-      : probeFailed(pod);
+    return kind === 'unread' ? { status: { containerStatuses: (pod.status?.containerStatuses ?? []).map(movedState) } } : probeFailed(pod);
   };
-  const { error } = await runBounded(names.map((name) => () => client.patch(PODS, ns, name, patch(name), 'strategic', { subresource: 'status' })), CONCURRENCY);
+  const { error } = await runBounded(
+    names.map((name) => () => client.patch(PODS, ns, name, patch(name), 'strategic', { subresource: 'status' })),
+    CONCURRENCY,
+  );
   if (error !== undefined) throw error;
   const want = kind === 'unread' ? names.length : 2 * names.length;
   await until(`${want} pod updates seen`, () => (modified() - seen0 >= want ? true : undefined), 300_000);
-  if (kind === 'readiness') await until(`the ${names.length} pods Ready again`, () => (names.every((n) => { const p = view.pods.get(n); return p !== undefined && isReady(p); }) ? true : undefined), 300_000);
+  if (kind === 'readiness')
+    await until(
+      `the ${names.length} pods Ready again`,
+      () =>
+        names.every((n) => {
+          const p = view.pods.get(n);
+          return p !== undefined && isReady(p);
+        })
+          ? true
+          : undefined,
+      300_000,
+    );
   const after = await settled(metricsUrl);
   return {
     kind,
@@ -128,7 +153,14 @@ async function measure(kind: StatusChangeFigures['kind'], client: KubeClient, ns
 }
 
 /** Both kinds on the first `count` pods of the view (by name). */
-export async function measureStatusChanges(client: KubeClient, ns: string, view: CloneSetView, count: number, metricsUrl: string, modified: () => number): Promise<StatusChangeFigures[]> {
+export async function measureStatusChanges(
+  client: KubeClient,
+  ns: string,
+  view: CloneSetView,
+  count: number,
+  metricsUrl: string,
+  modified: () => number,
+): Promise<StatusChangeFigures[]> {
   const names = [...view.pods.keys()].sort().slice(0, count);
   const unread = await measure('unread', client, ns, view, names, metricsUrl, modified);
   const readiness = await measure('readiness', client, ns, view, names, metricsUrl, modified);

@@ -39,10 +39,11 @@ export async function startWebhookProcess(client: KubeClient, kubeconfig: string
   mkdirSync(logDir, { recursive: true });
   const logFile = path.join(logDir, 'webhook.log');
   const port = await freePort();
-  const { proc, stop } = spawnLogged([
-    ...CONTROLLER_NODE_FLAGS, builtControllerMain(), 'webhook', '--kubeconfig', kubeconfig,
-    '--webhook-host', '127.0.0.1', '--webhook-port', String(port),
-  ], logFile, { append: true });
+  const { proc, stop } = spawnLogged(
+    [...CONTROLLER_NODE_FLAGS, builtControllerMain(), 'webhook', '--kubeconfig', kubeconfig, '--webhook-host', '127.0.0.1', '--webhook-port', String(port)],
+    logFile,
+    { append: true },
+  );
   process.stderr.write(`starting the admission/conversion webhook on 127.0.0.1:${String(port)} (log: ${logFile})…\n`);
   const deadline = Date.now() + 60_000;
   for (;;) {

@@ -25,12 +25,9 @@ const CHART_COPIES: readonly (readonly [string, string])[] = [
 ];
 
 /** Generated files of the chart (path under charts/cloneset-controller/ → content). */
-const GENERATED: readonly (readonly [string, string])[] = [
-  ['dashboards/cloneset-controller.json', `${JSON.stringify(dashboard(), null, 2)}\n`],
-];
+const GENERATED: readonly (readonly [string, string])[] = [['dashboards/cloneset-controller.json', `${JSON.stringify(dashboard(), null, 2)}\n`]];
 
-const HEADER = (src: string): string =>
-  `# Copied from ${src} by \`npm run gen:chart\` (hack/gen-chart.ts). Do not edit: edit ${src} and re-run.\n`;
+const HEADER = (src: string): string => `# Copied from ${src} by \`npm run gen:chart\` (hack/gen-chart.ts). Do not edit: edit ${src} and re-run.\n`;
 
 function read(file: string): string | undefined {
   try {

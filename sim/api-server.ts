@@ -215,7 +215,8 @@ export class ApiServer {
     for (const w of [...this.#watches]) this.#closeWatch(w);
     for (const [k, o] of before) {
       const now = this.#objects.get(k);
-      if (now === undefined || now.metadata.uid !== o.metadata.uid) this.#notify({ origin: 'etcd-restore', verb: 'remove', plural: k.split('/')[0] ?? '', subresource: undefined, before: o, after: undefined });
+      if (now === undefined || now.metadata.uid !== o.metadata.uid)
+        this.#notify({ origin: 'etcd-restore', verb: 'remove', plural: k.split('/')[0] ?? '', subresource: undefined, before: o, after: undefined });
     }
     for (const [k, o] of this.#objects) {
       const was = before.get(k);
@@ -354,7 +355,11 @@ export class ApiServer {
     const meta = asObject(body['metadata'] ?? {});
     const rv = meta['resourceVersion'];
     if (typeof rv === 'string' && rv !== '' && rv !== old.metadata.resourceVersion) {
-      throw new HttpError(409, 'Conflict', `Operation cannot be fulfilled on ${kind.plural} "${name}": the object has been modified; please apply your changes to the latest version and try again`);
+      throw new HttpError(
+        409,
+        'Conflict',
+        `Operation cannot be fulfilled on ${kind.plural} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+      );
     }
     return this.#replace(origin, kind, old, subresource, body as Obj, 'update');
   }
@@ -371,7 +376,11 @@ export class ApiServer {
     const pm = !Array.isArray(p) && typeof p === 'object' && p !== null ? (p as Record<string, Json>)['metadata'] : undefined;
     const prv = typeof pm === 'object' && pm !== null && !Array.isArray(pm) ? pm['resourceVersion'] : undefined;
     if (typeof prv === 'string' && prv !== old.metadata.resourceVersion) {
-      throw new HttpError(409, 'Conflict', `Operation cannot be fulfilled on ${kind.plural} "${name}": the object has been modified; please apply your changes to the latest version and try again`);
+      throw new HttpError(
+        409,
+        'Conflict',
+        `Operation cannot be fulfilled on ${kind.plural} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+      );
     }
     return this.#replace(origin, kind, old, subresource, next as unknown as Obj, 'patch');
   }
@@ -491,7 +500,16 @@ export class ApiServer {
     return `00000000-0000-4000-8000-${this.#uid.toString(16).padStart(12, '0')}`;
   }
 
-  #commit(origin: string, verb: MutationVerb, plural: string, subresource: string | undefined, before: Obj | undefined, after: Obj | undefined, type: HistoryEntry['type'], event?: Obj): void {
+  #commit(
+    origin: string,
+    verb: MutationVerb,
+    plural: string,
+    subresource: string | undefined,
+    before: Obj | undefined,
+    after: Obj | undefined,
+    type: HistoryEntry['type'],
+    event?: Obj,
+  ): void {
     const object = event ?? after;
     if (object !== undefined) {
       const entry: HistoryEntry = { rv: this.#rv, plural, type, object };

@@ -127,7 +127,13 @@ function runningImageOf(p: Obj): string | undefined {
 /** `name:image:A` (available) or `name:image:-` for violation messages. */
 function describePod(p: Obj): string {
   const conditions = ((p['status'] ?? {}) as { conditions?: readonly { type: string; status: string }[] }).conditions ?? [];
-  const why = available(p) ? 'A' : conditions.filter((c) => c.status !== 'True').map((c) => c.type).join('+') || (p.metadata.labels?.[LIFECYCLE_STATE] ?? 'no-conditions');
+  const why = available(p)
+    ? 'A'
+    : conditions
+        .filter((c) => c.status !== 'True')
+        .map((c) => c.type)
+        .join('+') ||
+      (p.metadata.labels?.[LIFECYCLE_STATE] ?? 'no-conditions');
   return `${p.metadata.name}:${imageOf(p)}:${why}`;
 }
 
@@ -200,7 +206,10 @@ export class Checker {
     if (this.#leaseHolder !== origin) {
       this.#violate('leader', `${method} ${path} from ${origin} while the Lease names ${this.#leaseHolder === '' ? 'nobody' : this.#leaseHolder}`);
     } else if (renewed === undefined || now - renewed > LEASE_DURATION_MS) {
-      this.#violate('leader', `${method} ${path} from ${origin} ${renewed === undefined ? 'before any renewal' : `${((now - renewed) / 1000).toFixed(1)}s after its last renewal reached the server (lease ${LEASE_DURATION_MS / 1000}s)`}`);
+      this.#violate(
+        'leader',
+        `${method} ${path} from ${origin} ${renewed === undefined ? 'before any renewal' : `${((now - renewed) / 1000).toFixed(1)}s after its last renewal reached the server (lease ${LEASE_DURATION_MS / 1000}s)`}`,
+      );
     }
   }
 
@@ -231,7 +240,8 @@ export class Checker {
   }
 
   #checkPods(m: Mutation, owner: Owned): void {
-    if (m.after !== undefined && available(m.after) && (m.before === undefined || !available(m.before))) this.#availableAt.set(m.after.metadata.uid, { rv: this.#server.resourceVersion, atMs: this.#clock.now() });
+    if (m.after !== undefined && available(m.after) && (m.before === undefined || !available(m.before)))
+      this.#availableAt.set(m.after.metadata.uid, { rv: this.#server.resourceVersion, atMs: this.#clock.now() });
     if (this.#suspended()) return;
     const pods = this.#pods(owner);
     const specs = this.#recentSpecs();
@@ -250,7 +260,10 @@ export class Checker {
       const count = pods.filter(active).length;
       const floor = Math.min(...specs.map((s) => s.replicas));
       if (newest !== undefined && imageOf(m.before) === newest.image && !marked && count < floor) {
-        this.#violate('over-deletion', `${m.origin} deleted up-to-date pod ${m.before.metadata.name}: ${count} active pods left, fewer than replicas = ${floor} [${pods.filter(active).map(describePod).join(' ')}]`);
+        this.#violate(
+          'over-deletion',
+          `${m.origin} deleted up-to-date pod ${m.before.metadata.name}: ${count} active pods left, fewer than replicas = ${floor} [${pods.filter(active).map(describePod).join(' ')}]`,
+        );
       }
     }
     const since = this.#availableAt.get(m.before?.metadata.uid ?? '');
@@ -259,7 +272,10 @@ export class Checker {
       const availableNow = pods.filter(available).length;
       const floor = Math.min(...specs.map((s) => s.replicas - s.maxUnavailable));
       if (availableNow < floor) {
-        this.#violate('unavailable', `${m.origin} ${m.verb} ${m.before.metadata.name} made it unavailable: ${availableNow} available pods, fewer than replicas − maxUnavailable = ${floor} [${pods.filter(active).map(describePod).join(' ')}]`);
+        this.#violate(
+          'unavailable',
+          `${m.origin} ${m.verb} ${m.before.metadata.name} made it unavailable: ${availableNow} available pods, fewer than replicas − maxUnavailable = ${floor} [${pods.filter(active).map(describePod).join(' ')}]`,
+        );
       }
     }
   }

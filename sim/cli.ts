@@ -72,8 +72,10 @@ async function main(): Promise<number> {
   if (args.seed !== undefined) {
     const r = await runSeed({ seed: args.seed, trace: true, logs: args.logs });
     if (args.trace || args.logs) for (const line of r.trace) process.stdout.write(`${line}\n`);
-    process.stdout.write(`seed ${r.seed}: ${r.events} events, ${r.requests} requests, ${(r.virtualMs / 1000).toFixed(1)} s virtual, ` +
-      `${r.converged ? `converged ${((r.convergedAfterMs ?? 0) / 1000).toFixed(1)} s after the last fault` : 'not converged'}\n`);
+    process.stdout.write(
+      `seed ${r.seed}: ${r.events} events, ${r.requests} requests, ${(r.virtualMs / 1000).toFixed(1)} s virtual, ` +
+        `${r.converged ? `converged ${((r.convergedAfterMs ?? 0) / 1000).toFixed(1)} s after the last fault` : 'not converged'}\n`,
+    );
     process.stdout.write(`scenario: ${r.scenario}\n`);
     for (const v of r.violations) process.stdout.write(`VIOLATION at ${(v.atMs / 1000).toFixed(3)}s ${v.invariant}: ${v.message}\n`);
     return r.violations.length === 0 ? 0 : 1;
@@ -152,7 +154,10 @@ async function work(task: WorkerTask): Promise<void> {
     }
     const r = await runSeed({ seed });
     const summary: SeedSummary = {
-      seed, events: r.events, requests: r.requests, faults: r.faults,
+      seed,
+      events: r.events,
+      requests: r.requests,
+      faults: r.faults,
       violations: r.violations.map((v) => ({ invariant: v.invariant, message: v.message })),
       convergedAfterMs: r.convergedAfterMs,
     };

@@ -88,7 +88,11 @@ export class SimClock {
   at(ms: number, fn: () => void): TimerHandle {
     const t: Timer = { at: Math.max(this.#now, ms), seq: this.#seq++, fn, cancelled: false };
     this.#timers.push(t);
-    return { cancel: () => { t.cancelled = true; } };
+    return {
+      cancel: () => {
+        t.cancelled = true;
+      },
+    };
   }
 
   after(ms: number, fn: () => void): TimerHandle {
@@ -155,10 +159,17 @@ export class ProcessClock implements MonotonicClock {
 
   setTimeout(fn: () => void, ms: number): TimerHandle {
     let cancelled = false;
-    const handle = this.#sim.after(ms, () => this.run(() => {
-      if (!cancelled) fn();
-    }));
-    return { cancel: () => { cancelled = true; handle.cancel(); } };
+    const handle = this.#sim.after(ms, () =>
+      this.run(() => {
+        if (!cancelled) fn();
+      }),
+    );
+    return {
+      cancel: () => {
+        cancelled = true;
+        handle.cancel();
+      },
+    };
   }
 
   /** Runs `fn` as this process: dropped once it is dead, held while it is paused. */
@@ -191,21 +202,22 @@ export class ProcessClock implements MonotonicClock {
   bucketTime(): BucketTime {
     return {
       now: () => this.monotonicNow(),
-      sleep: (ms, signal) => new Promise<void>((resolve, reject) => {
-        if (signal?.aborted === true) {
-          reject(abortError());
-          return;
-        }
-        const onAbort = (): void => {
-          timer.cancel();
-          reject(abortError());
-        };
-        const timer = this.setTimeout(() => {
-          signal?.removeEventListener('abort', onAbort);
-          resolve();
-        }, ms);
-        signal?.addEventListener('abort', onAbort, { once: true });
-      }),
+      sleep: (ms, signal) =>
+        new Promise<void>((resolve, reject) => {
+          if (signal?.aborted === true) {
+            reject(abortError());
+            return;
+          }
+          const onAbort = (): void => {
+            timer.cancel();
+            reject(abortError());
+          };
+          const timer = this.setTimeout(() => {
+            signal?.removeEventListener('abort', onAbort);
+            resolve();
+          }, ms);
+          signal?.addEventListener('abort', onAbort, { once: true });
+        }),
     };
   }
 }

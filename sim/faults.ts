@@ -64,7 +64,12 @@ export function drawFaults(rng: Rng, windowEndMs: number): FaultPlan {
   for (let i = n(0.5, 2); i > 0; i--) episodes.push({ kind: 'slowCache', at: at(), forMs: rng.int(2_000, 15_000), delayMs: rng.int(200, 8_000) });
   for (let i = n(0.2, 2); i > 0; i--) episodes.push({ kind: 'compaction', at: at() });
   for (let i = n(0.35, 2); i > 0; i--) {
-    episodes.push({ kind: 'wallStep', at: at(), byMs: rng.pick([-3_600_000, -600_000, 600_000, 3_600_000, 86_400_000]), target: rng.pick(['leader', 'leader', 'standby', 'apiserver'] as const) });
+    episodes.push({
+      kind: 'wallStep',
+      at: at(),
+      byMs: rng.pick([-3_600_000, -600_000, 600_000, 3_600_000, 86_400_000]),
+      target: rng.pick(['leader', 'leader', 'standby', 'apiserver'] as const),
+    });
   }
   for (let i = n(0.25, 2); i > 0; i--) episodes.push({ kind: 'restart', at: at(), downMs: rng.int(0, 10_000) });
   for (let i = n(0.25, 1); i > 0; i--) episodes.push({ kind: 'pause', at: at(), forMs: rng.int(5_000, 25_000) });

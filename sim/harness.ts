@@ -101,7 +101,12 @@ function cloneSetObject(s: Scenario): unknown {
       ...(s.withPvcs ? { volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }] } : {}),
       updateStrategy: {
         type: 'RollingUpdate',
-        rollingUpdate: { partition: s.partition, maxSurge: s.policy === 'InPlaceIfPossible' ? s.maxSurge : s.maxSurge, maxUnavailable: s.maxUnavailable, podUpdatePolicy: s.policy },
+        rollingUpdate: {
+          partition: s.partition,
+          maxSurge: s.policy === 'InPlaceIfPossible' ? s.maxSurge : s.maxSurge,
+          maxUnavailable: s.maxUnavailable,
+          podUpdatePolicy: s.policy,
+        },
       },
     },
   };
@@ -155,10 +160,12 @@ function draw(seed: number): Draw {
   // A pause is placed while the controller works (just after a user edit): that is when a paused leader has
   // writes queued, the case fencing exists for.
   const edits = scenario.edits;
-  const episodes = plan.episodes.map((e, i) => {
-    const edit = edits[i % Math.max(1, edits.length)];
-    return e.kind === 'pause' && edit !== undefined ? { ...e, at: edit.at + faultRng.int(0, 300) } : e;
-  }).sort((a, b) => a.at - b.at);
+  const episodes = plan.episodes
+    .map((e, i) => {
+      const edit = edits[i % Math.max(1, edits.length)];
+      return e.kind === 'pause' && edit !== undefined ? { ...e, at: edit.at + faultRng.int(0, 300) } : e;
+    })
+    .sort((a, b) => a.at - b.at);
   return { scenario, plan: { ...plan, episodes }, netRng, kubeletRng, procRng };
 }
 
@@ -190,10 +197,11 @@ export async function runSeed(opts: RunOptions): Promise<RunResult> {
   const realRandom = Math.random;
   Math.random = () => procRng.float();
 
-  const logger = (identity: string): Logger => opts.logs === true
-    // Stack traces are left out: they name the caller's file and line, which is not part of the run.
-    ? pino({ level: 'debug', base: { p: identity }, timestamp: false }, { write: (s: string) => log(s.trimEnd().replace(/"stack":"(?:[^"\\]|\\.)*",?/g, '')) })
-    : pino({ level: 'silent' });
+  const logger = (identity: string): Logger =>
+    opts.logs === true
+      ? // Stack traces are left out: they name the caller's file and line, which is not part of the run.
+        pino({ level: 'debug', base: { p: identity }, timestamp: false }, { write: (s: string) => log(s.trimEnd().replace(/"stack":"(?:[^"\\]|\\.)*",?/g, '')) })
+      : pino({ level: 'silent' });
 
   const startProcess = (): Proc => {
     const identity = `controller-${nextId++}`;
@@ -201,7 +209,12 @@ export async function runSeed(opts: RunOptions): Promise<RunResult> {
     const transport = net.transportFor({ identity, clock: pclock });
     const time = pclock.bucketTime();
     const client = (qps: number, burst: number, policy: Record<string, number> = {}): KubeClient =>
-      new KubeClient(transport, new RateLimits(qps, burst, time), { random: () => procRng.float(), time, policy: { requestTimeoutMs: config.requestTimeoutMs, ...policy }, watchIdleTimeoutMs: config.watchIdleTimeoutMs });
+      new KubeClient(transport, new RateLimits(qps, burst, time), {
+        random: () => procRng.float(),
+        time,
+        policy: { requestTimeoutMs: config.requestTimeoutMs, ...policy },
+        watchIdleTimeoutMs: config.watchIdleTimeoutMs,
+      });
     const state: ProcessState = { manager: undefined, elector: undefined };
     const proc: Proc = { identity, clock: pclock, state };
     procs.push(proc);
@@ -250,7 +263,11 @@ export async function runSeed(opts: RunOptions): Promise<RunResult> {
     clock.at(e.at, () => {
       const cs = server.peek('clonesets', NAMESPACE, NAME);
       if (cs === undefined) return;
-      const spec = structuredClone(cs['spec']) as { replicas: number; template: { spec: { containers: { image: string }[] } }; updateStrategy: { rollingUpdate: { partition?: number | string } } };
+      const spec = structuredClone(cs['spec']) as {
+        replicas: number;
+        template: { spec: { containers: { image: string }[] } };
+        updateStrategy: { rollingUpdate: { partition?: number | string } };
+      };
       if (e.kind === 'scale') spec.replicas = e.replicas;
       if (e.kind === 'image') {
         const c = spec.template.spec.containers[0];

@@ -108,7 +108,13 @@ export class Kubelet {
     next = set(next, 'ContainersReady', containersReady);
     next = set(next, 'Ready', containersReady && gatesTrue);
     const desired = { phase: 'Running', hostIP: '10.0.0.1', podIP: podIp(pod.metadata.uid), containerStatuses: statuses, conditions: next };
-    const current = { phase: status.phase, hostIP: (status as Record<string, unknown>)['hostIP'], podIP: (status as Record<string, unknown>)['podIP'], containerStatuses: old, conditions };
+    const current = {
+      phase: status.phase,
+      hostIP: (status as Record<string, unknown>)['hostIP'],
+      podIP: (status as Record<string, unknown>)['podIP'],
+      containerStatuses: old,
+      conditions,
+    };
     if (JSON.stringify(desired) !== JSON.stringify(current)) {
       this.#server.write(ORIGIN, 'PATCH', this.#path(pod, '/status'), { status: desired });
     }

@@ -186,26 +186,37 @@ class SimTransport implements HttpTransport {
         if (!arrived) arrival.cancel();
         settle(() => reject(new RequestAbortedError(what)));
       };
-      const deadline = timeoutMs !== undefined && timeoutMs > 0
-        ? proc.setTimeout(() => {
-          if (!arrived) arrival.cancel();
-          settle(() => reject(new ConnectionError(ORIGIN, what, new Error(`no complete answer within ${timeoutMs / 1000}s`))));
-        }, timeoutMs)
-        : undefined;
-      const fence = fenceMs === undefined ? undefined : proc.setTimeout(() => {
-        if (!arrived) arrival.cancel();
-        settle(() => reject(new FenceDeadlineError(what, arrived)));
-      }, fenceMs);
+      const deadline =
+        timeoutMs !== undefined && timeoutMs > 0
+          ? proc.setTimeout(() => {
+              if (!arrived) arrival.cancel();
+              settle(() => reject(new ConnectionError(ORIGIN, what, new Error(`no complete answer within ${timeoutMs / 1000}s`))));
+            }, timeoutMs)
+          : undefined;
+      const fence =
+        fenceMs === undefined
+          ? undefined
+          : proc.setTimeout(() => {
+              if (!arrived) arrival.cancel();
+              settle(() => reject(new FenceDeadlineError(what, arrived)));
+            }, fenceMs);
       signal?.addEventListener('abort', onAbort, { once: true });
       const arrival = clock.after(this.#net.latency(), () => {
         arrived = true;
         const answer = this.#net.exchange(this.#sender, method, path, query, body);
         const listedPods = method === 'GET' && /\/pods$/.test(path) ? this.#net.serverResourceVersion : 0;
-        clock.after(this.#net.latency(), () => proc.run(() => {
-          if (listedPods > 0 && answer !== 'lost' && answer.status === 200) this.#net.sawPods(this.#sender.identity, listedPods);
-          if (answer === 'lost') settle(() => reject(new ConnectionError(ORIGIN, what, new Error('socket hang up'))));
-          else settle(() => resolve(answer.retryAfter === undefined ? { status: answer.status, body: answer.body } : { status: answer.status, body: answer.body, retryAfter: answer.retryAfter }));
-        }));
+        clock.after(this.#net.latency(), () =>
+          proc.run(() => {
+            if (listedPods > 0 && answer !== 'lost' && answer.status === 200) this.#net.sawPods(this.#sender.identity, listedPods);
+            if (answer === 'lost') settle(() => reject(new ConnectionError(ORIGIN, what, new Error('socket hang up'))));
+            else
+              settle(() =>
+                resolve(
+                  answer.retryAfter === undefined ? { status: answer.status, body: answer.body } : { status: answer.status, body: answer.body, retryAfter: answer.retryAfter },
+                ),
+              );
+          }),
+        );
       });
     });
   }
@@ -260,16 +271,18 @@ class SimTransport implements HttpTransport {
         };
         cancelServer = net.watchServer().watch(path, query, {
           send: (line, rv) => {
-            clock.at(at(), () => proc.run(() => {
-              if (finished) return;
-              if (podWatch) net.sawPods(this.#sender.identity, rv);
-              armIdle();
-              try {
-                onLine(line);
-              } catch (e) {
-                finish(e);
-              }
-            }));
+            clock.at(at(), () =>
+              proc.run(() => {
+                if (finished) return;
+                if (podWatch) net.sawPods(this.#sender.identity, rv);
+                armIdle();
+                try {
+                  onLine(line);
+                } catch (e) {
+                  finish(e);
+                }
+              }),
+            );
           },
           end: () => {
             clock.at(at(), () => proc.run(() => finish()));

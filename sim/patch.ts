@@ -86,7 +86,10 @@ function strategicList(target: readonly Json[], patch: readonly Json[], field: s
 function pointer(path: string): string[] {
   if (path === '') return [];
   if (!path.startsWith('/')) throw new PatchError(`bad JSON pointer ${path}`);
-  return path.slice(1).split('/').map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'));
+  return path
+    .slice(1)
+    .split('/')
+    .map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'));
 }
 
 function parentOf(doc: Json, parts: readonly string[], path: string): { parent: Json[] | JsonObject; last: string } {

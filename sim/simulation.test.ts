@@ -22,7 +22,10 @@ describe('the deterministic simulation', () => {
   test('seeds 1–1000 keep every invariant and converge after their last fault', async () => {
     const r = await runSeedRange(1, 1000);
     assert.deepEqual(r.failures, [], `${r.failures.length} failing seeds:\n${r.failures.join('\n')}`);
-    assert.ok(Object.values(r.faults).every((n) => n > 0), `every kind of fault was injected: ${JSON.stringify(r.faults)}`);
+    assert.ok(
+      Object.values(r.faults).every((n) => n > 0),
+      `every kind of fault was injected: ${JSON.stringify(r.faults)}`,
+    );
   });
 });
 

@@ -11,7 +11,11 @@ function harness(): { metrics: RequestMetrics; warnings: Record<string, unknown>
   const passed: string[] = [];
   const logger = pino({ level: 'info' }, { write: (s: string) => void warnings.push(JSON.parse(s) as Record<string, unknown>) });
   const next: RequestMetrics = { request: (r) => void passed.push(r.code), retry: () => undefined };
-  return { metrics: warnOnRepeatedAnswers(next, logger, () => now), warnings, passed, at: (ms) => {
+  return {
+    metrics: warnOnRepeatedAnswers(next, logger, () => now),
+    warnings,
+    passed,
+    at: (ms) => {
       now = ms;
     },
   };

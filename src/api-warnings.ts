@@ -15,7 +15,11 @@ interface Window {
 
 const ADVICE: Readonly<Record<string, { readonly threshold: number; readonly what: string; readonly advice: string }>> = {
   '409': { threshold: 5, what: '409 Conflict', advice: 'another writer changes the same objects, or the watch is far behind; each write is retried on a fresh read' },
-  '429': { threshold: 3, what: '429 Too Many Requests', advice: 'the API server throttles this controller (API Priority and Fairness); requests are retried after their Retry-After' },
+  '429': {
+    threshold: 3,
+    what: '429 Too Many Requests',
+    advice: 'the API server throttles this controller (API Priority and Fairness); requests are retried after their Retry-After',
+  },
 };
 
 /** Passes every report on to `next`, and warns when 409s or 429s repeat within a minute. */

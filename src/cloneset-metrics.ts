@@ -98,7 +98,7 @@ export function cloneSetMetrics(registry: Registry, source: () => CloneSetMetric
   });
   new Gauge({
     name: 'cloneset_rollout_blocked',
-    help: '1 while the reason holds the CloneSet\'s rollout back (from the planner: paused, partition, maxUnavailable, readinessGate, preDeleteHook, inPlaceUpdateHook, gracePeriod, failedUpdate, progressDeadline, expectations); no series when nothing does.',
+    help: "1 while the reason holds the CloneSet's rollout back (from the planner: paused, partition, maxUnavailable, readinessGate, preDeleteHook, inPlaceUpdateHook, gracePeriod, failedUpdate, progressDeadline, expectations); no series when nothing does.",
     labelNames: ['namespace', 'cloneset', 'reason'],
     registers,
     collect() {
@@ -108,7 +108,7 @@ export function cloneSetMetrics(registry: Registry, source: () => CloneSetMetric
   });
   new Gauge({
     name: 'cloneset_rollout_blocked_seconds',
-    help: 'How long the reason has held the CloneSet\'s rollout back.',
+    help: "How long the reason has held the CloneSet's rollout back.",
     labelNames: ['namespace', 'cloneset', 'reason'],
     registers,
     collect() {
@@ -121,7 +121,9 @@ export function cloneSetMetrics(registry: Registry, source: () => CloneSetMetric
     name: 'cloneset_metrics_clonesets_omitted',
     help: 'CloneSets without per-CloneSet series because --metrics-max-clonesets was reached.',
     registers,
-    collect() { this.set(source()?.rollouts.omitted() ?? 0); },
+    collect() {
+      this.set(source()?.rollouts.omitted() ?? 0);
+    },
   });
   const rollout = new Histogram({
     name: 'cloneset_rollout_duration_seconds',
@@ -132,7 +134,7 @@ export function cloneSetMetrics(registry: Registry, source: () => CloneSetMetric
   });
   const inPlace = new Histogram({
     name: 'cloneset_inplace_update_duration_seconds',
-    help: 'Time from the start of a pod\'s in-place update to the pod being ready again at the new revision.',
+    help: "Time from the start of a pod's in-place update to the pod being ready again at the new revision.",
     labelNames: ['namespace', 'cloneset'],
     buckets: INPLACE_BUCKETS,
     registers,

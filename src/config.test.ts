@@ -11,21 +11,25 @@ const parse = (...argv: string[]): ControllerConfig => {
 
 test('leader election and request policy flags default like controller-runtime and client-go', () => {
   const c = parse();
-  assert.deepEqual(
-    [c.leaseDurationMs, c.renewDeadlineMs, c.retryPeriodMs, c.requestTimeoutMs, c.watchIdleTimeoutMs],
-    [15_000, 10_000, 2_000, 30_000, 90_000],
-  );
+  assert.deepEqual([c.leaseDurationMs, c.renewDeadlineMs, c.retryPeriodMs, c.requestTimeoutMs, c.watchIdleTimeoutMs], [15_000, 10_000, 2_000, 30_000, 90_000]);
 });
 
 test('the flags take Go durations; 0s turns the deadline and the idle detection off', () => {
-  const c = parse('--leader-election-lease-duration=30s', '--leader-election-renew-deadline=20s', '--leader-election-retry-period=4s',
-    '--kube-api-request-timeout=0s', '--watch-idle-timeout=0s');
+  const c = parse(
+    '--leader-election-lease-duration=30s',
+    '--leader-election-renew-deadline=20s',
+    '--leader-election-retry-period=4s',
+    '--kube-api-request-timeout=0s',
+    '--watch-idle-timeout=0s',
+  );
   assert.deepEqual([c.leaseDurationMs, c.renewDeadlineMs, c.retryPeriodMs, c.requestTimeoutMs, c.watchIdleTimeoutMs], [30_000, 20_000, 4_000, 0, 0]);
 });
 
 test('lease timings that would let a standby take over from a live leader are refused, naming the flags', () => {
-  assert.throws(() => parse('--leader-election-renew-deadline=20s'), (e: unknown) =>
-    e instanceof UsageError && /--leader-election-lease-duration \(15s\) > --leader-election-renew-deadline \(20s\)/.test(e.message));
+  assert.throws(
+    () => parse('--leader-election-renew-deadline=20s'),
+    (e: unknown) => e instanceof UsageError && /--leader-election-lease-duration \(15s\) > --leader-election-renew-deadline \(20s\)/.test(e.message),
+  );
   assert.throws(() => parse('--leader-election-retry-period=9s'), UsageError);
 });
 
@@ -34,16 +38,25 @@ test('log and metrics flags: format left to the terminal by default, klog verbos
   assert.equal(c.logFormat, undefined);
   assert.deepEqual([c.logLevel, c.metricsSecure, c.metricsMaxCloneSets, c.rolloutBlockedWarningAfterMs], ['info', false, 2000, 600_000]);
   const d = parse('--log-format=text', '-v', '4', '--metrics-secure', '--metrics-cert-dir=/certs', '--metrics-max-clonesets=50', '--rollout-blocked-warning-after=2m');
-  assert.deepEqual([d.logFormat, d.logLevel, d.metricsSecure, d.metricsCertDir, d.metricsMaxCloneSets, d.rolloutBlockedWarningAfterMs], ['text', 'debug', true, '/certs', 50, 120_000]);
+  assert.deepEqual(
+    [d.logFormat, d.logLevel, d.metricsSecure, d.metricsCertDir, d.metricsMaxCloneSets, d.rolloutBlockedWarningAfterMs],
+    ['text', 'debug', true, '/certs', 50, 120_000],
+  );
   assert.equal(parse('--log-level=0').logLevel, 'info');
-  assert.equal((parseConfig([], { CLONESET_CONTROLLER_LOG_FORMAT: 'json' }) as ControllerConfig).logFormat, 'json', 'the image\'s setting');
+  assert.equal((parseConfig([], { CLONESET_CONTROLLER_LOG_FORMAT: 'json' }) as ControllerConfig).logFormat, 'json', "the image's setting");
   assert.equal((parseConfig(['--log-format=text'], { CLONESET_CONTROLLER_LOG_FORMAT: 'json' }) as ControllerConfig).logFormat, 'text', 'the flag wins');
   assert.equal(parse('-v=6').logLevel, 'trace');
-  assert.throws(() => parse('--log-format=yaml'), (e: unknown) => e instanceof UsageError && /--log-format must be "json" or "text"/.test(e.message));
-  assert.throws(() => parse('--log-level=loud'), (e: unknown) => e instanceof UsageError && /--log-level must be one of/.test(e.message));
+  assert.throws(
+    () => parse('--log-format=yaml'),
+    (e: unknown) => e instanceof UsageError && /--log-format must be "json" or "text"/.test(e.message),
+  );
+  assert.throws(
+    () => parse('--log-level=loud'),
+    (e: unknown) => e instanceof UsageError && /--log-level must be one of/.test(e.message),
+  );
 });
 
-test('--sync-period defaults to Kruise\'s 10h and takes a Go duration or 0 (never)', () => {
+test("--sync-period defaults to Kruise's 10h and takes a Go duration or 0 (never)", () => {
   assert.equal(parse().syncPeriodMs, 36_000_000);
   assert.equal(parse('--sync-period=30m').syncPeriodMs, 1_800_000);
   assert.equal(parse('--sync-period=0').syncPeriodMs, 0);

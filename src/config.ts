@@ -146,7 +146,10 @@ function parseDuration(text: string): number {
 
 export function parseFeatureGates(text: string): FeatureGates {
   const gates: Record<FeatureGateName, boolean> = { ...FEATURE_GATE_DEFAULTS };
-  for (const item of text.split(',').map((s) => s.trim()).filter((s) => s !== '')) {
+  for (const item of text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')) {
     const [name, value] = item.split('=');
     if (name === undefined || !(name in FEATURE_GATE_DEFAULTS)) {
       throw new UsageError(`unknown feature gate "${name ?? item}"; known gates: ${Object.keys(FEATURE_GATE_DEFAULTS).join(', ')}`);
@@ -170,7 +173,11 @@ function int(name: string, v: string | undefined, def: number): number {
 }
 
 /** client-go's rule (NewLeaderElector): lease duration > renew deadline > 1.2 × retry period, all > 0. */
-function leaseTimings(lease: string | undefined, renew: string | undefined, retry: string | undefined): { leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number } {
+function leaseTimings(
+  lease: string | undefined,
+  renew: string | undefined,
+  retry: string | undefined,
+): { leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number } {
   const leaseDurationMs = parseDuration(lease ?? '15s');
   const renewDeadlineMs = parseDuration(renew ?? '10s');
   const retryPeriodMs = parseDuration(retry ?? '2s');
@@ -196,7 +203,14 @@ function parseWebhookConfig(v: Record<string, string | boolean | undefined>, mod
   if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(namePrefix) || namePrefix.length > 200) {
     throw new UsageError(`--webhook-name-prefix must be a lower-case DNS label such as "cloneset-controller", got "${namePrefix}"`);
   }
-  return { port, ...(host !== undefined ? { host } : {}), namespace: str('webhook-namespace') ?? 'cloneset-system', namePrefix, ...(certDir !== undefined ? { certDir } : {}), certValidityMs };
+  return {
+    port,
+    ...(host !== undefined ? { host } : {}),
+    namespace: str('webhook-namespace') ?? 'cloneset-system',
+    namePrefix,
+    ...(certDir !== undefined ? { certDir } : {}),
+    certValidityMs,
+  };
 }
 
 /** A level name, or a klog-style verbosity number (`-v=4`). */
@@ -296,7 +310,11 @@ export function parseConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Co
     watchIdleTimeoutMs: parseDuration(v['watch-idle-timeout'] ?? '90s'),
     logLevel: parseLogLevel(v['log-level'] ?? 'info'),
     // The image sets CLONESET_CONTROLLER_LOG_FORMAT=json: json even under `kubectl run -it`, whose stderr is a terminal.
-    ...(v['log-format'] !== undefined ? { logFormat: parseLogFormat(v['log-format']) } : env.CLONESET_CONTROLLER_LOG_FORMAT !== undefined && env.CLONESET_CONTROLLER_LOG_FORMAT !== '' ? { logFormat: parseLogFormat(env.CLONESET_CONTROLLER_LOG_FORMAT) } : {}),
+    ...(v['log-format'] !== undefined
+      ? { logFormat: parseLogFormat(v['log-format']) }
+      : env.CLONESET_CONTROLLER_LOG_FORMAT !== undefined && env.CLONESET_CONTROLLER_LOG_FORMAT !== ''
+        ? { logFormat: parseLogFormat(env.CLONESET_CONTROLLER_LOG_FORMAT) }
+        : {}),
     metricsSecure: v['metrics-secure'] === true,
     ...(v['metrics-cert-dir'] !== undefined && v['metrics-cert-dir'] !== '' ? { metricsCertDir: v['metrics-cert-dir'] } : {}),
     metricsMaxCloneSets: int('metrics-max-clonesets', v['metrics-max-clonesets'], 2000),

@@ -11,19 +11,29 @@ import { ItemExponentialRateLimiter } from './runtime/rate-limiter.ts';
 
 const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-test('before any reconcile every series exists at 0, with controller-runtime\'s types and labels', async () => {
+test("before any reconcile every series exists at 0, with controller-runtime's types and labels", async () => {
   const registry = new Registry();
   controllerRuntimeMetrics(registry, 'cloneset-controller', 3, () => undefined);
   const text = await registry.metrics();
   for (const [name, type] of [
-    ['controller_runtime_reconcile_total', 'counter'], ['controller_runtime_reconcile_errors_total', 'counter'],
-    ['controller_runtime_terminal_reconcile_errors_total', 'counter'], ['controller_runtime_reconcile_panics_total', 'counter'],
-    ['controller_runtime_reconcile_time_seconds', 'histogram'], ['controller_runtime_max_concurrent_reconciles', 'gauge'],
-    ['controller_runtime_active_workers', 'gauge'], ['workqueue_depth', 'gauge'], ['workqueue_adds_total', 'counter'],
-    ['workqueue_queue_duration_seconds', 'histogram'], ['workqueue_work_duration_seconds', 'histogram'],
-    ['workqueue_unfinished_work_seconds', 'gauge'], ['workqueue_longest_running_processor_seconds', 'gauge'], ['workqueue_retries_total', 'counter'],
-  ]) assert.match(text, new RegExp(`^# TYPE ${name} ${type}$`, 'm'), name);
-  for (const result of ['success', 'error', 'requeue', 'requeue_after']) assert.match(text, new RegExp(`^controller_runtime_reconcile_total\\{controller="cloneset-controller",result="${result}"\\} 0$`, 'm'));
+    ['controller_runtime_reconcile_total', 'counter'],
+    ['controller_runtime_reconcile_errors_total', 'counter'],
+    ['controller_runtime_terminal_reconcile_errors_total', 'counter'],
+    ['controller_runtime_reconcile_panics_total', 'counter'],
+    ['controller_runtime_reconcile_time_seconds', 'histogram'],
+    ['controller_runtime_max_concurrent_reconciles', 'gauge'],
+    ['controller_runtime_active_workers', 'gauge'],
+    ['workqueue_depth', 'gauge'],
+    ['workqueue_adds_total', 'counter'],
+    ['workqueue_queue_duration_seconds', 'histogram'],
+    ['workqueue_work_duration_seconds', 'histogram'],
+    ['workqueue_unfinished_work_seconds', 'gauge'],
+    ['workqueue_longest_running_processor_seconds', 'gauge'],
+    ['workqueue_retries_total', 'counter'],
+  ])
+    assert.match(text, new RegExp(`^# TYPE ${name} ${type}$`, 'm'), name);
+  for (const result of ['success', 'error', 'requeue', 'requeue_after'])
+    assert.match(text, new RegExp(`^controller_runtime_reconcile_total\\{controller="cloneset-controller",result="${result}"\\} 0$`, 'm'));
   assert.match(text, /^controller_runtime_max_concurrent_reconciles\{controller="cloneset-controller"\} 3$/m);
   assert.match(text, /^workqueue_depth\{name="cloneset-controller",controller="cloneset-controller",priority=""\} 0$/m);
   assert.match(text, /^workqueue_adds_total\{name="cloneset-controller",controller="cloneset-controller"\} 0$/m);
@@ -41,9 +51,15 @@ test('reconciles are counted by result, errors (terminal and panics too), and ti
   const outcomes: Record<string, () => ReconcileResult> = {
     ok: () => ({}),
     later: () => ({ requeueAfterMs: 60_000 }),
-    failing: () => { throw new Error('conflict'); },
-    terminal: () => { throw new TerminalError('bad selector'); },
-    buggy: () => { throw new TypeError('undefined is not a function'); },
+    failing: () => {
+      throw new Error('conflict');
+    },
+    terminal: () => {
+      throw new TerminalError('bad selector');
+    },
+    buggy: () => {
+      throw new TypeError('undefined is not a function');
+    },
   };
   let controller: Controller | undefined;
   const metrics = controllerRuntimeMetrics(registry, 'cloneset-controller', 1, () => controller?.stats());
@@ -91,8 +107,15 @@ test('a reconcile in progress shows as unfinished work and as the longest runnin
   let controller: Controller | undefined;
   const metrics = controllerRuntimeMetrics(registry, 'cloneset-controller', 2, () => controller?.stats());
   controller = new Controller({
-    name: 'cloneset-controller', workers: 2, clock, logger: pino({ level: 'silent' }), metrics,
-    reconcile: () => new Promise((resolve) => { release = () => resolve({}); }),
+    name: 'cloneset-controller',
+    workers: 2,
+    clock,
+    logger: pino({ level: 'silent' }),
+    metrics,
+    reconcile: () =>
+      new Promise((resolve) => {
+        release = () => resolve({});
+      }),
   });
   const ac = new AbortController();
   const running = controller.run(ac.signal);

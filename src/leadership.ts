@@ -82,8 +82,14 @@ function settledWithin(manager: CloneSetManager, ms: number, logger: Logger): Pr
       resolve();
     }, ms);
     manager.done.then(
-      () => { clearTimeout(timer); resolve(); },
-      () => { clearTimeout(timer); resolve(); }, // aborted before the caches synced
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      () => {
+        clearTimeout(timer);
+        resolve();
+      }, // aborted before the caches synced
     );
   });
 }

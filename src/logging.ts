@@ -40,7 +40,9 @@ export function toTextLine(json: string): string {
   }
   const time = typeof entry.time === 'string' ? entry.time : '';
   const level = (typeof entry.level === 'string' ? entry.level : '').toUpperCase().padEnd(LEVEL_WIDTH);
-  const fields = Object.entries(entry).filter(([k]) => !SHOWN.has(k)).map(([k, v]) => `${k}=${textValue(v)}`);
+  const fields = Object.entries(entry)
+    .filter(([k]) => !SHOWN.has(k))
+    .map(([k, v]) => `${k}=${textValue(v)}`);
   const msg = typeof entry.msg === 'string' ? entry.msg : '';
   return `${time} ${level} ${msg}${fields.length > 0 ? `  ${fields.join(' ')}` : ''}\n`;
 }

@@ -67,8 +67,16 @@ async function main(): Promise<number> {
   const registry = metricsRegistry(sources);
   const controllerMetrics = controllerRuntimeMetrics(registry, 'cloneset-controller', config.workers, () => state.manager?.controller.stats());
   let rollouts: RolloutObserver | undefined;
-  const rolloutSink = cloneSetMetrics(registry, () => (state.manager === undefined || rollouts === undefined ? undefined : { cloneSets: state.manager.stores.cloneSets, pods: state.manager.stores.pods, rollouts }));
-  rollouts = new RolloutObserver({ clock: systemClock, logger, sink: rolloutSink, maxCloneSets: config.metricsMaxCloneSets, warnBlockedAfterMs: config.rolloutBlockedWarningAfterMs });
+  const rolloutSink = cloneSetMetrics(registry, () =>
+    state.manager === undefined || rollouts === undefined ? undefined : { cloneSets: state.manager.stores.cloneSets, pods: state.manager.stores.pods, rollouts },
+  );
+  rollouts = new RolloutObserver({
+    clock: systemClock,
+    logger,
+    sink: rolloutSink,
+    maxCloneSets: config.metricsMaxCloneSets,
+    warnBlockedAfterMs: config.rolloutBlockedWarningAfterMs,
+  });
   const clientOptions = {
     userAgent: `cloneset-controller/${identity}`,
     metrics: warnOnRepeatedAnswers(restClientMetrics(registry), logger, () => systemClock.now()),
@@ -101,11 +109,21 @@ async function main(): Promise<number> {
     // Loaded only when the webhook runs: its HTTPS server, admission handlers and certificate code are several MiB
     // of resident memory that a controller started with --webhook-port=0 never needs.
     const [{ startWebhook }, { cloneSetAdmissionHandlers }] = await Promise.all([import('./webhook/run.ts'), import('./webhook/handlers.ts')]);
-    webhook = startWebhook(config.webhook, { client: clients.webhookClient, handlers: cloneSetAdmissionHandlers(config.gates), gates: config.gates, clock: systemClock, logger, signal: abort.signal });
+    webhook = startWebhook(config.webhook, {
+      client: clients.webhookClient,
+      handlers: cloneSetAdmissionHandlers(config.gates),
+      gates: config.gates,
+      clock: systemClock,
+      logger,
+      signal: abort.signal,
+    });
   }
   if (webhook !== undefined && config.mode === 'webhook') {
     // webhook mode: admission and conversion only; the HTTPS server answers /healthz and /readyz itself
-    logger.info({ server: kubeConfig.getCurrentCluster()?.server, port: config.webhook.port, host: config.webhook.host ?? '(Service mode)', identity }, 'starting cloneset-controller webhook');
+    logger.info(
+      { server: kubeConfig.getCurrentCluster()?.server, port: config.webhook.port, host: config.webhook.host ?? '(Service mode)', identity },
+      'starting cloneset-controller webhook',
+    );
     await webhook.done;
     clearInterval(keepAlive);
     for (const c of Object.values(clients)) c.close();
@@ -113,10 +131,22 @@ async function main(): Promise<number> {
   }
   logger.info({ server: kubeConfig.getCurrentCluster()?.server, namespace: config.namespace ?? '(all)', identity }, 'starting cloneset-controller');
   const servers = [
-    config.metricsSecure ? await startSecureMetrics(config.metricsBindAddress, config.metricsCertDir, metricsHandler(registry), clients.webhookClient, logger, (ms) => (metricsCertNotAfterMs = ms)) : startServer(config.metricsBindAddress, metricsHandler(registry), logger, 'metrics'),
+    config.metricsSecure
+      ? await startSecureMetrics(config.metricsBindAddress, config.metricsCertDir, metricsHandler(registry), clients.webhookClient, logger, (ms) => (metricsCertNotAfterMs = ms))
+      : startServer(config.metricsBindAddress, metricsHandler(registry), logger, 'metrics'),
     startServer(config.healthProbeBindAddress, probeHandler(sources), logger, 'health-probe'),
   ];
-  const code = await runController({ clients, config, clock: systemClock, logger, identity, state, signal: abort.signal, exit: (c) => process.exit(c), observability: { controllerMetrics, rollouts } });
+  const code = await runController({
+    clients,
+    config,
+    clock: systemClock,
+    logger,
+    identity,
+    state,
+    signal: abort.signal,
+    exit: (c) => process.exit(c),
+    observability: { controllerMetrics, rollouts },
+  });
   clearInterval(keepAlive);
   for (const s of servers) s?.close();
   await webhook?.done;
@@ -129,7 +159,14 @@ async function main(): Promise<number> {
  * the certificate code is resident memory a plain-HTTP controller never needs. The reviews go through the webhook's
  * client, which leadership never fences: a standby's metrics stay readable.
  */
-async function startSecureMetrics(address: string, certDir: string | undefined, handler: RequestListener, client: KubeClient, logger: Logger, loaded: (notAfterMs: number) => void): Promise<Server | undefined> {
+async function startSecureMetrics(
+  address: string,
+  certDir: string | undefined,
+  handler: RequestListener,
+  client: KubeClient,
+  logger: Logger,
+  loaded: (notAfterMs: number) => void,
+): Promise<Server | undefined> {
   if (address === '0' || address === '') return undefined;
   const { MetricsAuthorizer, apiReviewPort, authorizedHandler, createSecureServer, metricsCertificate } = await import('./metrics-auth.ts');
   const pair = await metricsCertificate(certDir, Date.now());

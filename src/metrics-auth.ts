@@ -37,7 +37,11 @@ export interface ReviewPort {
 export function apiReviewPort(client: KubeClient): ReviewPort {
   return {
     async tokenReview(token) {
-      const r = await client.create<{ status?: { authenticated?: boolean; user?: UserInfo } }>(TOKEN_REVIEWS, undefined, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } });
+      const r = await client.create<{ status?: { authenticated?: boolean; user?: UserInfo } }>(TOKEN_REVIEWS, undefined, {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenReview',
+        spec: { token },
+      });
       return { authenticated: r.status?.authenticated === true, ...(r.status?.user !== undefined ? { user: r.status.user } : {}) };
     },
     async accessReview(user, verb, urlPath) {
@@ -71,7 +75,8 @@ export class MetricsAuthorizer {
     const cached = this.#cache.get(key);
     if (cached !== undefined && cached.until > now) return cached.verdict;
     const review = await this.#reviews.tokenReview(token);
-    const verdict: Verdict = !review.authenticated || review.user === undefined ? 'unauthenticated' : (await this.#reviews.accessReview(review.user, 'get', urlPath)) ? 'allowed' : 'forbidden';
+    const verdict: Verdict =
+      !review.authenticated || review.user === undefined ? 'unauthenticated' : (await this.#reviews.accessReview(review.user, 'get', urlPath)) ? 'allowed' : 'forbidden';
     for (const [k, v] of this.#cache) if (v.until <= now) this.#cache.delete(k);
     this.#cache.set(key, { verdict, until: now + CACHE_TTL_MS });
     return verdict;

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { newPodEventCounts } from './cloneset/event-handlers.ts';
 import { metricsRegistry, restClientMetrics } from './server.ts';
 
-test('requests, retries and latencies are exported under client-go\'s names and labels; watches are counted but not timed', async () => {
+test("requests, retries and latencies are exported under client-go's names and labels; watches are counted but not timed", async () => {
   const registry = metricsRegistry({ ready: () => true });
   const m = restClientMetrics(registry);
   m.request({ method: 'POST', host: '127.0.0.1:6443', code: '429', seconds: 0.01 });

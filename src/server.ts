@@ -76,7 +76,9 @@ export function metricsRegistry(src: ServerSources): Registry {
       help: 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master.',
       labelNames: ['name'],
       registers: [registry],
-      collect() { this.set({ name: leader.name }, leader.isLeader() ? 1 : 0); },
+      collect() {
+        this.set({ name: leader.name }, leader.isLeader() ? 1 : 0);
+      },
     });
   }
   // controller-runtime's webhook metrics (pkg/webhook/internal/metrics), labelled by webhook path

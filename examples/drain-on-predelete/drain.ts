@@ -94,7 +94,16 @@ async function act(client: KubeClient, ns: string, pod: Pod, step: Step, opts: D
       // A JSON patch that first tests the entry: if the list changed meanwhile, nothing is removed by mistake.
       const i = (pod.metadata.finalizers ?? []).indexOf(opts.finalizer);
       const path = `/metadata/finalizers/${i}`;
-      await client.patch(PODS, ns, name, [{ op: 'test', path, value: opts.finalizer }, { op: 'remove', path }], 'json');
+      await client.patch(
+        PODS,
+        ns,
+        name,
+        [
+          { op: 'test', path, value: opts.finalizer },
+          { op: 'remove', path },
+        ],
+        'json',
+      );
       return;
     }
   }

@@ -27,7 +27,10 @@ const messages = (schema: unknown, path: readonly string[]): string[] => rulesAt
 
 const intOrString = (): Obj => ({ anyOf: [{ type: 'integer' }, { type: 'string' }], 'x-kubernetes-int-or-string': true });
 const rollingProps = (): Obj => ({
-  partition: intOrString(), maxUnavailable: intOrString(), maxSurge: intOrString(), paused: { type: 'boolean' },
+  partition: intOrString(),
+  maxUnavailable: intOrString(),
+  maxSurge: intOrString(),
+  paused: { type: 'boolean' },
   priorityStrategy: {
     type: 'object',
     properties: {
@@ -62,19 +65,24 @@ function twoVersionCrd(): Obj {
     spec: {
       versions: [
         {
-          name: 'v1alpha1', served: true, storage: false,
+          name: 'v1alpha1',
+          served: true,
+          storage: false,
           schema: {
             openAPIV3Schema: spec({
               type: 'object',
               properties: {
-                type: { type: 'string' }, ...rollingProps(),
+                type: { type: 'string' },
+                ...rollingProps(),
                 inPlaceUpdateStrategy: { type: 'object', properties: { imagePreDownloadParallelism: intOrString() } },
               },
             }),
           },
         },
         {
-          name: 'v1beta1', served: true, storage: true,
+          name: 'v1beta1',
+          served: true,
+          storage: true,
           schema: {
             openAPIV3Schema: spec({
               type: 'object',
@@ -114,7 +122,10 @@ describe('applyCelRules', () => {
       assert.deepEqual(rulesAt(s, ['spec', 'selector']).map((r) => r.rule)[0], 'self == oldSelf');
       assert.deepEqual(messages(s, ['spec', 'selector']), [IMMUTABLE_SPEC_MESSAGE, 'empty selector is invalid for cloneset']);
       assert.deepEqual(node(s, ['spec', 'template', 'spec', 'restartPolicy'])['type'], 'string');
-      assert.deepEqual(rulesAt(s, ['spec', 'template', 'spec']).map((r) => r.fieldPath), ['.activeDeadlineSeconds', '.containers']);
+      assert.deepEqual(
+        rulesAt(s, ['spec', 'template', 'spec']).map((r) => r.fieldPath),
+        ['.activeDeadlineSeconds', '.containers'],
+      );
       assert.equal(node(s, ['spec', 'template'])['x-kubernetes-preserve-unknown-fields'], true);
     }
   });

@@ -100,26 +100,28 @@ function rollingRules(rolling: Obj | undefined, policyField: 'type' | 'podUpdate
   addRules(nodeAt(rolling, ['maxSurge']), [intOrPercentRule('maxSurge')]);
   if (hasProp(rolling, 'maxSurge') && hasProp(rolling, policyField)) {
     // Only integers: a percentage of zero replicas resolves to 0, which the webhook accepts.
-    addRules(rolling, [{
-      rule: `!has(self.${policyField}) || self.${policyField} != 'InPlaceOnly' || !has(self.maxSurge) || type(self.maxSurge) == string || self.maxSurge <= 0`,
-      message: surgeMessage,
-      fieldPath: '.maxSurge',
-    }]);
+    addRules(rolling, [
+      {
+        rule: `!has(self.${policyField}) || self.${policyField} != 'InPlaceOnly' || !has(self.maxSurge) || type(self.maxSurge) == string || self.maxSurge <= 0`,
+        message: surgeMessage,
+        fieldPath: '.maxSurge',
+      },
+    ]);
   }
   addRules(nodeAt(rolling, ['priorityStrategy']), priorityRules);
-  addRules(nodeAt(rolling, ['priorityStrategy', 'orderPriority', '[]', 'orderedKey']), [
-    { rule: 'size(self) > 0', message: 'order key can not be empty' },
-  ]);
+  addRules(nodeAt(rolling, ['priorityStrategy', 'orderPriority', '[]', 'orderedKey']), [{ rule: 'size(self) > 0', message: 'order key can not be empty' }]);
   addRules(nodeAt(rolling, ['scatterStrategy', '[]', 'key']), [{ rule: 'size(self) > 0', message: 'key should not be empty' }]);
   // Kruise checks the image pre-download fields on the v1beta1 path only (its v1alpha1 validator ignores them).
   if (policyField !== 'podUpdatePolicy') return;
   const inPlace = nodeAt(rolling, ['inPlaceUpdateStrategy']);
   const parallelism = nodeAt(inPlace ?? {}, ['imagePreDownloadParallelism']);
   boundIntOrString(parallelism);
-  addRules(parallelism, [{
-    rule: "type(self) == int ? self >= 0 : self.matches('^[+]?[0-9]+$')",
-    message: 'imagePreDownloadParallelism must be a non-negative integer (a percentage is not supported)',
-  }]);
+  addRules(parallelism, [
+    {
+      rule: "type(self) == int ? self >= 0 : self.matches('^[+]?[0-9]+$')",
+      message: 'imagePreDownloadParallelism must be a non-negative integer (a percentage is not supported)',
+    },
+  ]);
   for (const f of ['imagePreDownloadTimeoutSeconds', 'imagePreDownloadMinUpdatedReadyPods']) {
     const n = nodeAt(inPlace ?? {}, [f]);
     if (n !== undefined && n['minimum'] === undefined) addRules(n, [{ rule: 'self >= 0', message: 'must be greater than or equal to 0' }]);
@@ -148,47 +150,58 @@ function applyToSchema(root: Obj): void {
   const v1beta1Shape = hasProp(updateStrategy, 'rollingUpdate');
   const type = nodeAt(updateStrategy ?? {}, ['type']);
   if (type !== undefined && type['enum'] === undefined) {
-    addRules(type, [v1beta1Shape
-      ? { rule: "self in ['RollingUpdate', 'OnDelete', '']", message: "must be 'RollingUpdate' or 'OnDelete'" }
-      : { rule: "self in ['ReCreate', 'InPlaceIfPossible', 'InPlaceOnly']", message: "must be 'ReCreate', InPlaceIfPossible or 'InPlaceOnly'" }]);
+    addRules(type, [
+      v1beta1Shape
+        ? { rule: "self in ['RollingUpdate', 'OnDelete', '']", message: "must be 'RollingUpdate' or 'OnDelete'" }
+        : { rule: "self in ['ReCreate', 'InPlaceIfPossible', 'InPlaceOnly']", message: "must be 'ReCreate', InPlaceIfPossible or 'InPlaceOnly'" },
+    ]);
   }
   if (v1beta1Shape) {
-    addRules(updateStrategy, [{
-      // The mutating webhook defaults partition only for RollingUpdate; with OnDelete a rollingUpdate block needs one.
-      rule: "!has(self.type) || self.type != 'OnDelete' || !has(self.rollingUpdate) || has(self.rollingUpdate.partition)",
-      message: 'failed GetScaledValueFromIntOrPercent for partition: nil value for IntOrString (set rollingUpdate.partition or remove rollingUpdate)',
-      fieldPath: '.rollingUpdate',
-      reason: 'FieldValueRequired',
-    }]);
+    addRules(updateStrategy, [
+      {
+        // The mutating webhook defaults partition only for RollingUpdate; with OnDelete a rollingUpdate block needs one.
+        rule: "!has(self.type) || self.type != 'OnDelete' || !has(self.rollingUpdate) || has(self.rollingUpdate.partition)",
+        message: 'failed GetScaledValueFromIntOrPercent for partition: nil value for IntOrString (set rollingUpdate.partition or remove rollingUpdate)',
+        fieldPath: '.rollingUpdate',
+        reason: 'FieldValueRequired',
+      },
+    ]);
     const rolling = nodeAt(updateStrategy ?? {}, ['rollingUpdate']);
     const policy = nodeAt(rolling ?? {}, ['podUpdatePolicy']);
     if (policy !== undefined && policy['enum'] === undefined) {
-      addRules(policy, [{
-        rule: "self in ['ReCreate', 'InPlaceIfPossible', 'InPlaceOnly', '']",
-        message: "must be 'ReCreate', 'InPlaceIfPossible' or 'InPlaceOnly'",
-      }]);
+      addRules(policy, [
+        {
+          rule: "self in ['ReCreate', 'InPlaceIfPossible', 'InPlaceOnly', '']",
+          message: "must be 'ReCreate', 'InPlaceIfPossible' or 'InPlaceOnly'",
+        },
+      ]);
     }
     rollingRules(rolling, 'podUpdatePolicy', 'can not use maxSurge with podUpdatePolicy InPlaceOnly');
   } else {
     rollingRules(updateStrategy, 'type', 'can not use maxSurge with strategy type InPlaceOnly');
     // v1alpha1 only (Kruise's v1beta1 path does not check it).
     if (hasProp(spec, 'progressDeadlineSeconds')) {
-      addRules(spec, [{
-        rule: '!has(self.progressDeadlineSeconds) || self.progressDeadlineSeconds < 0 || self.progressDeadlineSeconds == 2147483647 || ' +
-          'self.progressDeadlineSeconds > (has(self.minReadySeconds) ? self.minReadySeconds : 0)',
-        message: 'must be greater than minReadySeconds',
-        fieldPath: '.progressDeadlineSeconds',
-      }]);
+      addRules(spec, [
+        {
+          rule:
+            '!has(self.progressDeadlineSeconds) || self.progressDeadlineSeconds < 0 || self.progressDeadlineSeconds == 2147483647 || ' +
+            'self.progressDeadlineSeconds > (has(self.minReadySeconds) ? self.minReadySeconds : 0)',
+          message: 'must be greater than minReadySeconds',
+          fieldPath: '.progressDeadlineSeconds',
+        },
+      ]);
     }
   }
 
   // The pod template: declare the fields the rules read, keep everything else schemaless.
   const template = nodeAt(spec, ['template']);
   const podSpec = addProperty(template, 'spec', { type: 'object', 'x-kubernetes-preserve-unknown-fields': true });
-  addRules(addProperty(podSpec, 'restartPolicy', { type: 'string' }), [{
-    rule: "self == 'Always' || self == ''",
-    messageExpression: "'unsupported value \"' + self + '\": supported values: \"Always\"'",
-  }]);
+  addRules(addProperty(podSpec, 'restartPolicy', { type: 'string' }), [
+    {
+      rule: "self == 'Always' || self == ''",
+      messageExpression: '\'unsupported value "\' + self + \'": supported values: "Always"\'',
+    },
+  ]);
   addProperty(podSpec, 'activeDeadlineSeconds', { type: 'integer', format: 'int64' });
   addProperty(podSpec, 'containers', { type: 'array', items: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } });
   addRules(podSpec, [
@@ -224,7 +237,10 @@ export function applyCelRules(crd: Record<string, unknown>): Record<string, unkn
 export function withCelRules(crdYaml: string): string {
   const lines = crdYaml.split('\n');
   const body = lines.findIndex((l) => !l.startsWith('#'));
-  const header = lines.slice(0, body < 0 ? lines.length : body).map((l) => `${l}\n`).join('');
+  const header = lines
+    .slice(0, body < 0 ? lines.length : body)
+    .map((l) => `${l}\n`)
+    .join('');
   const crd: unknown = parse(crdYaml);
   if (!isObj(crd)) throw new Error('withCelRules: the rendered CRD is not a YAML mapping');
   return header + stringify(applyCelRules(crd), { sortMapEntries: true, lineWidth: 120 });

@@ -8,7 +8,12 @@ import { child, index, invalid, key, type FieldError } from './field-errors.ts';
 import type { CloneSetVersion } from './mutating.ts';
 
 type GoType =
-  | 'int32' | 'int64' | 'string' | 'bool' | 'intOrString' | 'any'
+  | 'int32'
+  | 'int64'
+  | 'string'
+  | 'bool'
+  | 'intOrString'
+  | 'any'
   | { readonly list: GoType }
   | { readonly map: GoType }
   | { readonly struct: Readonly<Record<string, GoType>> }
@@ -122,16 +127,22 @@ function check(v: unknown, t: GoType, path: string, errs: FieldError[]): void {
   };
   if (typeof t === 'string') {
     switch (t) {
-      case 'any': return;
-      case 'int32': case 'int64':
+      case 'any':
+        return;
+      case 'int32':
+      case 'int64':
         if (typeof v !== 'number') {
           bad(t);
           return;
         }
         if (!intFits(v, t === 'int32' ? 32 : 64)) errs.push(invalid(path, v, `must be a whole number that fits in an ${t}`));
         return;
-      case 'string': if (typeof v !== 'string') bad('string'); return;
-      case 'bool': if (typeof v !== 'boolean') bad('bool'); return;
+      case 'string':
+        if (typeof v !== 'string') bad('string');
+        return;
+      case 'bool':
+        if (typeof v !== 'boolean') bad('bool');
+        return;
       case 'intOrString':
         if (typeof v === 'string') return;
         if (typeof v !== 'number') {

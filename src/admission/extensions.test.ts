@@ -23,14 +23,17 @@ function errorsWith(version: CloneSetVersion, annotations: Record<string, string
 for (const version of ['v1alpha1', 'v1beta1'] as const) {
   describe(`extension annotations at admission (${version})`, () => {
     test('good values of every knob are admitted', () => {
-      assert.deepEqual(errorsWith(version, {
-        'cloneset-controller.io/inactive-pods-limit': '0',
-        'cloneset-controller.io/progress-deadline-action': 'rollback',
-        'cloneset-controller.io/pvc-retention-when-scaled': 'Retain',
-        'cloneset-controller.io/pvc-retention-when-deleted': 'Delete',
-        'cloneset-controller.io/pvc-resize-policy': 'InPlace',
-        'cloneset-controller.io/progress-deadline-last-action': '{"action":"pause","from":"x","at":"2026-01-01T00:00:00Z"}',
-      }), []);
+      assert.deepEqual(
+        errorsWith(version, {
+          'cloneset-controller.io/inactive-pods-limit': '0',
+          'cloneset-controller.io/progress-deadline-action': 'rollback',
+          'cloneset-controller.io/pvc-retention-when-scaled': 'Retain',
+          'cloneset-controller.io/pvc-retention-when-deleted': 'Delete',
+          'cloneset-controller.io/pvc-resize-policy': 'InPlace',
+          'cloneset-controller.io/progress-deadline-last-action': '{"action":"pause","from":"x","at":"2026-01-01T00:00:00Z"}',
+        }),
+        [],
+      );
     });
 
     test('a negative or non-numeric inactive-pods-limit is refused with the annotation path', () => {
@@ -67,7 +70,10 @@ for (const version of ['v1alpha1', 'v1beta1'] as const) {
 
     test('an unknown key under our prefix (a typo) is refused and the known keys are listed', () => {
       const [line] = errorsWith(version, { 'cloneset-controller.io/inactive-pod-limit': '3' });
-      assert.match(line ?? '', /^metadata\.annotations\[cloneset-controller\.io\/inactive-pod-limit\]: Invalid value: "cloneset-controller\.io\/inactive-pod-limit": unknown cloneset-controller\.io annotation; known: cloneset-controller\.io\/inactive-pods-limit, /);
+      assert.match(
+        line ?? '',
+        /^metadata\.annotations\[cloneset-controller\.io\/inactive-pod-limit\]: Invalid value: "cloneset-controller\.io\/inactive-pod-limit": unknown cloneset-controller\.io annotation; known: cloneset-controller\.io\/inactive-pods-limit, /,
+      );
     });
 
     test('a CloneSet without our annotations sees no new errors', () => {

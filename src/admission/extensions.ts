@@ -3,9 +3,17 @@
 //   metadata.annotations[cloneset-controller.io/inactive-pods-limit]: Invalid value: "-1": must be a non-negative integer…
 // An unknown key under our prefix is refused too (a typo would otherwise silently switch nothing on).
 import {
-  ANNOTATION_INACTIVE_PODS_LIMIT, ANNOTATION_PROGRESS_DEADLINE_ACTION, ANNOTATION_PROGRESS_DEADLINE_RECORD,
-  ANNOTATION_PVC_RESIZE_POLICY, ANNOTATION_PVC_RETENTION_WHEN_DELETED, ANNOTATION_PVC_RETENTION_WHEN_SCALED,
-  EXTENSION_PREFIX, parseInactivePodsLimit, parseProgressDeadlineAction, parsePvcResizePolicy, parsePvcRetention,
+  ANNOTATION_INACTIVE_PODS_LIMIT,
+  ANNOTATION_PROGRESS_DEADLINE_ACTION,
+  ANNOTATION_PROGRESS_DEADLINE_RECORD,
+  ANNOTATION_PVC_RESIZE_POLICY,
+  ANNOTATION_PVC_RETENTION_WHEN_DELETED,
+  ANNOTATION_PVC_RETENTION_WHEN_SCALED,
+  EXTENSION_PREFIX,
+  parseInactivePodsLimit,
+  parseProgressDeadlineAction,
+  parsePvcResizePolicy,
+  parsePvcRetention,
   type Parsed,
 } from '../api/extensions.ts';
 import { invalid, key, type FieldError } from './field-errors.ts';

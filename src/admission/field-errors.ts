@@ -71,8 +71,7 @@ export const required = (field: string, detail: string): FieldError => ({ type: 
 export const invalid = (field: string, value: unknown, detail: string): FieldError => ({ type: 'Invalid', field, value, detail });
 export const forbidden = (field: string, detail: string): FieldError => ({ type: 'Forbidden', field, detail });
 export const duplicate = (field: string, value: unknown): FieldError => ({ type: 'Duplicate', field, value, detail: '' });
-export const tooLong = (field: string, value: unknown, max: number): FieldError =>
-  ({ type: 'TooLong', field, value, detail: `may not be more than ${max} bytes` });
+export const tooLong = (field: string, value: unknown, max: number): FieldError => ({ type: 'TooLong', field, value, detail: `may not be more than ${max} bytes` });
 
 /** field.NotSupported: the detail lists the supported values, quoted. */
 export function notSupported(field: string, value: unknown, supported: readonly string[]): FieldError {

@@ -34,19 +34,21 @@ const mostly = <T>(arb: fc.Arbitrary<T>): fc.Arbitrary<unknown> => fc.oneof({ we
 /** A record whose keys are all optional. */
 const someOf = <T extends Record<string, fc.Arbitrary<unknown>>>(fields: T): fc.Arbitrary<Obj> => fc.record(fields, { requiredKeys: [] });
 
-const intOrPercent = fc.oneof(
-  fc.integer({ min: -2, max: 6 }),
-  fc.constantFrom('0%', '20%', '50%', '100%', '12.5%', '150%', '5', 'x%', '-10%', '', '%'),
-);
+const intOrPercent = fc.oneof(fc.integer({ min: -2, max: 6 }), fc.constantFrom('0%', '20%', '50%', '100%', '12.5%', '150%', '5', 'x%', '-10%', '', '%'));
 const name = fc.constantFrom('main', 'side', 'web', 'Bad_Name', '', 'a-b');
 const labelValue = fc.constantFrom('demo', 'other', '', 'x'.repeat(70), 'bad value');
 const selector = someOf({
   matchLabels: mostly(fc.dictionary(fc.constantFrom('app', 'tier', 'bad key!'), labelValue, { maxKeys: 2 })),
-  matchExpressions: mostly(fc.array(someOf({
-    key: mostly(fc.constantFrom('app', 'tier')),
-    operator: mostly(fc.constantFrom('In', 'NotIn', 'Exists', 'DoesNotExist', 'Like')),
-    values: mostly(fc.array(labelValue, { maxLength: 2 })),
-  }), { maxLength: 2 })),
+  matchExpressions: mostly(
+    fc.array(
+      someOf({
+        key: mostly(fc.constantFrom('app', 'tier')),
+        operator: mostly(fc.constantFrom('In', 'NotIn', 'Exists', 'DoesNotExist', 'Like')),
+        values: mostly(fc.array(labelValue, { maxLength: 2 })),
+      }),
+      { maxLength: 2 },
+    ),
+  ),
 });
 const probe = someOf({
   httpGet: mostly(someOf({ port: mostly(fc.oneof(fc.integer({ min: 0, max: 70000 }), fc.constantFrom('http', ''))), path: mostly(fc.constant('/')) })),
@@ -58,32 +60,45 @@ const container = someOf({
   name: mostly(name),
   image: mostly(fc.constantFrom('nginx:1.25', 'nginx', 'busybox@sha256:' + 'a'.repeat(64), '', ' nginx')),
   imagePullPolicy: mostly(fc.constantFrom('Always', 'IfNotPresent', 'Never', 'Sometimes')),
-  ports: mostly(fc.array(someOf({
-    containerPort: mostly(fc.integer({ min: 0, max: 70000 })),
-    name: mostly(fc.constantFrom('http', 'metrics', 'HTTP', 'a--b')),
-    protocol: mostly(fc.constantFrom('TCP', 'UDP', 'ICMP')),
-  }), { maxLength: 2 })),
+  ports: mostly(
+    fc.array(
+      someOf({
+        containerPort: mostly(fc.integer({ min: 0, max: 70000 })),
+        name: mostly(fc.constantFrom('http', 'metrics', 'HTTP', 'a--b')),
+        protocol: mostly(fc.constantFrom('TCP', 'UDP', 'ICMP')),
+      }),
+      { maxLength: 2 },
+    ),
+  ),
   env: mostly(fc.array(someOf({ name: mostly(fc.constantFrom('A', 'B_1', '1X', '')), value: mostly(fc.constantFrom('x', '')) }), { maxLength: 2 })),
-  resources: mostly(someOf({
-    limits: mostly(fc.dictionary(fc.constantFrom('cpu', 'memory'), fc.constantFrom('1', '500m', '1Gi', 'lots', '-1'), { maxKeys: 2 })),
-    requests: mostly(fc.dictionary(fc.constantFrom('cpu', 'memory'), fc.constantFrom('2', '100m', '512Mi', '1.5'), { maxKeys: 2 })),
-  })),
+  resources: mostly(
+    someOf({
+      limits: mostly(fc.dictionary(fc.constantFrom('cpu', 'memory'), fc.constantFrom('1', '500m', '1Gi', 'lots', '-1'), { maxKeys: 2 })),
+      requests: mostly(fc.dictionary(fc.constantFrom('cpu', 'memory'), fc.constantFrom('2', '100m', '512Mi', '1.5'), { maxKeys: 2 })),
+    }),
+  ),
   volumeMounts: mostly(fc.array(someOf({ name: mostly(fc.constantFrom('data', 'cfg', 'nope')), mountPath: mostly(fc.constantFrom('/data', '/etc/cfg', '')) }), { maxLength: 2 })),
   readinessProbe: mostly(probe),
   livenessProbe: mostly(probe),
 });
 const template = someOf({
   metadata: mostly(someOf({ labels: mostly(fc.dictionary(fc.constantFrom('app', 'tier', 'bad key!'), labelValue, { maxKeys: 2 })) })),
-  spec: mostly(someOf({
-    containers: mostly(fc.array(container, { maxLength: 3 })),
-    initContainers: mostly(fc.array(container, { maxLength: 1 })),
-    volumes: mostly(fc.array(someOf({ name: mostly(fc.constantFrom('data', 'cfg', 'BAD')), emptyDir: mostly(fc.constant({})), configMap: mostly(someOf({ name: fc.constant('c') })) }), { maxLength: 2 })),
-    restartPolicy: mostly(fc.constantFrom('Always', 'OnFailure', 'Never', '')),
-    activeDeadlineSeconds: mostly(fc.integer({ min: -1, max: 100 })),
-    dnsPolicy: mostly(fc.constantFrom('ClusterFirst', 'Default', 'Sometimes')),
-    hostNetwork: mostly(fc.boolean()),
-    terminationGracePeriodSeconds: mostly(fc.integer({ min: -1, max: 60 })),
-  })),
+  spec: mostly(
+    someOf({
+      containers: mostly(fc.array(container, { maxLength: 3 })),
+      initContainers: mostly(fc.array(container, { maxLength: 1 })),
+      volumes: mostly(
+        fc.array(someOf({ name: mostly(fc.constantFrom('data', 'cfg', 'BAD')), emptyDir: mostly(fc.constant({})), configMap: mostly(someOf({ name: fc.constant('c') })) }), {
+          maxLength: 2,
+        }),
+      ),
+      restartPolicy: mostly(fc.constantFrom('Always', 'OnFailure', 'Never', '')),
+      activeDeadlineSeconds: mostly(fc.integer({ min: -1, max: 100 })),
+      dnsPolicy: mostly(fc.constantFrom('ClusterFirst', 'Default', 'Sometimes')),
+      hostNetwork: mostly(fc.boolean()),
+      terminationGracePeriodSeconds: mostly(fc.integer({ min: -1, max: 60 })),
+    }),
+  ),
 });
 const hook = someOf({
   labelsHandler: mostly(fc.dictionary(fc.constantFrom('hold', 'wait'), fc.constantFrom('true', ''), { maxKeys: 2 })),
@@ -108,10 +123,15 @@ const common = {
   replicas: mostly(fc.integer({ min: -1, max: 8 })),
   selector: mostly(selector),
   template: mostly(template),
-  volumeClaimTemplates: mostly(fc.array(someOf({
-    metadata: mostly(someOf({ name: mostly(fc.constantFrom('data', 'logs', '')) })),
-    spec: mostly(someOf({ resources: mostly(someOf({ requests: mostly(fc.dictionary(fc.constant('storage'), fc.constantFrom('1Gi', '1.5Gi', 'big'), { maxKeys: 1 })) })) })),
-  }), { maxLength: 2 })),
+  volumeClaimTemplates: mostly(
+    fc.array(
+      someOf({
+        metadata: mostly(someOf({ name: mostly(fc.constantFrom('data', 'logs', '')) })),
+        spec: mostly(someOf({ resources: mostly(someOf({ requests: mostly(fc.dictionary(fc.constant('storage'), fc.constantFrom('1Gi', '1.5Gi', 'big'), { maxKeys: 1 })) })) })),
+      }),
+      { maxLength: 2 },
+    ),
+  ),
   revisionHistoryLimit: mostly(fc.integer({ min: -1, max: 20 })),
   minReadySeconds: mostly(fc.integer({ min: -1, max: 30 })),
   progressDeadlineSeconds: mostly(fc.oneof(fc.integer({ min: -1, max: 60 }), fc.constant(2147483647))),
@@ -120,29 +140,42 @@ const common = {
 const v1alpha1Spec = someOf({
   ...common,
   scaleStrategy: mostly(someOf({ podsToDelete: mostly(podNames), maxUnavailable: mostly(intOrPercent), disablePVCReuse: mostly(fc.boolean()) })),
-  updateStrategy: mostly(someOf({
-    type: mostly(fc.constantFrom('ReCreate', 'InPlaceIfPossible', 'InPlaceOnly', 'OnDelete', '')),
-    ...rollingFields,
-    inPlaceUpdateStrategy: mostly(someOf({ gracePeriodSeconds: mostly(fc.integer({ min: -1, max: 10 })) })),
-  })),
+  updateStrategy: mostly(
+    someOf({
+      type: mostly(fc.constantFrom('ReCreate', 'InPlaceIfPossible', 'InPlaceOnly', 'OnDelete', '')),
+      ...rollingFields,
+      inPlaceUpdateStrategy: mostly(someOf({ gracePeriodSeconds: mostly(fc.integer({ min: -1, max: 10 })) })),
+    }),
+  ),
 });
 const v1beta1Spec = someOf({
   ...common,
-  scaleStrategy: mostly(someOf({
-    podsToDelete: mostly(podNames), maxUnavailable: mostly(intOrPercent), enablePVCReuse: mostly(fc.boolean()), excludePreparingDelete: mostly(fc.boolean()),
-  })),
-  updateStrategy: mostly(someOf({
-    type: mostly(fc.constantFrom('RollingUpdate', 'OnDelete', 'ReCreate', '')),
-    rollingUpdate: mostly(someOf({
-      ...rollingFields,
-      podUpdatePolicy: mostly(fc.constantFrom('ReCreate', 'InPlaceIfPossible', 'InPlaceOnly', 'Sometimes')),
-      inPlaceUpdateStrategy: mostly(someOf({
-        gracePeriodSeconds: mostly(fc.integer({ min: -1, max: 10 })),
-        imagePreDownloadParallelism: mostly(fc.oneof(fc.integer({ min: -1, max: 5 }), fc.constantFrom('2', '50%', 'x'))),
-        imagePreDownloadTimeoutSeconds: mostly(fc.integer({ min: -1, max: 600 })),
-      })),
-    })),
-  })),
+  scaleStrategy: mostly(
+    someOf({
+      podsToDelete: mostly(podNames),
+      maxUnavailable: mostly(intOrPercent),
+      enablePVCReuse: mostly(fc.boolean()),
+      excludePreparingDelete: mostly(fc.boolean()),
+    }),
+  ),
+  updateStrategy: mostly(
+    someOf({
+      type: mostly(fc.constantFrom('RollingUpdate', 'OnDelete', 'ReCreate', '')),
+      rollingUpdate: mostly(
+        someOf({
+          ...rollingFields,
+          podUpdatePolicy: mostly(fc.constantFrom('ReCreate', 'InPlaceIfPossible', 'InPlaceOnly', 'Sometimes')),
+          inPlaceUpdateStrategy: mostly(
+            someOf({
+              gracePeriodSeconds: mostly(fc.integer({ min: -1, max: 10 })),
+              imagePreDownloadParallelism: mostly(fc.oneof(fc.integer({ min: -1, max: 5 }), fc.constantFrom('2', '50%', 'x'))),
+              imagePreDownloadTimeoutSeconds: mostly(fc.integer({ min: -1, max: 600 })),
+            }),
+          ),
+        }),
+      ),
+    }),
+  ),
 });
 
 // Plausible specs: only sensible values, so that many are accepted and reach the planner.
@@ -163,31 +196,43 @@ const plausibleCommon = {
   template: fc.record({
     metadata: fc.constant({ labels: { app: 'demo' } }),
     spec: fc.record({
-      containers: fc.uniqueArray(fc.record({
-        name: fc.constantFrom('main', 'side', 'log'),
-        image: fc.constantFrom('nginx:1.25', 'busybox'),
-        ports: fc.constant([{ containerPort: 8080, name: 'http' }]),
-        env: fc.constant([{ name: 'MODE', value: 'fast' }]),
-        resources: fc.constant({ requests: { cpu: '100m' }, limits: { cpu: '1' } }),
-        readinessProbe: fc.constant({ httpGet: { port: 'http' } }),
-      }, { requiredKeys: ['name', 'image'] }), { minLength: 1, maxLength: 2, selector: (c) => c.name }),
+      containers: fc.uniqueArray(
+        fc.record(
+          {
+            name: fc.constantFrom('main', 'side', 'log'),
+            image: fc.constantFrom('nginx:1.25', 'busybox'),
+            ports: fc.constant([{ containerPort: 8080, name: 'http' }]),
+            env: fc.constant([{ name: 'MODE', value: 'fast' }]),
+            resources: fc.constant({ requests: { cpu: '100m' }, limits: { cpu: '1' } }),
+            readinessProbe: fc.constant({ httpGet: { port: 'http' } }),
+          },
+          { requiredKeys: ['name', 'image'] },
+        ),
+        { minLength: 1, maxLength: 2, selector: (c) => c.name },
+      ),
     }),
   }),
   minReadySeconds: fc.integer({ min: 0, max: 5 }),
   lifecycle: fc.constant({ preDelete: { finalizersHandler: ['example.com/hold'] } }),
 };
-const plausibleV1alpha1 = fc.record({
-  ...plausibleCommon,
-  updateStrategy: someOf({ type: fc.constantFrom('ReCreate', 'InPlaceIfPossible', 'InPlaceOnly'), ...plausibleRolling }),
-}, { requiredKeys: ['replicas', 'selector', 'template'] });
-const plausibleV1beta1 = fc.record({
-  ...plausibleCommon,
-  scaleStrategy: someOf({ enablePVCReuse: fc.boolean(), excludePreparingDelete: fc.boolean(), maxUnavailable: fc.constantFrom(1, '50%') }),
-  updateStrategy: fc.oneof(
-    fc.constant({ type: 'OnDelete' }),
-    someOf({ rollingUpdate: someOf({ podUpdatePolicy: fc.constantFrom('ReCreate', 'InPlaceIfPossible', 'InPlaceOnly'), ...plausibleRolling }) }),
-  ),
-}, { requiredKeys: ['replicas', 'selector', 'template'] });
+const plausibleV1alpha1 = fc.record(
+  {
+    ...plausibleCommon,
+    updateStrategy: someOf({ type: fc.constantFrom('ReCreate', 'InPlaceIfPossible', 'InPlaceOnly'), ...plausibleRolling }),
+  },
+  { requiredKeys: ['replicas', 'selector', 'template'] },
+);
+const plausibleV1beta1 = fc.record(
+  {
+    ...plausibleCommon,
+    scaleStrategy: someOf({ enablePVCReuse: fc.boolean(), excludePreparingDelete: fc.boolean(), maxUnavailable: fc.constantFrom(1, '50%') }),
+    updateStrategy: fc.oneof(
+      fc.constant({ type: 'OnDelete' }),
+      someOf({ rollingUpdate: someOf({ podUpdatePolicy: fc.constantFrom('ReCreate', 'InPlaceIfPossible', 'InPlaceOnly'), ...plausibleRolling }) }),
+    ),
+  },
+  { requiredKeys: ['replicas', 'selector', 'template'] },
+);
 
 const sample = fc.oneof(
   fc.record({ version: fc.constant<CloneSetVersion>('v1alpha1'), spec: mostly(v1alpha1Spec), old: v1alpha1Spec }),

@@ -31,11 +31,20 @@ const sample = (apiVersion: string, extra: Obj = {}): Obj => ({
 const storedTemplate = {
   metadata: { creationTimestamp: null, labels: { app: 'sample' } },
   spec: {
-    containers: [{
-      name: 'nginx', image: 'nginx:alpine', resources: {}, terminationMessagePath: '/dev/termination-log',
-      terminationMessagePolicy: 'File', imagePullPolicy: 'Always',
-    }],
-    restartPolicy: 'Always', terminationGracePeriodSeconds: 30, dnsPolicy: 'ClusterFirst', securityContext: {},
+    containers: [
+      {
+        name: 'nginx',
+        image: 'nginx:alpine',
+        resources: {},
+        terminationMessagePath: '/dev/termination-log',
+        terminationMessagePolicy: 'File',
+        imagePullPolicy: 'Always',
+      },
+    ],
+    restartPolicy: 'Always',
+    terminationGracePeriodSeconds: 30,
+    dnsPolicy: 'ClusterFirst',
+    securityContext: {},
     schedulerName: 'default-scheduler',
   },
 };
@@ -70,8 +79,9 @@ describe('defaultCloneSet v1beta1', () => {
   test('OnDelete gets nothing under rollingUpdate (and no rollingUpdate when there was none)', () => {
     const a = defaultCloneSet(sample('apps.kruise.io/v1beta1', { updateStrategy: { type: 'OnDelete' } }), 'v1beta1', { injectTemplateDefaults: true });
     assert.deepEqual((a['spec'] as Obj)['updateStrategy'], { type: 'OnDelete' });
-    const b = defaultCloneSet(sample('apps.kruise.io/v1beta1', { updateStrategy: { type: 'OnDelete', rollingUpdate: { maxSurge: 1 } } }), 'v1beta1',
-      { injectTemplateDefaults: true });
+    const b = defaultCloneSet(sample('apps.kruise.io/v1beta1', { updateStrategy: { type: 'OnDelete', rollingUpdate: { maxSurge: 1 } } }), 'v1beta1', {
+      injectTemplateDefaults: true,
+    });
     assert.deepEqual((b['spec'] as Obj)['updateStrategy'], { type: 'OnDelete', rollingUpdate: { maxSurge: 1 } });
   });
 
@@ -87,7 +97,8 @@ describe('defaultCloneSet v1beta1', () => {
     assert.deepEqual(spec['lifecycle'], { preDelete: {} });
     assert.deepEqual(spec['scaleStrategy'], {});
     assert.deepEqual(spec['updateStrategy'], {
-      type: 'RollingUpdate', rollingUpdate: { podUpdatePolicy: 'ReCreate', partition: 0, maxUnavailable: '20%', maxSurge: 0 },
+      type: 'RollingUpdate',
+      rollingUpdate: { podUpdatePolicy: 'ReCreate', partition: 0, maxUnavailable: '20%', maxSurge: 0 },
     });
   });
 
@@ -96,11 +107,13 @@ describe('defaultCloneSet v1beta1', () => {
       volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1.5Gi' } } } }],
     });
     const spec = defaultCloneSet(cs, 'v1beta1', { injectTemplateDefaults: true })['spec'] as Obj;
-    assert.deepEqual(spec['volumeClaimTemplates'], [{
-      metadata: { name: 'data', creationTimestamp: null },
-      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1536Mi' } } },
-      status: { phase: 'Pending' },
-    }]);
+    assert.deepEqual(spec['volumeClaimTemplates'], [
+      {
+        metadata: { name: 'data', creationTimestamp: null },
+        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1536Mi' } } },
+        status: { phase: 'Pending' },
+      },
+    ]);
   });
 
   test('without template defaults (UPDATE of an unchanged template) the template is only round-tripped', () => {
@@ -161,17 +174,19 @@ describe('shouldInjectTemplateDefaults', () => {
 
   test('a template that differs only in what Go does not decode (an unknown field) counts as unchanged', () => {
     const c = structuredClone(a);
-    ((c['spec'] as { template: { spec: Obj } }).template.spec)['notAField'] = true;
+    (c['spec'] as { template: { spec: Obj } }).template.spec['notAField'] = true;
     assert.equal(shouldInjectTemplateDefaults({ operation: 'UPDATE', object: c, oldObject: a }, gates), false);
   });
 });
 
 describe('defaulted objects and revision hashes', () => {
-  test('the stored template hashes like the user\'s template defaulted by the controller (defaults are idempotent)', () => {
+  test("the stored template hashes like the user's template defaulted by the controller (defaults are idempotent)", () => {
     const raw = sample('apps.kruise.io/v1alpha1');
     const spec = raw['spec'] as { template: { spec: { containers: Obj[]; volumes?: unknown } } };
     Object.assign(spec.template.spec.containers[0] ?? {}, {
-      ports: [{ containerPort: 80 }], resources: { limits: { cpu: '0.5' } }, readinessProbe: { httpGet: { port: 80 } },
+      ports: [{ containerPort: 80 }],
+      resources: { limits: { cpu: '0.5' } },
+      readinessProbe: { httpGet: { port: 80 } },
       env: [{ name: 'POD', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
     });
     spec.template.spec.volumes = [{ name: 'cfg', configMap: { name: 'c' } }, { name: 'tmp' }];

@@ -53,8 +53,8 @@ export function dns1123LabelErrors(name: string): string[] {
 function portNameErrors(name: string): string[] {
   const errs: string[] = [];
   if (name.length < 1 || name.length > 15) errs.push('must be no more than 15 characters');
-  if (!/^[-a-z0-9]+$/.test(name)) errs.push("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)");
-  if (name.includes('--')) errs.push("must not contain consecutive hyphens");
+  if (!/^[-a-z0-9]+$/.test(name)) errs.push('must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)');
+  if (name.includes('--')) errs.push('must not contain consecutive hyphens');
   if (!/[a-z]/.test(name)) errs.push('must contain at least one letter (a-z)');
   if (name.startsWith('-') || name.endsWith('-')) errs.push('must not begin or end with a hyphen');
   return errs;
@@ -88,10 +88,36 @@ function validateMeta(meta: Obj | undefined, path: string, errs: FieldError[]): 
 
 /** The volume source keys of core/v1 VolumeSource. */
 const VOLUME_SOURCES = [
-  'hostPath', 'emptyDir', 'gcePersistentDisk', 'awsElasticBlockStore', 'gitRepo', 'secret', 'nfs', 'iscsi', 'glusterfs',
-  'persistentVolumeClaim', 'rbd', 'flexVolume', 'cinder', 'cephfs', 'flocker', 'downwardAPI', 'fc', 'azureFile', 'configMap',
-  'vsphereVolume', 'quobyte', 'azureDisk', 'photonPersistentDisk', 'projected', 'portworxVolume', 'scaleIO', 'storageos', 'csi',
-  'ephemeral', 'image',
+  'hostPath',
+  'emptyDir',
+  'gcePersistentDisk',
+  'awsElasticBlockStore',
+  'gitRepo',
+  'secret',
+  'nfs',
+  'iscsi',
+  'glusterfs',
+  'persistentVolumeClaim',
+  'rbd',
+  'flexVolume',
+  'cinder',
+  'cephfs',
+  'flocker',
+  'downwardAPI',
+  'fc',
+  'azureFile',
+  'configMap',
+  'vsphereVolume',
+  'quobyte',
+  'azureDisk',
+  'photonPersistentDisk',
+  'projected',
+  'portworxVolume',
+  'scaleIO',
+  'storageos',
+  'csi',
+  'ephemeral',
+  'image',
 ];
 
 /** Volumes (the template's plus one per volume claim template); returns the set of volume names. */
@@ -109,7 +135,12 @@ function validateVolumes(volumes: readonly unknown[], path: string, errs: FieldE
     if (sources.length === 0) errs.push(required(vp, 'must specify a volume type'));
     else if (sources.length > 1) errs.push(forbidden(vp, 'may not specify more than 1 volume type'));
     // The one required field of the common sources (validateConfigMapVolumeSource & co.).
-    for (const [source, field] of [['persistentVolumeClaim', 'claimName'], ['configMap', 'name'], ['secret', 'secretName'], ['hostPath', 'path']] as const) {
+    for (const [source, field] of [
+      ['persistentVolumeClaim', 'claimName'],
+      ['configMap', 'name'],
+      ['secret', 'secretName'],
+      ['hostPath', 'path'],
+    ] as const) {
       const src = objAt(vol, source);
       if (src !== undefined && strAt(src, field) === '') errs.push(required(child(vp, source, field), ''));
     }

@@ -31,10 +31,7 @@ function errorsOf(version: CloneSetVersion, mutate: (cs: Loose) => void, opts: {
   mutate(cs);
   const object = defaultCloneSet(cs, version, { injectTemplateDefaults: true });
   const oldObject = opts.old === undefined ? undefined : defaultCloneSet(opts.old, version, { injectTemplateDefaults: true });
-  const errs = validateCloneSet(
-    { version, operation: oldObject === undefined ? 'CREATE' : 'UPDATE', object, ...(oldObject !== undefined ? { oldObject } : {}) },
-    opts.ctx ?? ctx,
-  );
+  const errs = validateCloneSet({ version, operation: oldObject === undefined ? 'CREATE' : 'UPDATE', object, ...(oldObject !== undefined ? { oldObject } : {}) }, opts.ctx ?? ctx);
   for (const e of errs) assert.ok(e.field.length > 0, `error without a field path: ${formatFieldError(e)}`);
   return errs.map(formatFieldError);
 }
@@ -59,28 +56,45 @@ const first = (cs: Loose): Loose => containers(cs)[0] ?? {};
 for (const version of ['v1alpha1', 'v1beta1'] as const) {
   describe(`validateCloneSet ${version}: rules both versions share`, () => {
     test('the defaulted manual sample is valid', () => {
-      assert.deepEqual(errorsOf(version, () => undefined), []);
+      assert.deepEqual(
+        errorsOf(version, () => undefined),
+        [],
+      );
     });
 
     test('replicas must be non-negative', () => {
-      assert.deepEqual(errorsOf(version, (cs) => { at(cs, 'spec')['replicas'] = -1; }),
-        ['spec.replicas: Invalid value: -1: must be greater than or equal to 0']);
+      assert.deepEqual(
+        errorsOf(version, (cs) => {
+          at(cs, 'spec')['replicas'] = -1;
+        }),
+        ['spec.replicas: Invalid value: -1: must be greater than or equal to 0'],
+      );
     });
 
     test('an empty selector is invalid for a CloneSet', () => {
-      assert.deepEqual(errorsOf(version, (cs) => { at(cs, 'spec')['selector'] = {}; }),
-        ['spec.selector: Invalid value: {}: empty selector is invalid for cloneset']);
+      assert.deepEqual(
+        errorsOf(version, (cs) => {
+          at(cs, 'spec')['selector'] = {};
+        }),
+        ['spec.selector: Invalid value: {}: empty selector is invalid for cloneset'],
+      );
     });
 
     test('a missing selector is required and matches no template labels', () => {
-      const errs = errorsOf(version, (cs) => { delete at(cs, 'spec')['selector']; });
+      const errs = errorsOf(version, (cs) => {
+        delete at(cs, 'spec')['selector'];
+      });
       assert.equal(errs[0]?.startsWith('spec.selector: Required value'), true);
       assert.equal(errs[1], 'spec.template.metadata.labels: Invalid value: {"app":"sample"}: `selector` does not match template `labels`');
     });
 
     test('the selector must match the template labels', () => {
-      assert.deepEqual(errorsOf(version, (cs) => { at(cs, 'spec')['selector'] = { matchLabels: { app: 'other' } }; }),
-        ['spec.template.metadata.labels: Invalid value: {"app":"sample"}: `selector` does not match template `labels`']);
+      assert.deepEqual(
+        errorsOf(version, (cs) => {
+          at(cs, 'spec')['selector'] = { matchLabels: { app: 'other' } };
+        }),
+        ['spec.template.metadata.labels: Invalid value: {"app":"sample"}: `selector` does not match template `labels`'],
+      );
     });
 
     test('a selector with a bad operator is invalid and the template is not checked further', () => {
@@ -106,9 +120,15 @@ for (const version of ['v1alpha1', 'v1beta1'] as const) {
     });
 
     test('containers must exist, with unique DNS-1123 names and an image', () => {
-      assert.deepEqual(errorsOf(version, (cs) => { containers(cs).length = 0; }),
-        ['spec.template.spec.containers: Required value: a CloneSet pod needs at least one container']);
-      const errs = errorsOf(version, (cs) => { containers(cs).push({ name: 'main' }, { name: 'Bad_Name', image: 'x' }); });
+      assert.deepEqual(
+        errorsOf(version, (cs) => {
+          containers(cs).length = 0;
+        }),
+        ['spec.template.spec.containers: Required value: a CloneSet pod needs at least one container'],
+      );
+      const errs = errorsOf(version, (cs) => {
+        containers(cs).push({ name: 'main' }, { name: 'Bad_Name', image: 'x' });
+      });
       assert.deepEqual(errs.slice(0, 3), [
         'spec.template.spec.containers[1].name: Duplicate value: "main"',
         'spec.template.spec.containers[1].image: Required value',
@@ -117,7 +137,9 @@ for (const version of ['v1alpha1', 'v1beta1'] as const) {
     });
 
     test('template label syntax is checked', () => {
-      const errs = errorsOf(version, (cs) => { at(cs, 'spec', 'template', 'metadata', 'labels')['bad key!'] = 'v'; });
+      const errs = errorsOf(version, (cs) => {
+        at(cs, 'spec', 'template', 'metadata', 'labels')['bad key!'] = 'v';
+      });
       assert.equal(errs.length, 1);
       assert.match(errs[0] ?? '', /^spec\.template\.metadata\.labels: Invalid value: "bad key!": name part must consist of/);
     });
@@ -128,7 +150,10 @@ for (const version of ['v1alpha1', 'v1beta1'] as const) {
           ports: [{ containerPort: 70000 }, { containerPort: 80, name: 'http', protocol: 'ICMP' }, { containerPort: 81, name: 'http' }],
           env: [{ name: '1X', value: 'a' }, { name: '' }],
           resources: { limits: { cpu: '1' }, requests: { cpu: '2' } },
-          volumeMounts: [{ name: 'missing', mountPath: '/data' }, { name: 'data', mountPath: '/data' }],
+          volumeMounts: [
+            { name: 'missing', mountPath: '/data' },
+            { name: 'data', mountPath: '/data' },
+          ],
           readinessProbe: { periodSeconds: -1 },
           livenessProbe: { tcpSocket: { port: 8080 }, successThreshold: 2 },
         });
@@ -152,13 +177,13 @@ for (const version of ['v1alpha1', 'v1beta1'] as const) {
 
     test('volumes need a DNS-1123 name, unique also against the volume claim templates', () => {
       const errs = errorsOf(version, (cs) => {
-        at(cs, 'spec', 'template', 'spec')['volumes'] = [{ name: 'data', emptyDir: {} }, { name: 'cfg', configMap: { name: 'c' }, secret: { secretName: 's' } }];
+        at(cs, 'spec', 'template', 'spec')['volumes'] = [
+          { name: 'data', emptyDir: {} },
+          { name: 'cfg', configMap: { name: 'c' }, secret: { secretName: 's' } },
+        ];
         at(cs, 'spec')['volumeClaimTemplates'] = [{ metadata: { name: 'data' } }];
       });
-      assert.deepEqual(errs, [
-        'spec.template.spec.volumes[1]: Forbidden: may not specify more than 1 volume type',
-        'spec.template.spec.volumes[2].name: Duplicate value: "data"',
-      ]);
+      assert.deepEqual(errs, ['spec.template.spec.volumes[1]: Forbidden: may not specify more than 1 volume type', 'spec.template.spec.volumes[2].name: Duplicate value: "data"']);
     });
 
     test('pod-level fields: nodeSelector, service account, tolerations, topology spread, volume sources, env refs, init probes', () => {
@@ -166,7 +191,11 @@ for (const version of ['v1alpha1', 'v1beta1'] as const) {
         Object.assign(at(cs, 'spec', 'template', 'spec'), {
           nodeSelector: { 'bad key!': 'x' },
           serviceAccountName: 'Bad_SA',
-          tolerations: [{ operator: 'Equal', value: 'x' }, { key: 'k', operator: 'Exists', value: 'v' }, { key: 'k', effect: 'NoSchedule', tolerationSeconds: 5 }],
+          tolerations: [
+            { operator: 'Equal', value: 'x' },
+            { key: 'k', operator: 'Exists', value: 'v' },
+            { key: 'k', effect: 'NoSchedule', tolerationSeconds: 5 },
+          ],
           topologySpreadConstraints: [{ maxSkew: 0, whenUnsatisfiable: 'Maybe' }],
           volumes: [{ name: 'cfg', configMap: {} }],
           initContainers: [{ name: 'init', image: 'busybox', readinessProbe: { exec: { command: ['true'] } } }],
@@ -174,24 +203,31 @@ for (const version of ['v1alpha1', 'v1beta1'] as const) {
         first(cs)['env'] = [{ name: 'A', valueFrom: { configMapKeyRef: { name: 'c' } } }];
       });
       const sp = 'spec.template.spec';
-      assert.deepEqual(errs.map((e) => e.replace(/: [a-z] .*$|: (name part|a lowercase).*$/, '')), [
-        `${sp}.volumes[0].configMap.name: Required value`,
-        `${sp}.nodeSelector: Invalid value: "bad key!"`,
-        `${sp}.serviceAccountName: Invalid value: "Bad_SA"`,
-        `${sp}.tolerations[0].operator: Invalid value: "Equal": operator must be Exists when \`key\` is empty, which means "match all values and all keys"`,
-        `${sp}.tolerations[1].operator: Invalid value: "v": value must be empty when \`operator\` is 'Exists'`,
-        `${sp}.tolerations[2].effect: Invalid value: "NoSchedule": effect must be 'NoExecute' when \`tolerationSeconds\` is set`,
-        `${sp}.topologySpreadConstraints[0].maxSkew: Invalid value: 0: must be greater than zero`,
-        `${sp}.topologySpreadConstraints[0].topologyKey: Required value: can not be empty`,
-        `${sp}.topologySpreadConstraints[0].whenUnsatisfiable: Unsupported value: "Maybe": supported values: "DoNotSchedule", "ScheduleAnyway"`,
-        `${sp}.initContainers[0].readinessProbe: Forbidden: may not be set for init containers without restartPolicy=Always`,
-        `${sp}.containers[0].env[0].valueFrom.configMapKeyRef.key: Required value`,
-      ]);
+      assert.deepEqual(
+        errs.map((e) => e.replace(/: [a-z] .*$|: (name part|a lowercase).*$/, '')),
+        [
+          `${sp}.volumes[0].configMap.name: Required value`,
+          `${sp}.nodeSelector: Invalid value: "bad key!"`,
+          `${sp}.serviceAccountName: Invalid value: "Bad_SA"`,
+          `${sp}.tolerations[0].operator: Invalid value: "Equal": operator must be Exists when \`key\` is empty, which means "match all values and all keys"`,
+          `${sp}.tolerations[1].operator: Invalid value: "v": value must be empty when \`operator\` is 'Exists'`,
+          `${sp}.tolerations[2].effect: Invalid value: "NoSchedule": effect must be 'NoExecute' when \`tolerationSeconds\` is set`,
+          `${sp}.topologySpreadConstraints[0].maxSkew: Invalid value: 0: must be greater than zero`,
+          `${sp}.topologySpreadConstraints[0].topologyKey: Required value: can not be empty`,
+          `${sp}.topologySpreadConstraints[0].whenUnsatisfiable: Unsupported value: "Maybe": supported values: "DoNotSchedule", "ScheduleAnyway"`,
+          `${sp}.initContainers[0].readinessProbe: Forbidden: may not be set for init containers without restartPolicy=Always`,
+          `${sp}.containers[0].env[0].valueFrom.configMapKeyRef.key: Required value`,
+        ],
+      );
     });
 
     test('podsToDelete must not contain duplicates', () => {
-      assert.deepEqual(errorsOf(version, (cs) => { at(cs, 'spec')['scaleStrategy'] = { podsToDelete: ['a', 'b', 'a'] }; }),
-        ['spec.scaleStrategy.podsToDelete: Invalid value: ["a","b","a"]: duplicated items [a]']);
+      assert.deepEqual(
+        errorsOf(version, (cs) => {
+          at(cs, 'spec')['scaleStrategy'] = { podsToDelete: ['a', 'b', 'a'] };
+        }),
+        ['spec.scaleStrategy.podsToDelete: Invalid value: ["a","b","a"]: duplicated items [a]'],
+      );
     });
 
     test('partition, maxUnavailable and maxSurge need an integer or a percent string; "5" is not a percentage', () => {
@@ -204,65 +240,120 @@ for (const version of ['v1alpha1', 'v1beta1'] as const) {
     });
 
     test('partition must not be negative', () => {
-      assert.deepEqual(errorsOf(version, (cs) => { rolling(version, cs)['partition'] = -2; }),
-        [`${rollingPath(version)}.partition: Invalid value: -2: must be greater than or equal to 0`]);
+      assert.deepEqual(
+        errorsOf(version, (cs) => {
+          rolling(version, cs)['partition'] = -2;
+        }),
+        [`${rollingPath(version)}.partition: Invalid value: -2: must be greater than or equal to 0`],
+      );
     });
 
     test('maxUnavailable and maxSurge must not both be below 1 while replicas > 0 (maxSurge counts on both versions)', () => {
-      assert.deepEqual(errorsOf(version, (cs) => Object.assign(rolling(version, cs), { maxUnavailable: 0, maxSurge: 0 })),
-        [`${rollingPath(version)}.maxUnavailable: Invalid value: 0: maxUnavailable and maxSurge should not both be less than 1`]);
+      assert.deepEqual(
+        errorsOf(version, (cs) => Object.assign(rolling(version, cs), { maxUnavailable: 0, maxSurge: 0 })),
+        [`${rollingPath(version)}.maxUnavailable: Invalid value: 0: maxUnavailable and maxSurge should not both be less than 1`],
+      );
       // Kruise's v1beta1 validator rejects this (shadowed maxSurge); we accept it like its v1alpha1 path.
-      assert.deepEqual(errorsOf(version, (cs) => Object.assign(rolling(version, cs), { maxUnavailable: 0, maxSurge: 1 })), []);
-      assert.deepEqual(errorsOf(version, (cs) => {
-        at(cs, 'spec')['replicas'] = 0;
-        Object.assign(rolling(version, cs), { maxUnavailable: 0, maxSurge: 0 });
-      }), []);
+      assert.deepEqual(
+        errorsOf(version, (cs) => Object.assign(rolling(version, cs), { maxUnavailable: 0, maxSurge: 1 })),
+        [],
+      );
+      assert.deepEqual(
+        errorsOf(version, (cs) => {
+          at(cs, 'spec')['replicas'] = 0;
+          Object.assign(rolling(version, cs), { maxUnavailable: 0, maxSurge: 0 });
+        }),
+        [],
+      );
     });
 
-    test('priority strategy: Kruise\'s first failure as a Required value', () => {
+    test("priority strategy: Kruise's first failure as a Required value", () => {
       const p = `${rollingPath(version)}.priorityStrategy`;
       const check = (strategy: unknown, message: string): void => {
-        assert.deepEqual(errorsOf(version, (cs) => { rolling(version, cs)['priorityStrategy'] = strategy; }), [`${p}: Required value: ${message}`]);
+        assert.deepEqual(
+          errorsOf(version, (cs) => {
+            rolling(version, cs)['priorityStrategy'] = strategy;
+          }),
+          [`${p}: Required value: ${message}`],
+        );
       };
-      check({ weightPriority: [{ weight: 1, matchSelector: { matchLabels: { a: 'b' } } }], orderPriority: [{ orderedKey: 'k' }] },
-        'only one of weightPriority and orderPriority can be used');
+      check(
+        { weightPriority: [{ weight: 1, matchSelector: { matchLabels: { a: 'b' } } }], orderPriority: [{ orderedKey: 'k' }] },
+        'only one of weightPriority and orderPriority can be used',
+      );
       check({ weightPriority: [{ weight: 101, matchSelector: { matchLabels: { a: 'b' } } }] }, 'weight must be valid number in the range 1-100');
       check({ weightPriority: [{ weight: 10, matchSelector: {} }] }, 'selector can not be empty');
       check({ orderPriority: [{ orderedKey: '' }] }, 'order key can not be empty');
-      assert.deepEqual(errorsOf(version, (cs) => {
-        rolling(version, cs)['priorityStrategy'] = { weightPriority: [{ weight: 0, matchSelector: { matchLabels: { a: 'b' } } }] };
-      }), []);
+      assert.deepEqual(
+        errorsOf(version, (cs) => {
+          rolling(version, cs)['priorityStrategy'] = { weightPriority: [{ weight: 0, matchSelector: { matchLabels: { a: 'b' } } }] };
+        }),
+        [],
+      );
     });
 
     test('scatter strategy: empty keys and duplicate pairs', () => {
       const p = `${rollingPath(version)}.scatterStrategy`;
-      assert.deepEqual(errorsOf(version, (cs) => { rolling(version, cs)['scatterStrategy'] = [{ key: '', value: 'x' }]; }),
-        [`${p}: Required value: key should not be empty`]);
-      assert.deepEqual(errorsOf(version, (cs) => {
-        rolling(version, cs)['scatterStrategy'] = [{ key: 'k', value: 'v' }, { key: 'k', value: 'v' }];
-      }), [`${p}: Required value: duplicated key=k value=v`]);
+      assert.deepEqual(
+        errorsOf(version, (cs) => {
+          rolling(version, cs)['scatterStrategy'] = [{ key: '', value: 'x' }];
+        }),
+        [`${p}: Required value: key should not be empty`],
+      );
+      assert.deepEqual(
+        errorsOf(version, (cs) => {
+          rolling(version, cs)['scatterStrategy'] = [
+            { key: 'k', value: 'v' },
+            { key: 'k', value: 'v' },
+          ];
+        }),
+        [`${p}: Required value: duplicated key=k value=v`],
+      );
     });
 
     test('the selector is immutable on update', () => {
       const old = base(version);
-      const errs = errorsOf(version, (cs) => {
-        at(cs, 'spec')['selector'] = { matchLabels: { app: 'sample', tier: 'web' } };
-        at(cs, 'spec', 'template', 'metadata', 'labels')['tier'] = 'web';
-      }, { old });
+      const errs = errorsOf(
+        version,
+        (cs) => {
+          at(cs, 'spec')['selector'] = { matchLabels: { app: 'sample', tier: 'web' } };
+          at(cs, 'spec', 'template', 'metadata', 'labels')['tier'] = 'web';
+        },
+        { old },
+      );
       assert.deepEqual(errs, [`spec: Forbidden: ${IMMUTABLE_SPEC_MESSAGE}`]);
       // nil and empty lists are the same selector (apiequality.Semantic)
-      assert.deepEqual(errorsOf(version, (cs) => { at(cs, 'spec', 'selector')['matchExpressions'] = []; }, { old }), []);
+      assert.deepEqual(
+        errorsOf(
+          version,
+          (cs) => {
+            at(cs, 'spec', 'selector')['matchExpressions'] = [];
+          },
+          { old },
+        ),
+        [],
+      );
     });
 
     test('values Go cannot decode are reported at their path and stop validation (Kruise answers 400)', () => {
-      assert.deepEqual(errorsOf(version, (cs) => { at(cs, 'spec')['replicas'] = 'three'; }),
-        ['spec.replicas: Invalid value: "three": cannot unmarshal string into Go value of type int32']);
-      assert.deepEqual(errorsOf(version, (cs) => { first(cs)['ports'] = [{ containerPort: '80' }]; }),
-        ['spec.template.spec.containers[0].ports[0].containerPort: Invalid value: "80": cannot unmarshal string into Go value of type int32; fix the value\'s JSON type']);
+      assert.deepEqual(
+        errorsOf(version, (cs) => {
+          at(cs, 'spec')['replicas'] = 'three';
+        }),
+        ['spec.replicas: Invalid value: "three": cannot unmarshal string into Go value of type int32'],
+      );
+      assert.deepEqual(
+        errorsOf(version, (cs) => {
+          first(cs)['ports'] = [{ containerPort: '80' }];
+        }),
+        ['spec.template.spec.containers[0].ports[0].containerPort: Invalid value: "80": cannot unmarshal string into Go value of type int32; fix the value\'s JSON type'],
+      );
     });
 
     test('the metadata name must be a DNS subdomain', () => {
-      const errs = errorsOf(version, (cs) => { at(cs, 'metadata')['name'] = 'Sample'; });
+      const errs = errorsOf(version, (cs) => {
+        at(cs, 'metadata')['name'] = 'Sample';
+      });
       assert.equal(errs.length, 1);
       assert.match(errs[0] ?? '', /^metadata\.name: Invalid value: "Sample": a lowercase RFC 1123 subdomain/);
     });
@@ -270,22 +361,43 @@ for (const version of ['v1alpha1', 'v1beta1'] as const) {
 }
 
 describe('validateCloneSet v1alpha1 only', () => {
-  test('the update strategy type must be one of Kruise\'s three (message quirk kept)', () => {
-    assert.deepEqual(errorsOf('v1alpha1', (cs) => { at(cs, 'spec')['updateStrategy'] = { type: 'OnDelete' }; }),
-      ['spec.updateStrategy.type: Invalid value: "OnDelete": must be \'ReCreate\', InPlaceIfPossible or \'InPlaceOnly\'']);
+  test("the update strategy type must be one of Kruise's three (message quirk kept)", () => {
+    assert.deepEqual(
+      errorsOf('v1alpha1', (cs) => {
+        at(cs, 'spec')['updateStrategy'] = { type: 'OnDelete' };
+      }),
+      ["spec.updateStrategy.type: Invalid value: \"OnDelete\": must be 'ReCreate', InPlaceIfPossible or 'InPlaceOnly'"],
+    );
   });
 
   test('maxSurge cannot be used with InPlaceOnly', () => {
-    assert.deepEqual(errorsOf('v1alpha1', (cs) => { at(cs, 'spec')['updateStrategy'] = { type: 'InPlaceOnly', maxSurge: 1 }; }),
-      ['spec.updateStrategy.maxSurge: Invalid value: "1": can not use maxSurge with strategy type InPlaceOnly']);
+    assert.deepEqual(
+      errorsOf('v1alpha1', (cs) => {
+        at(cs, 'spec')['updateStrategy'] = { type: 'InPlaceOnly', maxSurge: 1 };
+      }),
+      ['spec.updateStrategy.maxSurge: Invalid value: "1": can not use maxSurge with strategy type InPlaceOnly'],
+    );
   });
 
   test('progressDeadlineSeconds must be non-negative and above minReadySeconds unless it is MaxInt32', () => {
-    assert.deepEqual(errorsOf('v1alpha1', (cs) => { Object.assign(at(cs, 'spec'), { minReadySeconds: 10, progressDeadlineSeconds: 10 }); }),
-      ['spec.progressDeadlineSeconds: Invalid value: 10: must be greater than minReadySeconds']);
-    assert.deepEqual(errorsOf('v1alpha1', (cs) => { Object.assign(at(cs, 'spec'), { progressDeadlineSeconds: -1 }); }),
-      ['spec.progressDeadlineSeconds: Invalid value: -1: must be greater than or equal to 0']);
-    assert.deepEqual(errorsOf('v1alpha1', (cs) => { Object.assign(at(cs, 'spec'), { minReadySeconds: 10, progressDeadlineSeconds: 2147483647 }); }), []);
+    assert.deepEqual(
+      errorsOf('v1alpha1', (cs) => {
+        Object.assign(at(cs, 'spec'), { minReadySeconds: 10, progressDeadlineSeconds: 10 });
+      }),
+      ['spec.progressDeadlineSeconds: Invalid value: 10: must be greater than minReadySeconds'],
+    );
+    assert.deepEqual(
+      errorsOf('v1alpha1', (cs) => {
+        Object.assign(at(cs, 'spec'), { progressDeadlineSeconds: -1 });
+      }),
+      ['spec.progressDeadlineSeconds: Invalid value: -1: must be greater than or equal to 0'],
+    );
+    assert.deepEqual(
+      errorsOf('v1alpha1', (cs) => {
+        Object.assign(at(cs, 'spec'), { minReadySeconds: 10, progressDeadlineSeconds: 2147483647 });
+      }),
+      [],
+    );
   });
 
   const pod = (name: string, ownerUid: string | undefined, deleting = false): Pod => ({
@@ -299,12 +411,20 @@ describe('validateCloneSet v1alpha1 only', () => {
   });
 
   test('newly added podsToDelete must exist, not be terminating and be owned by this CloneSet (sorted order)', () => {
-    const pods = new Map([['own', pod('own', UID)], ['foreign', pod('foreign', 'other')], ['dying', pod('dying', UID, true)]]);
+    const pods = new Map([
+      ['own', pod('own', UID)],
+      ['foreign', pod('foreign', 'other')],
+      ['dying', pod('dying', UID, true)],
+    ]);
     const old = base('v1alpha1');
     at(old, 'spec')['scaleStrategy'] = { podsToDelete: ['gone-before'] };
-    const errs = errorsOf('v1alpha1', (cs) => {
-      at(cs, 'spec')['scaleStrategy'] = { podsToDelete: ['own', 'missing', 'foreign', 'dying', 'gone-before'] };
-    }, { old, ctx: { pods, gates: FEATURE_GATE_DEFAULTS } });
+    const errs = errorsOf(
+      'v1alpha1',
+      (cs) => {
+        at(cs, 'spec')['scaleStrategy'] = { podsToDelete: ['own', 'missing', 'foreign', 'dying', 'gone-before'] };
+      },
+      { old, ctx: { pods, gates: FEATURE_GATE_DEFAULTS } },
+    );
     assert.deepEqual(errs, [
       'spec.scaleStrategy.podsToDelete: Invalid value: "dying": find pod dying already terminating',
       'spec.scaleStrategy.podsToDelete: Invalid value: "foreign": find pod foreign owner is not this CloneSet',
@@ -313,16 +433,42 @@ describe('validateCloneSet v1alpha1 only', () => {
   });
 
   test('on v1beta1 podsToDelete names are not looked up', () => {
-    assert.deepEqual(errorsOf('v1beta1', (cs) => { at(cs, 'spec')['scaleStrategy'] = { podsToDelete: ['missing'] }; }), []);
+    assert.deepEqual(
+      errorsOf('v1beta1', (cs) => {
+        at(cs, 'spec')['scaleStrategy'] = { podsToDelete: ['missing'] };
+      }),
+      [],
+    );
   });
 
   test('InPlaceOnly updates may only replace container images', () => {
     const old = base('v1alpha1');
     at(old, 'spec')['updateStrategy'] = { type: 'InPlaceOnly', maxUnavailable: 1 };
-    const set = (cs: Loose): void => { at(cs, 'spec')['updateStrategy'] = { type: 'InPlaceOnly', maxUnavailable: 1 }; };
-    assert.deepEqual(errorsOf('v1alpha1', (cs) => { set(cs); first(cs)['image'] = 'nginx:1.27'; }, { old }), []);
-    assert.deepEqual(errorsOf('v1alpha1', (cs) => { set(cs); first(cs)['env'] = [{ name: 'A', value: '1' }]; }, { old }),
-      ['spec: Forbidden: only allowed to update images in spec for InPlaceOnly, but found add /containers/0/env']);
+    const set = (cs: Loose): void => {
+      at(cs, 'spec')['updateStrategy'] = { type: 'InPlaceOnly', maxUnavailable: 1 };
+    };
+    assert.deepEqual(
+      errorsOf(
+        'v1alpha1',
+        (cs) => {
+          set(cs);
+          first(cs)['image'] = 'nginx:1.27';
+        },
+        { old },
+      ),
+      [],
+    );
+    assert.deepEqual(
+      errorsOf(
+        'v1alpha1',
+        (cs) => {
+          set(cs);
+          first(cs)['env'] = [{ name: 'A', value: '1' }];
+        },
+        { old },
+      ),
+      ['spec: Forbidden: only allowed to update images in spec for InPlaceOnly, but found add /containers/0/env'],
+    );
   });
 });
 
@@ -331,47 +477,73 @@ describe('validateCloneSet v1alpha1 InPlaceOnly and objects stored without defau
     const old = base('v1alpha1');
     at(old, 'spec')['updateStrategy'] = { type: 'InPlaceOnly', partition: 0, maxUnavailable: 1, maxSurge: 0 };
     const object = defaultCloneSet(structuredClone(old), 'v1alpha1', { injectTemplateDefaults: true });
-    (at(object, 'spec', 'template', 'spec')['containers'] as Loose[]).forEach((c) => { c['image'] = 'nginx:1.27'; });
+    (at(object, 'spec', 'template', 'spec')['containers'] as Loose[]).forEach((c) => {
+      c['image'] = 'nginx:1.27';
+    });
     assert.deepEqual(validateCloneSet({ version: 'v1alpha1', operation: 'UPDATE', object, oldObject: old }, ctx), []);
   });
 });
 
 describe('validateCloneSet v1beta1 only', () => {
   test('type must be RollingUpdate or OnDelete and podUpdatePolicy one of the three', () => {
-    assert.deepEqual(errorsOf('v1beta1', (cs) => {
-      at(cs, 'spec')['updateStrategy'] = { type: 'InPlaceOnly', rollingUpdate: { podUpdatePolicy: 'Sometimes', partition: 0, maxUnavailable: 1 } };
-    }), [
-      'spec.updateStrategy.type: Invalid value: "InPlaceOnly": must be \'RollingUpdate\' or \'OnDelete\'',
-      'spec.updateStrategy.rollingUpdate.podUpdatePolicy: Invalid value: "Sometimes": must be \'ReCreate\', \'InPlaceIfPossible\' or \'InPlaceOnly\'',
-    ]);
+    assert.deepEqual(
+      errorsOf('v1beta1', (cs) => {
+        at(cs, 'spec')['updateStrategy'] = { type: 'InPlaceOnly', rollingUpdate: { podUpdatePolicy: 'Sometimes', partition: 0, maxUnavailable: 1 } };
+      }),
+      [
+        "spec.updateStrategy.type: Invalid value: \"InPlaceOnly\": must be 'RollingUpdate' or 'OnDelete'",
+        "spec.updateStrategy.rollingUpdate.podUpdatePolicy: Invalid value: \"Sometimes\": must be 'ReCreate', 'InPlaceIfPossible' or 'InPlaceOnly'",
+      ],
+    );
   });
 
   test('OnDelete with a rollingUpdate block needs a partition; without the block it is fine', () => {
-    assert.deepEqual(errorsOf('v1beta1', (cs) => { at(cs, 'spec')['updateStrategy'] = { type: 'OnDelete', rollingUpdate: { maxUnavailable: 1 } }; }),
-      ['spec.updateStrategy.rollingUpdate.partition: Invalid value: "<nil>": failed GetScaledValueFromIntOrPercent for partition: nil value for IntOrString']);
-    assert.deepEqual(errorsOf('v1beta1', (cs) => { at(cs, 'spec')['updateStrategy'] = { type: 'OnDelete' }; }), []);
+    assert.deepEqual(
+      errorsOf('v1beta1', (cs) => {
+        at(cs, 'spec')['updateStrategy'] = { type: 'OnDelete', rollingUpdate: { maxUnavailable: 1 } };
+      }),
+      ['spec.updateStrategy.rollingUpdate.partition: Invalid value: "<nil>": failed GetScaledValueFromIntOrPercent for partition: nil value for IntOrString'],
+    );
+    assert.deepEqual(
+      errorsOf('v1beta1', (cs) => {
+        at(cs, 'spec')['updateStrategy'] = { type: 'OnDelete' };
+      }),
+      [],
+    );
   });
 
   test('maxSurge cannot be used with podUpdatePolicy InPlaceOnly', () => {
-    assert.deepEqual(errorsOf('v1beta1', (cs) => Object.assign(rolling('v1beta1', cs), { podUpdatePolicy: 'InPlaceOnly', maxSurge: '50%' })),
-      ['spec.updateStrategy.rollingUpdate.maxSurge: Invalid value: "50%": can not use maxSurge with podUpdatePolicy InPlaceOnly']);
+    assert.deepEqual(
+      errorsOf('v1beta1', (cs) => Object.assign(rolling('v1beta1', cs), { podUpdatePolicy: 'InPlaceOnly', maxSurge: '50%' })),
+      ['spec.updateStrategy.rollingUpdate.maxSurge: Invalid value: "50%": can not use maxSurge with podUpdatePolicy InPlaceOnly'],
+    );
   });
 
   test('image pre-download fields: parallelism a non-negative integer, timeouts non-negative', () => {
     const p = 'spec.updateStrategy.rollingUpdate.inPlaceUpdateStrategy';
     const check = (s: Obj, expected: string[]): void => {
-      assert.deepEqual(errorsOf('v1beta1', (cs) => { rolling('v1beta1', cs)['inPlaceUpdateStrategy'] = s; }), expected);
+      assert.deepEqual(
+        errorsOf('v1beta1', (cs) => {
+          rolling('v1beta1', cs)['inPlaceUpdateStrategy'] = s;
+        }),
+        expected,
+      );
     };
     check({ imagePreDownloadParallelism: '50%' }, [`${p}.imagePreDownloadParallelism: Invalid value: "50%": imagePreDownloadParallelism does not support percentage value`]);
-    check({ imagePreDownloadParallelism: 'two' },
-      [`${p}.imagePreDownloadParallelism: Invalid value: "two": imagePreDownloadParallelism must be a valid integer: strconv.Atoi: parsing "two": invalid syntax`]);
+    check({ imagePreDownloadParallelism: 'two' }, [
+      `${p}.imagePreDownloadParallelism: Invalid value: "two": imagePreDownloadParallelism must be a valid integer: strconv.Atoi: parsing "two": invalid syntax`,
+    ]);
     check({ imagePreDownloadParallelism: -1 }, [`${p}.imagePreDownloadParallelism: Invalid value: -1: imagePreDownloadParallelism must be non-negative`]);
-    check({ imagePreDownloadParallelism: '3', imagePreDownloadTimeoutSeconds: -5 },
-      [`${p}.imagePreDownloadTimeoutSeconds: Invalid value: -5: must be greater than or equal to 0`]);
+    check({ imagePreDownloadParallelism: '3', imagePreDownloadTimeoutSeconds: -5 }, [`${p}.imagePreDownloadTimeoutSeconds: Invalid value: -5: must be greater than or equal to 0`]);
   });
 
   test('progressDeadlineSeconds is not checked on v1beta1 (as in Kruise)', () => {
-    assert.deepEqual(errorsOf('v1beta1', (cs) => { Object.assign(at(cs, 'spec'), { minReadySeconds: 10, progressDeadlineSeconds: 5 }); }), []);
+    assert.deepEqual(
+      errorsOf('v1beta1', (cs) => {
+        Object.assign(at(cs, 'spec'), { minReadySeconds: 10, progressDeadlineSeconds: 5 });
+      }),
+      [],
+    );
   });
 });
 
@@ -379,10 +551,14 @@ describe('formatInvalid', () => {
   test('one error, several errors (deduplicated) and none, as the API server prints them', () => {
     const e1 = { type: 'Invalid' as const, field: 'spec.replicas', value: -1, detail: 'must be greater than or equal to 0' };
     const e2 = { type: 'Required' as const, field: 'spec.selector', detail: '' };
-    assert.equal(formatInvalid('CloneSet.apps.kruise.io', 'x', [e1]),
-      'CloneSet.apps.kruise.io "x" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0');
-    assert.equal(formatInvalid('CloneSet.apps.kruise.io', 'x', [e1, e2, e1]),
-      'CloneSet.apps.kruise.io "x" is invalid: [spec.replicas: Invalid value: -1: must be greater than or equal to 0, spec.selector: Required value]');
+    assert.equal(
+      formatInvalid('CloneSet.apps.kruise.io', 'x', [e1]),
+      'CloneSet.apps.kruise.io "x" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0',
+    );
+    assert.equal(
+      formatInvalid('CloneSet.apps.kruise.io', 'x', [e1, e2, e1]),
+      'CloneSet.apps.kruise.io "x" is invalid: [spec.replicas: Invalid value: -1: must be greater than or equal to 0, spec.selector: Required value]',
+    );
     assert.equal(formatInvalid('CloneSet.apps.kruise.io', 'x', []), 'CloneSet.apps.kruise.io "x" is invalid');
   });
 });
@@ -390,13 +566,16 @@ describe('formatInvalid', () => {
 describe('deletionProtectionDenial', () => {
   const gates = { ...FEATURE_GATE_DEFAULTS, ResourcesDeletionProtection: true };
   const withLabel = (value: string, replicas: number): Obj => ({
-    metadata: { name: 'x', labels: { 'policy.kruise.io/delete-protection': value } }, spec: { replicas },
+    metadata: { name: 'x', labels: { 'policy.kruise.io/delete-protection': value } },
+    spec: { replicas },
   });
 
   test('Always blocks, Cascading blocks while replicas > 0, nothing without the gate', () => {
     assert.equal(deletionProtectionDenial(withLabel('Always', 0), gates), 'forbidden by ResourcesProtectionDeletion for policy.kruise.io/delete-protection=Always');
-    assert.equal(deletionProtectionDenial(withLabel('Cascading', 2), gates),
-      'forbidden by ResourcesProtectionDeletion for policy.kruise.io/delete-protection=Cascading and replicas 2>0');
+    assert.equal(
+      deletionProtectionDenial(withLabel('Cascading', 2), gates),
+      'forbidden by ResourcesProtectionDeletion for policy.kruise.io/delete-protection=Cascading and replicas 2>0',
+    );
     assert.equal(deletionProtectionDenial(withLabel('Cascading', 0), gates), undefined);
     assert.equal(deletionProtectionDenial(withLabel('Always', 1), FEATURE_GATE_DEFAULTS), undefined);
   });

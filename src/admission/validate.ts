@@ -135,7 +135,8 @@ function validateSpecCommon(spec: Obj, errs: FieldError[]): void {
     }
   }
   const claimNames = (Array.isArray(spec['volumeClaimTemplates']) ? spec['volumeClaimTemplates'] : []).map((p: unknown) =>
-    strAt(objAt(isObj(p) ? p : undefined, 'metadata'), 'name'));
+    strAt(objAt(isObj(p) ? p : undefined, 'metadata'), 'name'),
+  );
   errs.push(...validatePodTemplate(template, claimNames, 'spec.template'));
 
   const podSpec = objAt(template, 'spec');

@@ -4,14 +4,7 @@
 // excludePreparingDelete and the image pre-download tuning are fields. Sub-types and the status are shared
 // with v1alpha1 (cloneset.ts). The v1beta1 CRD schema (crd-schema.ts) is typed against these interfaces.
 import type { LabelSelector, ObjectMeta, PersistentVolumeClaim, PodTemplateSpec } from '../kube/types.ts';
-import type {
-  CloneSetStatus,
-  InPlaceUpdateStrategy,
-  IntOrString,
-  Lifecycle,
-  UpdatePriorityStrategy,
-  UpdateScatterTerm,
-} from './cloneset.ts';
+import type { CloneSetStatus, InPlaceUpdateStrategy, IntOrString, Lifecycle, UpdatePriorityStrategy, UpdateScatterTerm } from './cloneset.ts';
 
 /** "" is accepted by Kruise's admission and means RollingUpdate. */
 export type CloneSetUpdateStrategyTypeV1beta1 = 'RollingUpdate' | 'OnDelete' | '';

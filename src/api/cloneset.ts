@@ -109,12 +109,7 @@ export type CloneSetConditionType = 'FailedScale' | 'FailedUpdate' | 'Progressin
 /** Conditions only our opt-in extensions write (docs/features.md#beyond-kruise); a Kruise CloneSet never gets them. */
 export type ExtensionConditionType = 'ProgressDeadlineActionTaken' | 'PVCResize';
 
-export type ProgressingReason =
-  | 'CloneSetUpdated'
-  | 'CloneSetAvailable'
-  | 'CloneSetPaused'
-  | 'ProgressPartitionAvailable'
-  | 'ProgressDeadlineExceeded';
+export type ProgressingReason = 'CloneSetUpdated' | 'CloneSetAvailable' | 'CloneSetPaused' | 'ProgressPartitionAvailable' | 'ProgressDeadlineExceeded';
 
 export interface CloneSetCondition {
   readonly type: CloneSetConditionType;

@@ -24,12 +24,14 @@ const alpha = (spec: Record<string, unknown>, metadata: Record<string, unknown> 
 });
 const beta = (spec: Record<string, unknown>, metadata: Record<string, unknown> = {}): Record<string, unknown> => ({ ...alpha(spec, metadata), apiVersion: B });
 const specOf = (o: Record<string, unknown>): Record<string, unknown> => o['spec'] as Record<string, unknown>;
-const annotationsOf = (o: Record<string, unknown>): Record<string, string> =>
-  ((o['metadata'] as Record<string, unknown>)['annotations'] ?? {}) as Record<string, string>;
+const annotationsOf = (o: Record<string, unknown>): Record<string, string> => ((o['metadata'] as Record<string, unknown>)['annotations'] ?? {}) as Record<string, string>;
 
 describe("Kruise's mapping (docs/features.md#v1beta1-and-conversion)", () => {
   it('maps a v1alpha1 in-place strategy to RollingUpdate with podUpdatePolicy, and PVC reuse to enablePVCReuse', () => {
-    const b = convertCloneSet(alpha({ updateStrategy: { type: 'InPlaceIfPossible', partition: 2, maxUnavailable: '20%', maxSurge: 0, inPlaceUpdateStrategy: { gracePeriodSeconds: 5 } } }), B);
+    const b = convertCloneSet(
+      alpha({ updateStrategy: { type: 'InPlaceIfPossible', partition: 2, maxUnavailable: '20%', maxSurge: 0, inPlaceUpdateStrategy: { gracePeriodSeconds: 5 } } }),
+      B,
+    );
     assert.deepEqual(specOf(b)['updateStrategy'], {
       type: 'RollingUpdate',
       rollingUpdate: { partition: 2, maxUnavailable: '20%', maxSurge: 0, podUpdatePolicy: 'InPlaceIfPossible', inPlaceUpdateStrategy: { gracePeriodSeconds: 5 } },
@@ -51,7 +53,9 @@ describe("Kruise's mapping (docs/features.md#v1beta1-and-conversion)", () => {
 
   it('maps v1beta1 OnDelete to v1alpha1 OnDelete and writes pre-download fields back as annotations', () => {
     const a = convertCloneSet(
-      beta({ updateStrategy: { type: 'RollingUpdate', rollingUpdate: { podUpdatePolicy: 'InPlaceOnly', partition: 1, inPlaceUpdateStrategy: { imagePreDownloadParallelism: 3 } } } }),
+      beta({
+        updateStrategy: { type: 'RollingUpdate', rollingUpdate: { podUpdatePolicy: 'InPlaceOnly', partition: 1, inPlaceUpdateStrategy: { imagePreDownloadParallelism: 3 } } },
+      }),
       A,
     );
     assert.deepEqual(specOf(a)['updateStrategy'], { type: 'InPlaceOnly', partition: 1, inPlaceUpdateStrategy: {} });
@@ -134,13 +138,24 @@ const metadata = fc
   })
   // An empty map is not kept (the API server drops empty labels/annotations maps anyway).
   .map((m) => ({ name: 'web', namespace: 'ns', ...compact({ labels: nonEmpty(m.labels), annotations: nonEmpty(m.annotations) }) }));
-const status = opt(fc.record({ replicas: fc.nat(5), readyReplicas: fc.nat(5), availableReplicas: fc.nat(5), updatedReplicas: fc.nat(5), updatedReadyReplicas: fc.nat(5), updateRevision: fc.constant('web-abc') }));
+const status = opt(
+  fc.record({
+    replicas: fc.nat(5),
+    readyReplicas: fc.nat(5),
+    availableReplicas: fc.nat(5),
+    updatedReplicas: fc.nat(5),
+    updatedReadyReplicas: fc.nat(5),
+    updateRevision: fc.constant('web-abc'),
+  }),
+);
 
 const alphaObject = fc
   .record({
     metadata,
     scaleStrategy: opt(
-      fc.record({ podsToDelete: opt(fc.constant(['web-1'])), maxUnavailable: opt(intOrString), disablePVCReuse: opt(fc.boolean()), excludePreparingDelete: opt(fc.boolean()) }).map(compact),
+      fc
+        .record({ podsToDelete: opt(fc.constant(['web-1'])), maxUnavailable: opt(intOrString), disablePVCReuse: opt(fc.boolean()), excludePreparingDelete: opt(fc.boolean()) })
+        .map(compact),
     ),
     updateStrategy: opt(fc.record({ type: opt(fc.constantFrom('ReCreate', 'InPlaceIfPossible', 'InPlaceOnly', 'OnDelete', '', 'Bogus')), ...strategyFields }).map(compact)),
     progressDeadlineSeconds: opt(fc.integer({ min: 0, max: 600 })),
@@ -153,7 +168,9 @@ const betaObject = fc
   .record({
     metadata,
     scaleStrategy: opt(
-      fc.record({ podsToDelete: opt(fc.constant(['web-1'])), maxUnavailable: opt(intOrString), enablePVCReuse: opt(fc.boolean()), excludePreparingDelete: opt(fc.boolean()) }).map(compact),
+      fc
+        .record({ podsToDelete: opt(fc.constant(['web-1'])), maxUnavailable: opt(intOrString), enablePVCReuse: opt(fc.boolean()), excludePreparingDelete: opt(fc.boolean()) })
+        .map(compact),
     ),
     updateStrategy: opt(
       fc
@@ -170,11 +187,17 @@ const betaObject = fc
 
 describe('round trip (property)', () => {
   it('v1alpha1 → v1beta1 → v1alpha1 returns the object unchanged', () => {
-    fc.assert(fc.property(alphaObject, (a) => assert.deepEqual(convertCloneSet(convertCloneSet(a, B), A), a)), { numRuns: 2000 });
+    fc.assert(
+      fc.property(alphaObject, (a) => assert.deepEqual(convertCloneSet(convertCloneSet(a, B), A), a)),
+      { numRuns: 2000 },
+    );
   });
 
   it('v1beta1 → v1alpha1 → v1beta1 returns the object unchanged', () => {
-    fc.assert(fc.property(betaObject, (b) => assert.deepEqual(convertCloneSet(convertCloneSet(b, A), B), b)), { numRuns: 2000 });
+    fc.assert(
+      fc.property(betaObject, (b) => assert.deepEqual(convertCloneSet(convertCloneSet(b, A), B), b)),
+      { numRuns: 2000 },
+    );
   });
 
   it('a second round trip gives the same objects as the first (what is stored is stable)', () => {
@@ -214,7 +237,13 @@ describe('internal model', () => {
 
   it('keeps pre-download fields as fields and flattens rollingUpdate', () => {
     const cs = cloneSetFromV1beta1(
-      beta({ updateStrategy: { type: 'RollingUpdate', rollingUpdate: { podUpdatePolicy: 'InPlaceIfPossible', partition: '50%', inPlaceUpdateStrategy: { imagePreDownloadParallelism: 2 } } }, scaleStrategy: { enablePVCReuse: true } }) as unknown as CloneSetV1beta1,
+      beta({
+        updateStrategy: {
+          type: 'RollingUpdate',
+          rollingUpdate: { podUpdatePolicy: 'InPlaceIfPossible', partition: '50%', inPlaceUpdateStrategy: { imagePreDownloadParallelism: 2 } },
+        },
+        scaleStrategy: { enablePVCReuse: true },
+      }) as unknown as CloneSetV1beta1,
     );
     assert.deepEqual(cs.spec.updateStrategy, { type: 'InPlaceIfPossible', partition: '50%', inPlaceUpdateStrategy: { imagePreDownloadParallelism: 2 } });
     assert.equal(hasRollingUpdate(cs), true);

@@ -74,7 +74,9 @@ describe('CRD clonesets.apps.kruise.io', () => {
     const crd = parse(renderCrdYaml()) as {
       metadata: { name: string };
       spec: {
-        group: string; scope: string; names: Record<string, unknown>;
+        group: string;
+        scope: string;
+        names: Record<string, unknown>;
         versions: { name: string; served: boolean; storage: boolean; subresources: unknown; additionalPrinterColumns: { name: string; jsonPath: string; priority?: number }[] }[];
         conversion: unknown;
       };
@@ -82,7 +84,13 @@ describe('CRD clonesets.apps.kruise.io', () => {
     assert.equal(crd.metadata.name, 'clonesets.apps.kruise.io');
     assert.equal(crd.spec.scope, 'Namespaced');
     assert.deepEqual(crd.spec.names, { kind: 'CloneSet', listKind: 'CloneSetList', plural: 'clonesets', singular: 'cloneset', shortNames: ['clone'] });
-    assert.deepEqual(crd.spec.versions.map((v) => [v.name, v.served, v.storage]), [['v1alpha1', true, false], ['v1beta1', true, true]]);
+    assert.deepEqual(
+      crd.spec.versions.map((v) => [v.name, v.served, v.storage]),
+      [
+        ['v1alpha1', true, false],
+        ['v1beta1', true, true],
+      ],
+    );
     assert.deepEqual(crd.spec.conversion, {
       strategy: 'Webhook',
       webhook: {
@@ -91,22 +99,25 @@ describe('CRD clonesets.apps.kruise.io', () => {
       },
     });
     for (const v of crd.spec.versions) {
-    assert.deepEqual(v.subresources, {
-      status: {},
-      scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.labelSelector' },
-    });
-    assert.deepEqual(v.additionalPrinterColumns.map((c) => `${c.name} ${c.jsonPath}${c.priority === undefined ? '' : ` p${c.priority}`}`), [
-      'DESIRED .spec.replicas',
-      'UPDATED .status.updatedReplicas',
-      'UPDATED_READY .status.updatedReadyReplicas',
-      'UPDATED_AVAILABLE .status.updatedAvailableReplicas',
-      'READY .status.readyReplicas',
-      'TOTAL .status.replicas',
-      'AGE .metadata.creationTimestamp',
-      'CONTAINERS .spec.template.spec.containers[*].name p1',
-      'IMAGES .spec.template.spec.containers[*].image p1',
-      'SELECTOR .status.labelSelector p1',
-    ]);
+      assert.deepEqual(v.subresources, {
+        status: {},
+        scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.labelSelector' },
+      });
+      assert.deepEqual(
+        v.additionalPrinterColumns.map((c) => `${c.name} ${c.jsonPath}${c.priority === undefined ? '' : ` p${c.priority}`}`),
+        [
+          'DESIRED .spec.replicas',
+          'UPDATED .status.updatedReplicas',
+          'UPDATED_READY .status.updatedReadyReplicas',
+          'UPDATED_AVAILABLE .status.updatedAvailableReplicas',
+          'READY .status.readyReplicas',
+          'TOTAL .status.replicas',
+          'AGE .metadata.creationTimestamp',
+          'CONTAINERS .spec.template.spec.containers[*].name p1',
+          'IMAGES .spec.template.spec.containers[*].image p1',
+          'SELECTOR .status.labelSelector p1',
+        ],
+      );
     }
   });
 
@@ -121,13 +132,14 @@ describe('CRD clonesets.apps.kruise.io', () => {
     walk(openApiSchema('v1beta1'), '');
   });
 
-  for (const version of ['v1alpha1', 'v1beta1']) test(`${version} required lists: spec.selector/template, the five status counters`, () => {
-    const s = openApiSchema(version) as { properties: { spec: Schema; status: Schema } };
-    assert.deepEqual(s.properties.spec['required'], ['selector', 'template']);
-    assert.deepEqual(s.properties.status['required'], ['availableReplicas', 'readyReplicas', 'replicas', 'updatedReadyReplicas', 'updatedReplicas']);
-    const template = (s.properties.spec['properties'] as Record<string, Schema>)['template'];
-    assert.equal(template?.['x-kubernetes-preserve-unknown-fields'], true);
-  });
+  for (const version of ['v1alpha1', 'v1beta1'])
+    test(`${version} required lists: spec.selector/template, the five status counters`, () => {
+      const s = openApiSchema(version) as { properties: { spec: Schema; status: Schema } };
+      assert.deepEqual(s.properties.spec['required'], ['selector', 'template']);
+      assert.deepEqual(s.properties.status['required'], ['availableReplicas', 'readyReplicas', 'replicas', 'updatedReadyReplicas', 'updatedReplicas']);
+      const template = (s.properties.spec['properties'] as Record<string, Schema>)['template'];
+      assert.equal(template?.['x-kubernetes-preserve-unknown-fields'], true);
+    });
 
   test('the manual sample applies unchanged (nothing rejected or pruned)', () => {
     const sample = parse(read('config/samples/cloneset-sample.yaml')) as unknown;
@@ -148,23 +160,44 @@ describe('CRD clonesets.apps.kruise.io', () => {
 
   test('a fully populated object passes; wrong types and enum values do not', () => {
     const full = {
-      apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', metadata: { name: 'x' },
+      apiVersion: 'apps.kruise.io/v1alpha1',
+      kind: 'CloneSet',
+      metadata: { name: 'x' },
       spec: {
-        replicas: 3, selector: { matchLabels: { a: 'b' }, matchExpressions: [{ key: 'k', operator: 'In', values: ['v'] }] },
-        template: { anything: { goes: true } }, volumeClaimTemplates: [{ metadata: { name: 'd' }, spec: {} }],
+        replicas: 3,
+        selector: { matchLabels: { a: 'b' }, matchExpressions: [{ key: 'k', operator: 'In', values: ['v'] }] },
+        template: { anything: { goes: true } },
+        volumeClaimTemplates: [{ metadata: { name: 'd' }, spec: {} }],
         scaleStrategy: { podsToDelete: ['p'], maxUnavailable: '10%', disablePVCReuse: true },
         updateStrategy: {
-          type: 'InPlaceIfPossible', partition: 1, maxUnavailable: '20%', maxSurge: 0, paused: false,
+          type: 'InPlaceIfPossible',
+          partition: 1,
+          maxUnavailable: '20%',
+          maxSurge: 0,
+          paused: false,
           priorityStrategy: { weightPriority: [{ weight: 50, matchSelector: { matchLabels: { a: 'b' } } }], orderPriority: [{ orderedKey: 'k' }] },
-          scatterStrategy: [{ key: 'k', value: 'v' }], inPlaceUpdateStrategy: { gracePeriodSeconds: 10 },
+          scatterStrategy: [{ key: 'k', value: 'v' }],
+          inPlaceUpdateStrategy: { gracePeriodSeconds: 10 },
         },
-        revisionHistoryLimit: 5, minReadySeconds: 1, progressDeadlineSeconds: 600,
+        revisionHistoryLimit: 5,
+        minReadySeconds: 1,
+        progressDeadlineSeconds: 600,
         lifecycle: { preDelete: { finalizersHandler: ['f'], markPodNotReady: true }, inPlaceUpdate: { labelsHandler: { a: 'b' } }, preNormal: {} },
       },
       status: {
-        observedGeneration: 1, replicas: 1, readyReplicas: 1, availableReplicas: 1, updatedReplicas: 1, updatedReadyReplicas: 1,
-        updatedAvailableReplicas: 1, expectedUpdatedReplicas: 1, updateRevision: 'x-1', currentRevision: 'x-1', collisionCount: 0,
-        labelSelector: 'a=b', conditions: [{ type: 'Progressing', status: 'True', lastUpdateTime: 't', lastTransitionTime: 't', reason: 'r', message: 'm' }],
+        observedGeneration: 1,
+        replicas: 1,
+        readyReplicas: 1,
+        availableReplicas: 1,
+        updatedReplicas: 1,
+        updatedReadyReplicas: 1,
+        updatedAvailableReplicas: 1,
+        expectedUpdatedReplicas: 1,
+        updateRevision: 'x-1',
+        currentRevision: 'x-1',
+        collisionCount: 0,
+        labelSelector: 'a=b',
+        conditions: [{ type: 'Progressing', status: 'True', lastUpdateTime: 't', lastTransitionTime: 't', reason: 'r', message: 'm' }],
       },
     };
     const problems: string[] = [];
@@ -175,8 +208,13 @@ describe('CRD clonesets.apps.kruise.io', () => {
     assert.deepEqual(bad, ['.spec.replicas: below minimum', '.spec.updateStrategy.type: not in enum']);
   });
 
-  test('v1alpha1 rejects OnDelete, as its admission does (and Kruise\'s through v1alpha1); v1beta1 accepts it', () => {
-    const withType = (apiVersion: string, type: string) => ({ apiVersion, kind: 'CloneSet', metadata: { name: 'x' }, spec: { selector: { matchLabels: { a: 'b' } }, template: {}, updateStrategy: { type } } });
+  test("v1alpha1 rejects OnDelete, as its admission does (and Kruise's through v1alpha1); v1beta1 accepts it", () => {
+    const withType = (apiVersion: string, type: string) => ({
+      apiVersion,
+      kind: 'CloneSet',
+      metadata: { name: 'x' },
+      spec: { selector: { matchLabels: { a: 'b' } }, template: {}, updateStrategy: { type } },
+    });
     const alpha: string[] = [];
     check(openApiSchema('v1alpha1'), withType('apps.kruise.io/v1alpha1', 'OnDelete'), '', alpha);
     assert.deepEqual(alpha, ['.spec.updateStrategy.type: not in enum']);
@@ -187,14 +225,23 @@ describe('CRD clonesets.apps.kruise.io', () => {
 
   test('a fully populated v1beta1 object passes (OnDelete, rollingUpdate, enablePVCReuse, pre-download fields)', () => {
     const full = {
-      apiVersion: 'apps.kruise.io/v1beta1', kind: 'CloneSet', metadata: { name: 'x' },
+      apiVersion: 'apps.kruise.io/v1beta1',
+      kind: 'CloneSet',
+      metadata: { name: 'x' },
       spec: {
-        replicas: 3, selector: { matchLabels: { a: 'b' } }, template: {},
+        replicas: 3,
+        selector: { matchLabels: { a: 'b' } },
+        template: {},
         scaleStrategy: { podsToDelete: ['p'], maxUnavailable: '10%', enablePVCReuse: true, excludePreparingDelete: true },
         updateStrategy: {
           type: 'OnDelete',
           rollingUpdate: {
-            partition: 1, maxUnavailable: '20%', maxSurge: 0, podUpdatePolicy: 'InPlaceOnly', paused: false, scatterStrategy: [{ key: 'k', value: 'v' }],
+            partition: 1,
+            maxUnavailable: '20%',
+            maxSurge: 0,
+            podUpdatePolicy: 'InPlaceOnly',
+            paused: false,
+            scatterStrategy: [{ key: 'k', value: 'v' }],
             inPlaceUpdateStrategy: { gracePeriodSeconds: 10, imagePreDownloadParallelism: 2, imagePreDownloadTimeoutSeconds: 60, imagePreDownloadMinUpdatedReadyPods: 1 },
           },
         },

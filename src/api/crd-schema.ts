@@ -46,7 +46,7 @@ import type { LabelSelector, ObjectMeta, PersistentVolumeClaim, PodTemplateSpec 
 // ---------------------------------------------------------------------------------------------------
 // Schema types
 
-type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true : false;
+type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 
 interface Described {
   readonly description?: string;
@@ -106,33 +106,50 @@ export interface RequiredMark {
  * The schema of the property K of T: required properties carry the mark, optional ones must not. The empty object
  * type (`Record<never, never>`, i.e. `{}`) extends `Pick<T, K>` exactly when K is optional.
  */
-type PropertySchema<T, K extends keyof T> = Record<never, never> extends Pick<T, K>
-  ? SchemaFor<NonNullable<T[K]>>
-  : Equals<T[K], ObjectMeta> extends true ? MetadataSchema : SchemaFor<NonNullable<T[K]>> & RequiredMark;
+type PropertySchema<T, K extends keyof T> =
+  Record<never, never> extends Pick<T, K> ? SchemaFor<NonNullable<T[K]>> : Equals<T[K], ObjectMeta> extends true ? MetadataSchema : SchemaFor<NonNullable<T[K]>> & RequiredMark;
 
 export type PropertiesFor<T> = { readonly [K in keyof T]-?: PropertySchema<T, K> };
 
 /** The OpenAPI v3 schema kind a TypeScript type must be described with. */
 export type SchemaFor<T> =
-  Equals<T, ObjectMeta> extends true ? MetadataSchema
-  : Equals<T, PodTemplateSpec> extends true ? EmbeddedObjectSchema
-  : Equals<T, PersistentVolumeClaim> extends true ? EmbeddedObjectSchema
-  : Equals<T, IntOrString> extends true ? IntOrStringSchema
-  : [T] extends [string] ? StringSchema<T>
-  : [T] extends [number] ? IntegerSchema
-  : [T] extends [boolean] ? BooleanSchema
-  : [T] extends [readonly (infer E)[]] ? ArraySchema<E>
-  : string extends keyof T ? MapSchema<T[string]>
-  : [T] extends [object] ? ObjectSchema<T>
-  : never;
+  Equals<T, ObjectMeta> extends true
+    ? MetadataSchema
+    : Equals<T, PodTemplateSpec> extends true
+      ? EmbeddedObjectSchema
+      : Equals<T, PersistentVolumeClaim> extends true
+        ? EmbeddedObjectSchema
+        : Equals<T, IntOrString> extends true
+          ? IntOrStringSchema
+          : [T] extends [string]
+            ? StringSchema<T>
+            : [T] extends [number]
+              ? IntegerSchema
+              : [T] extends [boolean]
+                ? BooleanSchema
+                : [T] extends [readonly (infer E)[]]
+                  ? ArraySchema<E>
+                  : string extends keyof T
+                    ? MapSchema<T[string]>
+                    : [T] extends [object]
+                      ? ObjectSchema<T>
+                      : never;
 
 // ---------------------------------------------------------------------------------------------------
 // The schema
 
-const int32 = (description: string, extra: Omit<IntegerSchema, 'type' | 'format' | 'description'> = {}): IntegerSchema =>
-  ({ type: 'integer', format: 'int32', description, ...extra });
-const intOrString = (description: string, extra: { default?: IntOrString } = {}): IntOrStringSchema =>
-  ({ anyOf: [{ type: 'integer' }, { type: 'string' }], 'x-kubernetes-int-or-string': true, description, ...extra });
+const int32 = (description: string, extra: Omit<IntegerSchema, 'type' | 'format' | 'description'> = {}): IntegerSchema => ({
+  type: 'integer',
+  format: 'int32',
+  description,
+  ...extra,
+});
+const intOrString = (description: string, extra: { default?: IntOrString } = {}): IntOrStringSchema => ({
+  anyOf: [{ type: 'integer' }, { type: 'string' }],
+  'x-kubernetes-int-or-string': true,
+  description,
+  ...extra,
+});
 const str = (description: string): StringSchema<string> => ({ type: 'string', description });
 const bool = (description: string): BooleanSchema => ({ type: 'boolean', description });
 const stringList = (description: string): ArraySchema<string> => ({ type: 'array', items: { type: 'string' }, description });
@@ -342,7 +359,8 @@ export const cloneSetSchema: SchemaFor<CloneSet> = {
           properties: {
             type: {
               type: 'string',
-              description: 'ReCreate (default), InPlaceIfPossible or InPlaceOnly. OnDelete exists only in apps.kruise.io/v1beta1: a v1beta1 OnDelete CloneSet reads as OnDelete here but cannot be written through this version (as in Kruise).',
+              description:
+                'ReCreate (default), InPlaceIfPossible or InPlaceOnly. OnDelete exists only in apps.kruise.io/v1beta1: a v1beta1 OnDelete CloneSet reads as OnDelete here but cannot be written through this version (as in Kruise).',
               enum: ['ReCreate', 'InPlaceIfPossible', 'InPlaceOnly'],
               default: 'ReCreate',
             },

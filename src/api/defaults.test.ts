@@ -7,9 +7,11 @@ import type { CloneSet } from './cloneset.ts';
 import type { PodTemplateSpec } from '../kube/types.ts';
 
 /** [image, pull policy Kubernetes gives an init container] computed by Go (distribution/reference). */
-const PULL_POLICIES = (JSON.parse(readFileSync(resolve(import.meta.dirname, 'go-json.vectors.json'), 'utf8')) as {
-  readonly initContainerPullPolicy: readonly (readonly [string, string])[];
-}).initContainerPullPolicy;
+const PULL_POLICIES = (
+  JSON.parse(readFileSync(resolve(import.meta.dirname, 'go-json.vectors.json'), 'utf8')) as {
+    readonly initContainerPullPolicy: readonly (readonly [string, string])[];
+  }
+).initContainerPullPolicy;
 
 function deepFreeze<T>(v: T): T {
   if (typeof v === 'object' && v !== null) {
@@ -26,11 +28,19 @@ describe('defaultPodTemplate', () => {
     assert.deepEqual(defaultPodTemplate(sampleTemplate), {
       metadata: { labels: { app: 'sample' } },
       spec: {
-        containers: [{
-          name: 'nginx', image: 'nginx:alpine', imagePullPolicy: 'Always',
-          terminationMessagePath: '/dev/termination-log', terminationMessagePolicy: 'File',
-        }],
-        dnsPolicy: 'ClusterFirst', restartPolicy: 'Always', securityContext: {}, terminationGracePeriodSeconds: 30,
+        containers: [
+          {
+            name: 'nginx',
+            image: 'nginx:alpine',
+            imagePullPolicy: 'Always',
+            terminationMessagePath: '/dev/termination-log',
+            terminationMessagePolicy: 'File',
+          },
+        ],
+        dnsPolicy: 'ClusterFirst',
+        restartPolicy: 'Always',
+        securityContext: {},
+        terminationGracePeriodSeconds: 30,
         schedulerName: 'default-scheduler',
       },
     });
@@ -47,7 +57,10 @@ describe('defaultPodTemplate', () => {
     const t: PodTemplateSpec = {
       spec: {
         containers: [{ name: 'c', image: 'x', imagePullPolicy: 'IfNotPresent', terminationMessagePolicy: 'FallbackToLogsOnError' }],
-        dnsPolicy: 'None', restartPolicy: 'Always', terminationGracePeriodSeconds: 0, schedulerName: 'mine',
+        dnsPolicy: 'None',
+        restartPolicy: 'Always',
+        terminationGracePeriodSeconds: 0,
+        schedulerName: 'mine',
       },
     };
     const once = defaultPodTemplate(t);
@@ -61,22 +74,28 @@ describe('defaultPodTemplate', () => {
   test('containers: ports, env fieldRef, probes, lifecycle, resources', () => {
     const out = defaultPodTemplate({
       spec: {
-        containers: [{
-          name: 'c',
-          ports: [{ containerPort: 80 }],
-          env: [{ name: 'N', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
-          livenessProbe: { httpGet: { port: 80 } },
-          readinessProbe: { exec: { command: ['true'] }, periodSeconds: 5 },
-          lifecycle: { preStop: { httpGet: { port: 'http' } } },
-          resources: { limits: { cpu: '0.0001', memory: '1024Mi' } },
-        }],
+        containers: [
+          {
+            name: 'c',
+            ports: [{ containerPort: 80 }],
+            env: [{ name: 'N', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
+            livenessProbe: { httpGet: { port: 80 } },
+            readinessProbe: { exec: { command: ['true'] }, periodSeconds: 5 },
+            lifecycle: { preStop: { httpGet: { port: 'http' } } },
+            resources: { limits: { cpu: '0.0001', memory: '1024Mi' } },
+          },
+        ],
       },
     });
     const c = out.spec.containers[0];
     assert.deepEqual(c?.['ports'], [{ containerPort: 80, protocol: 'TCP' }]);
     assert.deepEqual(c?.['env'], [{ name: 'N', valueFrom: { fieldRef: { fieldPath: 'metadata.name', apiVersion: 'v1' } } }]);
     assert.deepEqual(c?.['livenessProbe'], {
-      httpGet: { port: 80, path: '/', scheme: 'HTTP' }, timeoutSeconds: 1, periodSeconds: 10, successThreshold: 1, failureThreshold: 3,
+      httpGet: { port: 80, path: '/', scheme: 'HTTP' },
+      timeoutSeconds: 1,
+      periodSeconds: 10,
+      successThreshold: 1,
+      failureThreshold: 3,
     });
     assert.deepEqual(c?.['readinessProbe'], { exec: { command: ['true'] }, periodSeconds: 5, timeoutSeconds: 1, successThreshold: 1, failureThreshold: 3 });
     assert.deepEqual(c?.['lifecycle'], { preStop: { httpGet: { port: 'http', path: '/', scheme: 'HTTP' } } });
@@ -87,12 +106,18 @@ describe('defaultPodTemplate', () => {
     const out = defaultPodTemplate({
       spec: {
         containers: [{ name: 'c', image: 'busybox:1.36' }],
-        initContainers: [{ name: 'a', image: 'busybox' }, { name: 'b', image: 'busybox:1.36' }],
+        initContainers: [
+          { name: 'a', image: 'busybox' },
+          { name: 'b', image: 'busybox:1.36' },
+        ],
         ephemeralContainers: [{ name: 'e', image: 'busybox', ports: [{ containerPort: 1 }] }],
       },
     });
     assert.equal(out.spec.containers[0]?.imagePullPolicy, 'Always');
-    assert.deepEqual(out.spec.initContainers?.map((c) => c.imagePullPolicy), ['Always', 'IfNotPresent']);
+    assert.deepEqual(
+      out.spec.initContainers?.map((c) => c.imagePullPolicy),
+      ['Always', 'IfNotPresent'],
+    );
     assert.deepEqual(out.spec['ephemeralContainers'], [{ name: 'e', image: 'busybox', ports: [{ containerPort: 1, protocol: 'TCP' }] }]);
   });
 
@@ -144,10 +169,11 @@ describe('defaultPodTemplate', () => {
 
 describe('defaultVolumeClaimTemplate', () => {
   test('phase Pending and rounded quantities', () => {
-    assert.deepEqual(
-      defaultVolumeClaimTemplate({ metadata: { name: 'd' }, spec: { resources: { requests: { storage: '1024Mi' } } } }),
-      { metadata: { name: 'd' }, spec: { resources: { requests: { storage: '1Gi' } } }, status: { phase: 'Pending' } },
-    );
+    assert.deepEqual(defaultVolumeClaimTemplate({ metadata: { name: 'd' }, spec: { resources: { requests: { storage: '1024Mi' } } } }), {
+      metadata: { name: 'd' },
+      spec: { resources: { requests: { storage: '1Gi' } } },
+      status: { phase: 'Pending' },
+    });
   });
 });
 
@@ -170,7 +196,11 @@ describe('setCloneSetDefaults (v1alpha1)', () => {
     });
     assert.equal(out.spec.replicas, 0);
     assert.deepEqual(out.spec.updateStrategy, {
-      type: 'InPlaceIfPossible', inPlaceUpdateStrategy: {}, partition: '50%', maxUnavailable: '20%', maxSurge: 1,
+      type: 'InPlaceIfPossible',
+      inPlaceUpdateStrategy: {},
+      partition: '50%',
+      maxUnavailable: '20%',
+      maxSurge: 1,
     });
   });
 

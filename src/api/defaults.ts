@@ -265,9 +265,7 @@ export function setCloneSetDefaults(cs: CloneSet, opts: CloneSetDefaultOptions =
     replicas: spec.replicas ?? 1,
     revisionHistoryLimit: spec.revisionHistoryLimit ?? DEFAULT_REVISION_HISTORY_LIMIT,
     template: inject ? defaultPodTemplate(spec.template, opts) : spec.template,
-    ...(inject && spec.volumeClaimTemplates !== undefined
-      ? { volumeClaimTemplates: spec.volumeClaimTemplates.map((p) => defaultVolumeClaimTemplate(p)) }
-      : {}),
+    ...(inject && spec.volumeClaimTemplates !== undefined ? { volumeClaimTemplates: spec.volumeClaimTemplates.map((p) => defaultVolumeClaimTemplate(p)) } : {}),
     updateStrategy,
   };
   return { ...cs, spec: newSpec };

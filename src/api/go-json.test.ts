@@ -2,10 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import {
-  compareUtf8, fnv1_32, fnv1a_32, goFloat, GoJsonError, goMarshal, goQuote, goStructFieldNames, goTypedMarshal, goTypedMarshalStable,
-  spewByteSlice,
-} from './go-json.ts';
+import { compareUtf8, fnv1_32, fnv1a_32, goFloat, GoJsonError, goMarshal, goQuote, goStructFieldNames, goTypedMarshal, goTypedMarshalStable, spewByteSlice } from './go-json.ts';
 import { defaultPodTemplate } from './defaults.ts';
 import type { PodTemplateSpec } from '../kube/types.ts';
 
@@ -55,10 +52,7 @@ describe('goMarshal (generic values)', () => {
 describe('goTypedMarshal (Go typed round-trip)', () => {
   test('drops unknown fields, keeps non-omitempty zero values', () => {
     const t = { metadata: { labels: { app: 'x' }, bogus: 1 }, spec: { containers: [{ name: 'c', Image: 'wrong-case' }] } };
-    assert.equal(
-      goTypedMarshal(t, 'PodTemplateSpec'),
-      '{"metadata":{"creationTimestamp":null,"labels":{"app":"x"}},"spec":{"containers":[{"name":"c","resources":{}}]}}',
-    );
+    assert.equal(goTypedMarshal(t, 'PodTemplateSpec'), '{"metadata":{"creationTimestamp":null,"labels":{"app":"x"}},"spec":{"containers":[{"name":"c","resources":{}}]}}');
   });
   test('canonicalises quantities and times', () => {
     const t = {
@@ -79,7 +73,10 @@ describe('goTypedMarshal (Go typed round-trip)', () => {
     assert.throws(() => goTypedMarshal({ spec: { terminationGracePeriodSeconds: '30' } }, 'PodTemplateSpec'), GoJsonError);
     assert.throws(() => goTypedMarshal({ spec: { priority: 2 ** 31 } }, 'PodTemplateSpec'), GoJsonError);
     assert.throws(() => goTypedMarshal({ spec: { containers: [{ name: 'c', ports: [{ containerPort: 1.5 }] }] } }, 'PodTemplateSpec'), GoJsonError);
-    assert.throws(() => goTypedMarshal({ spec: { containers: [{ name: 'c', resources: { limits: { cpu: 'lots' } } }] } }, 'PodTemplateSpec'), /containers\[0\]\.resources\.limits\.cpu/);
+    assert.throws(
+      () => goTypedMarshal({ spec: { containers: [{ name: 'c', resources: { limits: { cpu: 'lots' } } }] } }, 'PodTemplateSpec'),
+      /containers\[0\]\.resources\.limits\.cpu/,
+    );
   });
   test(`reproduces Go byte for byte (${GO_VECTORS.typed.length} random templates)`, () => {
     for (const [i, v] of GO_VECTORS.typed.entries()) assert.equal(goTypedMarshal(v.input, 'PodTemplateSpec'), v.go, `case ${i}`);

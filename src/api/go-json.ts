@@ -29,14 +29,29 @@ export function goQuote(s: string): string {
     let rep: string | undefined;
     if (c < 0x20 || c === 0x22 || c === 0x5c || c === 0x3c || c === 0x3e || c === 0x26) {
       switch (c) {
-        case 0x22: rep = '\\"'; break;
-        case 0x5c: rep = '\\\\'; break;
-        case 0x08: rep = '\\b'; break;
-        case 0x0c: rep = '\\f'; break;
-        case 0x0a: rep = '\\n'; break;
-        case 0x0d: rep = '\\r'; break;
-        case 0x09: rep = '\\t'; break;
-        default: rep = `\\u00${HEX[c >> 4] ?? '0'}${HEX[c & 0xf] ?? '0'}`;
+        case 0x22:
+          rep = '\\"';
+          break;
+        case 0x5c:
+          rep = '\\\\';
+          break;
+        case 0x08:
+          rep = '\\b';
+          break;
+        case 0x0c:
+          rep = '\\f';
+          break;
+        case 0x0a:
+          rep = '\\n';
+          break;
+        case 0x0d:
+          rep = '\\r';
+          break;
+        case 0x09:
+          rep = '\\t';
+          break;
+        default:
+          rep = `\\u00${HEX[c >> 4] ?? '0'}${HEX[c & 0xf] ?? '0'}`;
       }
     } else if (c === 0x2028 || c === 0x2029) {
       rep = c === 0x2028 ? '\\u2028' : '\\u2029';
@@ -81,23 +96,28 @@ export class GoJsonError extends Error {
   override readonly name = 'GoJsonError';
 }
 
-const isPlainObject = (v: unknown): v is Readonly<Record<string, unknown>> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
+const isPlainObject = (v: unknown): v is Readonly<Record<string, unknown>> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** json.Marshal of a generic value (as Go holds it after json.Unmarshal into interface{}). */
 export function goMarshal(value: unknown): string {
   if (value === null || value === undefined) return 'null';
   switch (typeof value) {
-    case 'string': return goQuote(value);
-    case 'number': return goFloat(value);
-    case 'boolean': return value ? 'true' : 'false';
+    case 'string':
+      return goQuote(value);
+    case 'number':
+      return goFloat(value);
+    case 'boolean':
+      return value ? 'true' : 'false';
     case 'object': {
       if (Array.isArray(value)) return `[${value.map((v: unknown) => goMarshal(v)).join(',')}]`;
       const obj = value as Readonly<Record<string, unknown>>;
-      const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort(compareUtf8);
+      const keys = Object.keys(obj)
+        .filter((k) => obj[k] !== undefined)
+        .sort(compareUtf8);
       return `{${keys.map((k) => `${goQuote(k)}:${goMarshal(obj[k])}`).join(',')}}`;
     }
-    default: throw new GoJsonError(`json: unsupported type: ${typeof value}`);
+    default:
+      throw new GoJsonError(`json: unsupported type: ${typeof value}`);
   }
 }
 
@@ -124,14 +144,25 @@ export type GoTypeNode =
   | { readonly k: 'ptr' | 'slice' | 'map'; readonly elem: GoTypeNode }
   | { readonly k: 'struct'; readonly name: string };
 
-interface GoField { readonly name: string; readonly type: GoTypeNode; readonly omitempty: boolean }
+interface GoField {
+  readonly name: string;
+  readonly type: GoTypeNode;
+  readonly omitempty: boolean;
+}
 
 function parseTypeNode(src: string): GoTypeNode {
   if (src.startsWith('*')) return { k: 'ptr', elem: parseTypeNode(src.slice(1)) };
   if (src.startsWith('[') && src.endsWith(']')) return { k: 'slice', elem: parseTypeNode(src.slice(1, -1)) };
   if (src.startsWith('{') && src.endsWith('}')) return { k: 'map', elem: parseTypeNode(src.slice(1, -1)) };
   switch (src) {
-    case 's': case 'b': case 'i32': case 'i64': case 'T': case 'Q': case 'IOS': case 'RAW':
+    case 's':
+    case 'b':
+    case 'i32':
+    case 'i64':
+    case 'T':
+    case 'Q':
+    case 'IOS':
+    case 'RAW':
       return { k: src };
     default:
       if (!Object.hasOwn(GO_STRUCTS, src)) throw new Error(`go-json: unknown struct ${src}`);
@@ -161,7 +192,10 @@ export function goStructFieldNames(name: string): readonly string[] {
   return structFields(name).map((f) => f.name);
 }
 
-interface Encoded { readonly json: string; readonly empty: boolean }
+interface Encoded {
+  readonly json: string;
+  readonly empty: boolean;
+}
 
 function fail(path: string, msg: string): never {
   throw new GoJsonError(`json: ${msg} at ${path === '' ? '<root>' : path}`);
@@ -198,8 +232,7 @@ function encodeTime(v: string, path: string): string {
   d.setUTCHours(hour, min - offsetMin, sec, 0);
   const fraction = m[7] !== undefined && /[1-9]/.test(m[7]);
   const y = d.getUTCFullYear();
-  if (y === 1 && d.getUTCMonth() === 0 && d.getUTCDate() === 1 && d.getUTCHours() === 0 && d.getUTCMinutes() === 0 &&
-      d.getUTCSeconds() === 0 && !fraction) {
+  if (y === 1 && d.getUTCMonth() === 0 && d.getUTCDate() === 1 && d.getUTCHours() === 0 && d.getUTCMinutes() === 0 && d.getUTCSeconds() === 0 && !fraction) {
     return 'null';
   }
   const p2 = (n: number): string => String(n).padStart(2, '0');

@@ -8,9 +8,7 @@
 // decision the difference never matters (any operation inside such an array under /spec is rejected and any
 // operation under /metadata is accepted), see cloneset/inplace/update-spec.ts; admission's InPlaceOnly rule uses it too.
 
-export type JsonPatchOp =
-  | { readonly op: 'add' | 'replace'; readonly path: string; readonly value: unknown }
-  | { readonly op: 'remove'; readonly path: string };
+export type JsonPatchOp = { readonly op: 'add' | 'replace'; readonly path: string; readonly value: unknown } | { readonly op: 'remove'; readonly path: string };
 
 type JsonKind = 'null' | 'object' | 'array' | 'string' | 'number' | 'boolean';
 
@@ -18,11 +16,16 @@ function kindOf(v: unknown): JsonKind {
   if (v === null || v === undefined) return 'null';
   if (Array.isArray(v)) return 'array';
   switch (typeof v) {
-    case 'object': return 'object';
-    case 'string': return 'string';
-    case 'number': return 'number';
-    case 'boolean': return 'boolean';
-    default: return 'null';
+    case 'object':
+      return 'object';
+    case 'string':
+      return 'string';
+    case 'number':
+      return 'number';
+    case 'boolean':
+      return 'boolean';
+    default:
+      return 'null';
   }
 }
 

@@ -20,13 +20,7 @@ export const ANNOTATION_VCT_HASH = 'kruise.io/cloneset-volumeclaimtemplate-hash'
 export const CONDITION_INPLACE_UPDATE_READY = 'InPlaceUpdateReady';
 export const CONDITION_KRUISE_POD_READY = 'KruisePodReady';
 
-export type LifecycleState =
-  | 'PreparingNormal'
-  | 'Normal'
-  | 'PreparingUpdate'
-  | 'Updating'
-  | 'Updated'
-  | 'PreparingDelete';
+export type LifecycleState = 'PreparingNormal' | 'Normal' | 'PreparingUpdate' | 'Updating' | 'Updated' | 'PreparingDelete';
 
 export const DEFAULT_MAX_UNAVAILABLE = '20%';
 export const DEFAULT_REVISION_HISTORY_LIMIT = 10;

@@ -6,8 +6,16 @@ import type { Node, Pod } from '../kube/types.ts';
 import { Interner, podTransform, transformNode, transformPod } from './cache-transforms.ts';
 
 const meta = {
-  name: 'web-abcde', namespace: 'ns', uid: 'u1', resourceVersion: '7', generateName: 'web-', creationTimestamp: '2025-01-02T03:04:05Z',
-  labels: { app: 'web' }, annotations: { note: 'x' }, finalizers: ['example.io/f'], managedFields: [{ manager: 'kubectl' }],
+  name: 'web-abcde',
+  namespace: 'ns',
+  uid: 'u1',
+  resourceVersion: '7',
+  generateName: 'web-',
+  creationTimestamp: '2025-01-02T03:04:05Z',
+  labels: { app: 'web' },
+  annotations: { note: 'x' },
+  finalizers: ['example.io/f'],
+  managedFields: [{ manager: 'kubectl' }],
 };
 const spec = {
   containers: [{ name: 'main', image: 'nginx:1', env: [{ name: 'A', value: 'b' }], volumeMounts: [{ name: 'v', mountPath: '/v' }] }],
@@ -21,7 +29,10 @@ const status = {
   phase: 'Running' as const,
   conditions: [{ type: 'Ready', status: 'True', lastProbeTime: null, lastTransitionTime: '2025-01-02T03:04:06Z' }],
   containerStatuses: [{ name: 'main', image: 'nginx:1', imageID: 'sha', containerID: 'c://1', ready: true, restartCount: 2, state: { running: {} }, lastState: {} }],
-  podIP: '10.0.0.1', hostIP: '192.168.0.1', startTime: '2025-01-02T03:04:05Z', qosClass: 'BestEffort',
+  podIP: '10.0.0.1',
+  hostIP: '192.168.0.1',
+  startTime: '2025-01-02T03:04:05Z',
+  qosClass: 'BestEffort',
 };
 const cloneSetRef = { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', name: 'web', uid: 'cs1', controller: true };
 
@@ -30,7 +41,11 @@ describe('cache transforms', () => {
     const t = podTransform(new Interner());
     const pod = (name: string, mount: string): Pod => ({
       metadata: { ...meta, name, ownerReferences: [{ ...cloneSetRef }] },
-      spec: { ...spec, containers: [{ ...spec.containers[0], name: 'main', volumeMounts: [{ name: mount, mountPath: '/v' }] }], readinessGates: [{ conditionType: 'InPlaceUpdateReady' }] },
+      spec: {
+        ...spec,
+        containers: [{ ...spec.containers[0], name: 'main', volumeMounts: [{ name: mount, mountPath: '/v' }] }],
+        readinessGates: [{ conditionType: 'InPlaceUpdateReady' }],
+      },
       status,
     });
     const [a, b] = [t(pod('a', 'kube-api-access-1')), t(pod('b', 'kube-api-access-2'))];
@@ -48,7 +63,13 @@ describe('cache transforms', () => {
   });
 
   test('a node keeps its name, uid, resourceVersion and labels only', () => {
-    const node: Node = { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1', uid: 'n', resourceVersion: '3', labels: { zone: 'a' }, annotations: { big: 'x' } }, spec: { podCIDR: '10.0.0.0/24' }, status: { capacity: { cpu: '4' } } };
+    const node: Node = {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name: 'n1', uid: 'n', resourceVersion: '3', labels: { zone: 'a' }, annotations: { big: 'x' } },
+      spec: { podCIDR: '10.0.0.0/24' },
+      status: { capacity: { cpu: '4' } },
+    };
     assert.deepEqual(transformNode(node), { metadata: { name: 'n1', uid: 'n', resourceVersion: '3', labels: { zone: 'a' } } });
   });
 
@@ -56,7 +77,15 @@ describe('cache transforms', () => {
     const rsRef = { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'rs1', controller: true };
     const pod: Pod = { metadata: { ...meta, ownerReferences: [rsRef], deletionTimestamp: '2025-01-02T03:05:00Z' }, spec, status };
     assert.deepEqual(transformPod(pod), {
-      metadata: { name: 'web-abcde', namespace: 'ns', uid: 'u1', resourceVersion: '7', labels: { app: 'web' }, ownerReferences: [rsRef], deletionTimestamp: '2025-01-02T03:05:00Z' },
+      metadata: {
+        name: 'web-abcde',
+        namespace: 'ns',
+        uid: 'u1',
+        resourceVersion: '7',
+        labels: { app: 'web' },
+        ownerReferences: [rsRef],
+        deletionTimestamp: '2025-01-02T03:05:00Z',
+      },
       spec: { containers: [] },
     });
   });

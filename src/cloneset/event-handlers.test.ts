@@ -14,13 +14,23 @@ import { changesNothingRead, newPodEventCounts, podHandlers } from './event-hand
 const owner = { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', name: 'web', uid: 'cs1', controller: true };
 const base: Pod = {
   metadata: {
-    name: 'web-abcde', namespace: 'ns', uid: 'p1', resourceVersion: '10', ownerReferences: [owner],
-    labels: { app: 'web', 'lifecycle.apps.kruise.io/state': 'PreparingNormal' }, annotations: {}, finalizers: ['example.io/hook'],
+    name: 'web-abcde',
+    namespace: 'ns',
+    uid: 'p1',
+    resourceVersion: '10',
+    ownerReferences: [owner],
+    labels: { app: 'web', 'lifecycle.apps.kruise.io/state': 'PreparingNormal' },
+    annotations: {},
+    finalizers: ['example.io/hook'],
   },
   spec: { containers: [{ name: 'main', image: 'nginx:1' }], nodeName: 'n1', readinessGates: [{ conditionType: 'InPlaceUpdateReady' }] },
   status: {
-    phase: 'Running', podIP: '10.0.0.1',
-    conditions: [{ type: 'Ready', status: 'True' }, { type: 'InPlaceUpdateReady', status: 'True' }],
+    phase: 'Running',
+    podIP: '10.0.0.1',
+    conditions: [
+      { type: 'Ready', status: 'True' },
+      { type: 'InPlaceUpdateReady', status: 'True' },
+    ],
     containerStatuses: [{ name: 'main', image: 'nginx:1', imageID: 'sha-1', ready: true, restartCount: 0, state: { running: { startedAt: 't1' } } }],
   },
 };
@@ -38,25 +48,51 @@ describe('pod updates that wake the CloneSet', () => {
   triggers('a hook finalizer removed (preNormal released, kruise#2057)', (p) => ({ ...p, metadata: { ...p.metadata, finalizers: [] } }));
   triggers('an annotation (in-place update state)', (p) => ({ ...p, metadata: { ...p.metadata, annotations: { 'apps.kruise.io/inplace-update-state': '{}' } } }));
   triggers('Running → Failed (kruise#2473)', (p) => ({ ...p, status: { ...status, phase: 'Failed' } }));
-  triggers('readiness (Ready False)', (p) => ({ ...p, status: { ...status, conditions: [{ type: 'Ready', status: 'False' }, { type: 'InPlaceUpdateReady', status: 'True' }] } }));
+  triggers('readiness (Ready False)', (p) => ({
+    ...p,
+    status: {
+      ...status,
+      conditions: [
+        { type: 'Ready', status: 'False' },
+        { type: 'InPlaceUpdateReady', status: 'True' },
+      ],
+    },
+  }));
   triggers('deletion', (p) => ({ ...p, metadata: { ...p.metadata, deletionTimestamp: '2025-01-01T00:00:00Z' } }));
-  triggers('a new imageID (in-place completion)', (p) => ({ ...p, status: { ...status, containerStatuses: [{ name: 'main', image: 'nginx:2', imageID: 'sha-2', ready: true, restartCount: 1 }] } }));
+  triggers('a new imageID (in-place completion)', (p) => ({
+    ...p,
+    status: { ...status, containerStatuses: [{ name: 'main', image: 'nginx:2', imageID: 'sha-2', ready: true, restartCount: 1 }] },
+  }));
   triggers('the resize status', (p) => ({ ...p, status: { ...status, resize: 'InProgress' } }));
   triggers('scheduling (nodeName)', (p) => ({ ...p, spec: { ...p.spec, nodeName: 'n2' } }));
   triggers('the owner reference (released)', (p) => ({ ...p, metadata: { ...p.metadata, ownerReferences: [] } }));
 
   test('a status update that changes only what the cache drops (pod IP, container state) wakes nothing', () => {
-    const moved = next((p) => ({ ...p, status: { ...status, podIP: '10.0.0.2', containerStatuses: [{ ...(status.containerStatuses?.[0] ?? { name: 'main' }), state: { running: { startedAt: 't2' } } }] } }));
+    const moved = next((p) => ({
+      ...p,
+      status: { ...status, podIP: '10.0.0.2', containerStatuses: [{ ...(status.containerStatuses?.[0] ?? { name: 'main' }), state: { running: { startedAt: 't2' } } }] },
+    }));
     assert.equal(changesNothingRead(t(base), moved), true);
   });
 
   test('the pod handler enqueues its CloneSet for a change it reads and not for one it does not', () => {
     const keys: string[] = [];
     const clock = new FakeClock(0);
-    const h = podHandlers((k) => keys.push(k), new ScaleExpectations(clock, 1000), new ResourceVersionExpectations(clock, 1000), new ObjectStore<CloneSet>({ namespace: (o) => [o.metadata.namespace ?? ''] }));
-    h.onUpdate?.(t(base), next((p) => ({ ...p, status: { ...status, podIP: '10.0.0.9' } })));
+    const h = podHandlers(
+      (k) => keys.push(k),
+      new ScaleExpectations(clock, 1000),
+      new ResourceVersionExpectations(clock, 1000),
+      new ObjectStore<CloneSet>({ namespace: (o) => [o.metadata.namespace ?? ''] }),
+    );
+    h.onUpdate?.(
+      t(base),
+      next((p) => ({ ...p, status: { ...status, podIP: '10.0.0.9' } })),
+    );
     assert.deepEqual(keys, []);
-    h.onUpdate?.(t(base), next((p) => ({ ...p, status: { ...status, phase: 'Failed' } })));
+    h.onUpdate?.(
+      t(base),
+      next((p) => ({ ...p, status: { ...status, phase: 'Failed' } })),
+    );
     assert.deepEqual(keys, ['ns/web']);
   });
 
@@ -64,11 +100,35 @@ describe('pod updates that wake the CloneSet', () => {
     const keys: string[] = [];
     const clock = new FakeClock(0);
     const counts = newPodEventCounts();
-    const h = podHandlers((k) => keys.push(k), new ScaleExpectations(clock, 1000), new ResourceVersionExpectations(clock, 1000), new ObjectStore<CloneSet>({ namespace: (o) => [o.metadata.namespace ?? ''] }), counts);
+    const h = podHandlers(
+      (k) => keys.push(k),
+      new ScaleExpectations(clock, 1000),
+      new ResourceVersionExpectations(clock, 1000),
+      new ObjectStore<CloneSet>({ namespace: (o) => [o.metadata.namespace ?? ''] }),
+      counts,
+    );
     h.onAdd?.(t(base));
-    h.onUpdate?.(t(base), next((p) => ({ ...p, status: { ...status, podIP: '10.0.0.9' } })));
-    h.onUpdate?.(t(base), next((p) => ({ ...p, status: { ...status, containerStatuses: [{ ...(status.containerStatuses?.[0] ?? { name: 'main' }), state: { running: { startedAt: 't2' } } }] } })));
-    h.onUpdate?.(t(base), next((p) => ({ ...p, status: { ...status, conditions: [{ type: 'Ready', status: 'False' }, { type: 'InPlaceUpdateReady', status: 'True' }] } })));
+    h.onUpdate?.(
+      t(base),
+      next((p) => ({ ...p, status: { ...status, podIP: '10.0.0.9' } })),
+    );
+    h.onUpdate?.(
+      t(base),
+      next((p) => ({ ...p, status: { ...status, containerStatuses: [{ ...(status.containerStatuses?.[0] ?? { name: 'main' }), state: { running: { startedAt: 't2' } } }] } })),
+    );
+    h.onUpdate?.(
+      t(base),
+      next((p) => ({
+        ...p,
+        status: {
+          ...status,
+          conditions: [
+            { type: 'Ready', status: 'False' },
+            { type: 'InPlaceUpdateReady', status: 'True' },
+          ],
+        },
+      })),
+    );
     const orphan = t({ ...base, metadata: { ...base.metadata, uid: 'p2', ownerReferences: [] } });
     h.onAdd?.(orphan); // no CloneSet selects it
     h.onDelete?.(t(base), { finalStateUnknown: false });

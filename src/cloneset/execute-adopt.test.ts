@@ -14,7 +14,12 @@ function podsPort(patchPod: Ports['pods']['patchPod']): Ports['pods'] {
 }
 
 const ownerRef = { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', name: 'sample', uid: 'uid-cs', controller: true, blockOwnerDeletion: true };
-const adopt = (replaceIndex?: number): PlanAction => ({ kind: 'AdoptPod', pod: { name: 'p', uid: 'uid-p', resourceVersion: '7' }, ownerRef, ...(replaceIndex !== undefined ? { replaceIndex } : {}) });
+const adopt = (replaceIndex?: number): PlanAction => ({
+  kind: 'AdoptPod',
+  pod: { name: 'p', uid: 'uid-p', resourceVersion: '7' },
+  ownerRef,
+  ...(replaceIndex !== undefined ? { replaceIndex } : {}),
+});
 
 test('adoption replaces the reference in place behind uid and resourceVersion tests, and expects the new resourceVersion', async () => {
   const sent: unknown[] = [];
@@ -26,8 +31,16 @@ test('adoption replaces the reference in place behind uid and resourceVersion te
   const out = await ex.run([adopt(1), adopt()]);
   assert.equal(out.failure, undefined);
   assert.deepEqual(sent, [
-    [{ op: 'test', path: '/metadata/uid', value: 'uid-p' }, { op: 'test', path: '/metadata/resourceVersion', value: '7' }, { op: 'replace', path: '/metadata/ownerReferences/1', value: ownerRef }],
-    [{ op: 'test', path: '/metadata/uid', value: 'uid-p' }, { op: 'test', path: '/metadata/resourceVersion', value: '7' }, { op: 'add', path: '/metadata/ownerReferences/-', value: ownerRef }],
+    [
+      { op: 'test', path: '/metadata/uid', value: 'uid-p' },
+      { op: 'test', path: '/metadata/resourceVersion', value: '7' },
+      { op: 'replace', path: '/metadata/ownerReferences/1', value: ownerRef },
+    ],
+    [
+      { op: 'test', path: '/metadata/uid', value: 'uid-p' },
+      { op: 'test', path: '/metadata/resourceVersion', value: '7' },
+      { op: 'add', path: '/metadata/ownerReferences/-', value: ownerRef },
+    ],
   ]);
   assert.equal(ex.rvExpectations.isSatisfied('uid-p', '7').satisfied, false, 'the cache must show the adoption before the next plan');
 });

@@ -19,10 +19,11 @@ async function truncateHistory(cs: CloneSet, revs: readonly ControllerRevision[]
   await executorFor(new FakeClock(0), ports, 'idle').run(history);
 }
 
-const rev = (name: string, revision: number): ControllerRevision => ({
-  metadata: { name, namespace: 'ns', uid: `uid-${name}`, creationTimestamp: '2025-01-01T00:00:00Z' },
-  revision,
-} as ControllerRevision);
+const rev = (name: string, revision: number): ControllerRevision =>
+  ({
+    metadata: { name, namespace: 'ns', uid: `uid-${name}`, creationTimestamp: '2025-01-01T00:00:00Z' },
+    revision,
+  }) as ControllerRevision;
 
 function portsRecording(deleted: string[], failOn?: string): Ports {
   const unused = (): never => {
@@ -84,28 +85,38 @@ describe('history truncation (docs/features.md#revisions)', () => {
 describe('revision, status and podsToDelete writes', () => {
   const status: CloneSetStatus = { replicas: 1, readyReplicas: 1, availableReplicas: 1, updatedReplicas: 1, updatedReadyReplicas: 1 };
   const cs = { ...fixtureCloneSet, metadata: { ...fixtureCloneSet.metadata, resourceVersion: '10' } };
-  const candidate = (data: unknown): ControllerRevision => ({ metadata: { name: 'sample-abc', namespace: 'ns' }, data, revision: 2 } as ControllerRevision);
-  const writesOf = (calls: string[]) => ({
-    revisions: {
-      createRevision: async (_ns: string, name: string) => {
-        calls.push(`create ${name}`);
-        throw apiError(409, 'AlreadyExists');
+  const candidate = (data: unknown): ControllerRevision => ({ metadata: { name: 'sample-abc', namespace: 'ns' }, data, revision: 2 }) as ControllerRevision;
+  const writesOf = (calls: string[]) =>
+    ({
+      revisions: {
+        createRevision: async (_ns: string, name: string) => {
+          calls.push(`create ${name}`);
+          throw apiError(409, 'AlreadyExists');
+        },
+        getRevision: async () => candidate({ spec: { template: { spec: { containers: [{ name: 'other' }] } } } }),
       },
-      getRevision: async () => candidate({ spec: { template: { spec: { containers: [{ name: 'other' }] } } } }),
-    },
-    cloneSets: {
-      updateStatus: async (_cs: CloneSet, s: CloneSetStatus) => {
-        calls.push(`status collisionCount=${s.collisionCount ?? 'none'}`);
-        return { ...cs, metadata: { ...cs.metadata, resourceVersion: '11' }, status: s };
+      cloneSets: {
+        updateStatus: async (_cs: CloneSet, s: CloneSetStatus) => {
+          calls.push(`status collisionCount=${s.collisionCount ?? 'none'}`);
+          return { ...cs, metadata: { ...cs.metadata, resourceVersion: '11' }, status: s };
+        },
       },
-    },
-    pods: { createPod: async () => { calls.push('create pod'); return {}; } },
-  }) as unknown as Ports;
+      pods: {
+        createPod: async () => {
+          calls.push('create pod');
+          return {};
+        },
+      },
+    }) as unknown as Ports;
 
   test('a hash collision writes the next collisionCount, expects its resourceVersion, and ends the pass before anything else', async () => {
     const calls: string[] = [];
     const e = executorFor(new FakeClock(0), writesOf(calls), 'scale');
-    const create: PlanAction = { kind: 'CreateRevision', revision: candidate({ spec: { template: { spec: { containers: [{ name: 'main' }] } } } }), collisionStatus: { ...status, collisionCount: 1 } };
+    const create: PlanAction = {
+      kind: 'CreateRevision',
+      revision: candidate({ spec: { template: { spec: { containers: [{ name: 'main' }] } } } }),
+      collisionStatus: { ...status, collisionCount: 1 },
+    };
     const pods: PlanAction = { kind: 'CreatePods', pods: [] };
     const outcome = await e.run([create, pods]);
     assert.deepEqual(outcome, { writes: 0, ended: true, requeueAfterMs: 500 });
@@ -125,7 +136,7 @@ describe('revision, status and podsToDelete writes', () => {
     assert.deepEqual(e.scaleExpectations.pending('ns/sample').create, ['revision/sample-abc']);
   });
 
-  test('a status write sets the CloneSet\'s resourceVersion expectation; a 409 is no failure but a short requeue', async () => {
+  test("a status write sets the CloneSet's resourceVersion expectation; a 409 is no failure but a short requeue", async () => {
     const ok = executorFor(new FakeClock(0), writesOf([]), 'idle');
     assert.deepEqual(await ok.run([{ kind: 'UpdateStatus', status }]), { writes: 1 });
     assert.equal(ok.rvExpectations.isSatisfied('uid-cs', '10').satisfied, false);

@@ -43,7 +43,12 @@ export async function createRevision(cs: CloneSet, key: string, action: ActionOf
   // observes the expectation. Different bytes: a hash collision — the next name comes from the next count.
   if (revisionDataBytes(existing) === revisionDataBytes(action.revision)) return 0;
   deps.scaleExpectations.observe(key, 'create', name, 'revision');
-  deps.recorder.event(cs, 'Warning', 'RevisionCollision', `ControllerRevision ${name} exists with other data; collisionCount becomes ${action.collisionStatus.collisionCount ?? 0}`);
+  deps.recorder.event(
+    cs,
+    'Warning',
+    'RevisionCollision',
+    `ControllerRevision ${name} exists with other data; collisionCount becomes ${action.collisionStatus.collisionCount ?? 0}`,
+  );
   const written = await deps.ports.cloneSets.updateStatus(cs, action.collisionStatus);
   expectRv(deps, cs.metadata.uid, written.metadata.resourceVersion);
   throw new PassEnded(`revision hash collision on ${name}`);
@@ -77,10 +82,15 @@ export async function updateStatus(cs: CloneSet, action: ActionOf<'UpdateStatus'
 export async function truncatePodsToDelete(cs: CloneSet, action: ActionOf<'TruncatePodsToDelete'>, deps: ExecuteDeps): Promise<number> {
   // JSON patch with a test: if the user changed the list meanwhile, the patch fails (422) and nothing is lost.
   const path = '/spec/scaleStrategy/podsToDelete';
-  const written = await deps.ports.cloneSets.patchCloneSet(cs.metadata.namespace ?? '', cs.metadata.name ?? '', [
-    { op: 'test', path, value: action.expected },
-    { op: 'replace', path, value: action.kept },
-  ], 'json');
+  const written = await deps.ports.cloneSets.patchCloneSet(
+    cs.metadata.namespace ?? '',
+    cs.metadata.name ?? '',
+    [
+      { op: 'test', path, value: action.expected },
+      { op: 'replace', path, value: action.kept },
+    ],
+    'json',
+  );
   // The status PUT that follows in a later pass must carry this resourceVersion, not the cached older one.
   expectRv(deps, cs.metadata.uid, written.metadata.resourceVersion);
   return 1;

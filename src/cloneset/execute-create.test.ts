@@ -93,7 +93,10 @@ describe('executor: a pod create whose answer was lost', () => {
     assert.deepEqual(h.pending(), ['pod/sample-abcde']);
     // 100 ms doubling up to 2 s between resends: about 9 s in all before giving up
     assert.deepEqual(h.pauses, [100, 200, 400, 800, 1600, 2000, 2000, 2000]);
-    assert.equal(h.pauses.reduce((a, b) => a + b, 0), 9100);
+    assert.equal(
+      h.pauses.reduce((a, b) => a + b, 0),
+      9100,
+    );
   });
 
   test('an answer that says the create was refused (422) is not sent again', async () => {

@@ -25,7 +25,11 @@ function harness(answers: Answer[]) {
       if (a === 'lost') throw new ConnectionError('https://127.0.0.1:6443', 'DELETE /api/v1/namespaces/ns/pods/sample-abcde', new Error('socket hang up'));
       throw a;
     },
-    createPod: unexpected, getPod: unexpected, patchPod: unexpected, patchPodStatus: unexpected, patchPodResize: unexpected,
+    createPod: unexpected,
+    getPod: unexpected,
+    patchPod: unexpected,
+    patchPodStatus: unexpected,
+    patchPodResize: unexpected,
   };
   const e = executorFor(new FakeClock(0), { pods }, 'scale');
   return { calls, pending: () => e.scaleExpectations.pending('ns/sample').delete, recorder: e.recorder, pauses: e.pauses, run: () => e.run([scaleIn]) };

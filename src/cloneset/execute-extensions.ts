@@ -67,7 +67,12 @@ async function releasePvc(cs: CloneSet, action: Extract<ExtensionAction, { kind:
   const ref = action.ownerRefIndex !== undefined ? `/metadata/ownerReferences/${action.ownerRefIndex}` : undefined;
   const patch = [
     { op: 'test', path: '/metadata/uid', value: action.pvc.uid },
-    ...(ref !== undefined ? [{ op: 'test', path: `${ref}/uid`, value: action.ownerUid }, { op: 'remove', path: ref }] : []),
+    ...(ref !== undefined
+      ? [
+          { op: 'test', path: `${ref}/uid`, value: action.ownerUid },
+          { op: 'remove', path: ref },
+        ]
+      : []),
     { op: 'add', path: RETAINED_BY_PATH, value: action.cloneSetName },
   ];
   try {
@@ -86,9 +91,7 @@ async function adoptPvc(cs: CloneSet, action: Extract<ExtensionAction, { kind: '
   const patch = [
     { op: 'test', path: '/metadata/uid', value: action.pvc.uid },
     { op: 'test', path: RETAINED_BY_PATH, value: action.cloneSetName },
-    action.hasOwnerRefs
-      ? { op: 'add', path: '/metadata/ownerReferences/-', value: action.ownerRef }
-      : { op: 'add', path: '/metadata/ownerReferences', value: [action.ownerRef] },
+    action.hasOwnerRefs ? { op: 'add', path: '/metadata/ownerReferences/-', value: action.ownerRef } : { op: 'add', path: '/metadata/ownerReferences', value: [action.ownerRef] },
     { op: 'remove', path: RETAINED_BY_PATH },
   ];
   try {
@@ -120,8 +123,12 @@ async function deleteInactivePod(cs: CloneSet, key: string, action: Extract<Exte
     throw e;
   }
   const replaced = action.replacement !== undefined ? `its replacement ${action.replacement} is Ready` : 'the CloneSet has all its replicas Ready';
-  deps.recorder.event(cs, 'Normal', 'DeletedInactivePod',
-    `deleted ${action.phase} pod ${name}: more than ${action.limit} inactive pods (cloneset-controller.io/inactive-pods-limit) and ${replaced}`);
+  deps.recorder.event(
+    cs,
+    'Normal',
+    'DeletedInactivePod',
+    `deleted ${action.phase} pod ${name}: more than ${action.limit} inactive pods (cloneset-controller.io/inactive-pods-limit) and ${replaced}`,
+  );
   return 1;
 }
 

@@ -41,27 +41,31 @@ describe('executor: lifecycle writes', () => {
   test('a state change is a strategic merge of the label and the timestamp annotation', async () => {
     const h = harness();
     assert.deepEqual(await h.run([{ kind: 'PatchPodLifecycle', pod, state: 'PreparingDelete' }]), { writes: 1 });
-    assert.deepEqual(h.calls, [{
-      verb: 'patch',
-      name: 'sample-abcde',
-      type: 'strategic',
-      patch: { metadata: { labels: { 'lifecycle.apps.kruise.io/state': 'PreparingDelete' }, annotations: { 'lifecycle.apps.kruise.io/timestamp': '2025-01-02T03:04:05Z' } } },
-    }]);
+    assert.deepEqual(h.calls, [
+      {
+        verb: 'patch',
+        name: 'sample-abcde',
+        type: 'strategic',
+        patch: { metadata: { labels: { 'lifecycle.apps.kruise.io/state': 'PreparingDelete' }, annotations: { 'lifecycle.apps.kruise.io/timestamp': '2025-01-02T03:04:05Z' } } },
+      },
+    ]);
     assert.equal(h.rvExpectations.isSatisfied('uid-p', '100').satisfied, false, 'the cache must catch up with the write');
   });
 
   test('InPlaceUpdateReady with a lifecycle transition is one pods/status patch: condition, label and timestamp', async () => {
     const h = harness();
     assert.deepEqual(await h.run([{ kind: 'SetInPlaceUpdateReady', pod, lifecycle: { state: 'Normal' } }]), { writes: 1 });
-    assert.deepEqual(h.calls, [{
-      verb: 'status',
-      name: 'sample-abcde',
-      type: 'strategic',
-      patch: {
-        metadata: { labels: { 'lifecycle.apps.kruise.io/state': 'Normal' }, annotations: { 'lifecycle.apps.kruise.io/timestamp': '2025-01-02T03:04:05Z' } },
-        status: { conditions: [{ type: 'InPlaceUpdateReady', status: 'True', lastTransitionTime: '2025-01-02T03:04:05Z' }] },
+    assert.deepEqual(h.calls, [
+      {
+        verb: 'status',
+        name: 'sample-abcde',
+        type: 'strategic',
+        patch: {
+          metadata: { labels: { 'lifecycle.apps.kruise.io/state': 'Normal' }, annotations: { 'lifecycle.apps.kruise.io/timestamp': '2025-01-02T03:04:05Z' } },
+          status: { conditions: [{ type: 'InPlaceUpdateReady', status: 'True', lastTransitionTime: '2025-01-02T03:04:05Z' }] },
+        },
       },
-    }]);
+    ]);
     assert.equal(h.rvExpectations.isSatisfied('uid-p', '100').satisfied, false, 'the cache must catch up with the lifecycle write');
   });
 
@@ -89,24 +93,31 @@ describe('executor: lifecycle writes', () => {
   test('KruisePodReady goes through pods/status as a strategic merge keyed by type, stamped with now, and is expected', async () => {
     const h = harness();
     const message = '[{"userAgent":"Lifecycle","key":"preDeleteHook"}]';
-    await h.run([{
-      kind: 'PatchPodConditions',
-      pod,
-      conditions: [{ type: 'KruisePodReady', status: 'False', message }, { type: 'Ready', status: 'False', reason: 'ReadinessGatesNotReady', message: 'x' }],
-    }]);
-    assert.deepEqual(h.calls, [{
-      verb: 'status',
-      name: 'sample-abcde',
-      type: 'strategic',
-      patch: {
-        status: {
-          conditions: [
-            { type: 'KruisePodReady', status: 'False', message, lastTransitionTime: '2025-01-02T03:04:05Z' },
-            { type: 'Ready', status: 'False', reason: 'ReadinessGatesNotReady', message: 'x', lastTransitionTime: '2025-01-02T03:04:05Z' },
-          ],
+    await h.run([
+      {
+        kind: 'PatchPodConditions',
+        pod,
+        conditions: [
+          { type: 'KruisePodReady', status: 'False', message },
+          { type: 'Ready', status: 'False', reason: 'ReadinessGatesNotReady', message: 'x' },
+        ],
+      },
+    ]);
+    assert.deepEqual(h.calls, [
+      {
+        verb: 'status',
+        name: 'sample-abcde',
+        type: 'strategic',
+        patch: {
+          status: {
+            conditions: [
+              { type: 'KruisePodReady', status: 'False', message, lastTransitionTime: '2025-01-02T03:04:05Z' },
+              { type: 'Ready', status: 'False', reason: 'ReadinessGatesNotReady', message: 'x', lastTransitionTime: '2025-01-02T03:04:05Z' },
+            ],
+          },
         },
       },
-    }]);
+    ]);
     assert.equal(h.rvExpectations.isSatisfied('uid-p', '100').satisfied, false);
     assert.equal(h.rvExpectations.isSatisfied('uid-p', '101').satisfied, true);
   });
@@ -120,6 +131,10 @@ describe('executor: lifecycle writes', () => {
       { kind: 'PatchPodLifecycle', pod, state: 'PreparingDelete' },
     ]);
     assert.equal(out.failure?.type, 'FailedUpdate');
-    assert.deepEqual(broken.calls.map((c) => c.verb), ['status'], 'markPodNotReady failed: the state is not changed (docs/features.md#lifecycle-states)');
+    assert.deepEqual(
+      broken.calls.map((c) => c.verb),
+      ['status'],
+      'markPodNotReady failed: the state is not changed (docs/features.md#lifecycle-states)',
+    );
   });
 });

@@ -14,7 +14,15 @@ type ActionOf<K extends PlanAction['kind']> = Extract<PlanAction, { kind: K }>;
 export async function releasePod(cs: CloneSet, action: ActionOf<'ReleasePod'>, deps: ExecuteDeps): Promise<number> {
   const path = `/metadata/ownerReferences/${action.ownerRefIndex}`;
   try {
-    await deps.ports.pods.patchPod(cs.metadata.namespace ?? '', action.pod.name, [{ op: 'test', path: `${path}/uid`, value: action.ownerUid }, { op: 'remove', path }], 'json');
+    await deps.ports.pods.patchPod(
+      cs.metadata.namespace ?? '',
+      action.pod.name,
+      [
+        { op: 'test', path: `${path}/uid`, value: action.ownerUid },
+        { op: 'remove', path },
+      ],
+      'json',
+    );
   } catch (e) {
     // Already released or gone: nothing left to do.
     if (isNotFound(e) || isInvalid(e)) return 0;
@@ -33,9 +41,10 @@ export async function adoptPod(cs: CloneSet, action: ActionOf<'AdoptPod'>, deps:
     { op: 'test', path: '/metadata/uid', value: action.pod.uid },
     ...(action.pod.resourceVersion !== undefined ? [{ op: 'test', path: '/metadata/resourceVersion', value: action.pod.resourceVersion }] : []),
   ];
-  const write = action.replaceIndex !== undefined
-    ? { op: 'replace', path: `/metadata/ownerReferences/${action.replaceIndex}`, value: action.ownerRef }
-    : { op: 'add', path: '/metadata/ownerReferences/-', value: action.ownerRef };
+  const write =
+    action.replaceIndex !== undefined
+      ? { op: 'replace', path: `/metadata/ownerReferences/${action.replaceIndex}`, value: action.ownerRef }
+      : { op: 'add', path: '/metadata/ownerReferences/-', value: action.ownerRef };
   let pod;
   try {
     pod = await deps.ports.pods.patchPod(cs.metadata.namespace ?? '', action.pod.name, [...guard, write], 'json');
@@ -83,15 +92,22 @@ export async function setInPlaceUpdateReady(cs: CloneSet, action: ActionOf<'SetI
   const condition = { type: CONDITION_INPLACE_UPDATE_READY, status: 'True', lastTransitionTime: now };
   // A lifecycle transition rides along (plan/refresh.ts): pods/status takes labels and annotations too.
   const lifecycle = action.lifecycle;
-  const metadata = lifecycle === undefined ? {} : {
-    labels: { [LABEL_LIFECYCLE_STATE]: lifecycle.state, ...(lifecycle.addLabels ?? {}) },
-    annotations: { [ANNOTATION_LIFECYCLE_TIMESTAMP]: now },
-  };
+  const metadata =
+    lifecycle === undefined
+      ? {}
+      : {
+          labels: { [LABEL_LIFECYCLE_STATE]: lifecycle.state, ...(lifecycle.addLabels ?? {}) },
+          annotations: { [ANNOTATION_LIFECYCLE_TIMESTAMP]: now },
+        };
   // Strategic merge keys conditions by type: the kubelet's own conditions are untouched.
   if (action.guardResourceVersion === true) {
-    return writeInPlace(action.pod, undefined, deps, (rv) => pods.patchPodStatus(ns, action.pod.name, { metadata: { ...metadata, resourceVersion: rv }, status: { conditions: [condition] } }, 'strategic'));
+    return writeInPlace(action.pod, undefined, deps, (rv) =>
+      pods.patchPodStatus(ns, action.pod.name, { metadata: { ...metadata, resourceVersion: rv }, status: { conditions: [condition] } }, 'strategic'),
+    );
   }
-  const pod = await ignoreNotFound(pods.patchPodStatus(ns, action.pod.name, { ...(lifecycle === undefined ? {} : { metadata }), status: { conditions: [condition] } }, 'strategic'));
+  const pod = await ignoreNotFound(
+    pods.patchPodStatus(ns, action.pod.name, { ...(lifecycle === undefined ? {} : { metadata }), status: { conditions: [condition] } }, 'strategic'),
+  );
   if (pod === undefined) return 0;
   // A lifecycle write must be seen in the cache before the next decision (docs/features.md#lifecycle-states; Kruise pkg/util/expectations/resource_version_expectation.go waits for its resourceVersion).
   if (lifecycle !== undefined) expectRv(action.pod.uid, pod.metadata.resourceVersion, deps);
@@ -102,7 +118,12 @@ export async function markSpecifiedDelete(cs: CloneSet, action: ActionOf<'MarkSp
   try {
     await patchPodExpectingRv(cs.metadata.namespace ?? '', action.pod.uid, action.pod.name, { metadata: { labels: { [LABEL_SPECIFIED_DELETE]: 'true' } } }, deps);
   } catch (e) {
-    deps.recorder.event(cs, 'Warning', 'FailedUpdatePodReCreate', `failed to patch pod specified-delete ${action.pod.name} for update(revision ${action.revision}): ${errorText(e)}`);
+    deps.recorder.event(
+      cs,
+      'Warning',
+      'FailedUpdatePodReCreate',
+      `failed to patch pod specified-delete ${action.pod.name} for update(revision ${action.revision}): ${errorText(e)}`,
+    );
     throw e;
   }
   // Recorded here, after the write, so a failed patch never also reports success.
@@ -115,11 +136,7 @@ export async function markSpecifiedDelete(cs: CloneSet, action: ActionOf<'MarkSp
  * means the cache is behind the server, nothing was applied, and the watch event that brings the newer pod
  * requeues the CloneSet — it is not a failure. Every successful write sets the RV expectation.
  */
-export async function executeInPlace(
-  cs: CloneSet,
-  action: ActionOf<'MarkPodNotReadyForInPlaceUpdate' | 'UpdatePodInPlace'>,
-  deps: ExecuteDeps,
-): Promise<number> {
+export async function executeInPlace(cs: CloneSet, action: ActionOf<'MarkPodNotReadyForInPlaceUpdate' | 'UpdatePodInPlace'>, deps: ExecuteDeps): Promise<number> {
   const ns = cs.metadata.namespace ?? '';
   const { pods } = deps.ports;
   const name = action.pod.name;

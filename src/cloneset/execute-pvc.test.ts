@@ -40,12 +40,24 @@ describe('executor: PVC cleanup writes', () => {
   test('the hand-over is a JSON patch that tests the PVC uid and the CloneSet reference before replacing it', async () => {
     const h = harness();
     assert.deepEqual(await h.run([reown]), { writes: 1 });
-    assert.deepEqual(h.calls, [['patch', 'ns', 'data-sample-abcde', [
-      { op: 'test', path: '/metadata/uid', value: 'uid-pvc' },
-      { op: 'test', path: '/metadata/ownerReferences/0/uid', value: 'uid-cs' },
-      { op: 'remove', path: '/metadata/ownerReferences/0' },
-      { op: 'add', path: '/metadata/ownerReferences/-', value: { apiVersion: 'v1', kind: 'Pod', name: 'sample-abcde', uid: 'uid-pod', controller: true, blockOwnerDeletion: true } },
-    ], 'json']]);
+    assert.deepEqual(h.calls, [
+      [
+        'patch',
+        'ns',
+        'data-sample-abcde',
+        [
+          { op: 'test', path: '/metadata/uid', value: 'uid-pvc' },
+          { op: 'test', path: '/metadata/ownerReferences/0/uid', value: 'uid-cs' },
+          { op: 'remove', path: '/metadata/ownerReferences/0' },
+          {
+            op: 'add',
+            path: '/metadata/ownerReferences/-',
+            value: { apiVersion: 'v1', kind: 'Pod', name: 'sample-abcde', uid: 'uid-pod', controller: true, blockOwnerDeletion: true },
+          },
+        ],
+        'json',
+      ],
+    ]);
   });
 
   test('a failed test (stale cache) is no failure but a short requeue; NotFound is reported and ignored; anything else fails the pass', async () => {

@@ -13,11 +13,10 @@ test('writes to one pod stay in plan order while different pods form separate gr
   const [s] = segments;
   assert.equal(s?.kind, 'pods');
   if (s?.kind !== 'pods') return;
-  assert.deepEqual(s.groups.map((g) => g.map((a) => `${a.kind}:${'pod' in a ? a.pod.name : ''}`)), [
-    ['SetInPlaceUpdateReady:a', 'PatchPodLifecycle:a'],
-    ['SetInPlaceUpdateReady:b'],
-    ['PatchPodLifecycle:c'],
-  ]);
+  assert.deepEqual(
+    s.groups.map((g) => g.map((a) => `${a.kind}:${'pod' in a ? a.pod.name : ''}`)),
+    [['SetInPlaceUpdateReady:a', 'PatchPodLifecycle:a'], ['SetInPlaceUpdateReady:b'], ['PatchPodLifecycle:c']],
+  );
 });
 
 test('pod creates and deletes are barriers: per-pod writes before them finish first, those after start later', () => {

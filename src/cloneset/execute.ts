@@ -9,14 +9,19 @@
 // barriers that run alone, in plan order.
 // The writes themselves are in execute-scale.ts (pod and PVC creates and deletes) and execute-pod.ts (patches).
 import type { CloneSet } from '../api/cloneset.ts';
-import {
-  executeInPlace, markSpecifiedDelete, patchPodConditions, patchPodLifecycle, patchPodTemplateHash, releasePod,
-  adoptPod, setInPlaceUpdateReady,
-} from './execute-pod.ts';
+import { executeInPlace, markSpecifiedDelete, patchPodConditions, patchPodLifecycle, patchPodTemplateHash, releasePod, adoptPod, setInPlaceUpdateReady } from './execute-pod.ts';
 import { cleanupPvc, createPods, deletePods, reownPvc } from './execute-scale.ts';
 import { executeExtension } from './execute-extensions.ts';
 import {
-  createImagePullJob, createRevision, deleteImagePullJobs, labelRevision, PassEnded, truncateHistory, truncatePodsToDelete, updateRevision, updateStatus,
+  createImagePullJob,
+  createRevision,
+  deleteImagePullJobs,
+  labelRevision,
+  PassEnded,
+  truncateHistory,
+  truncatePodsToDelete,
+  updateRevision,
+  updateStatus,
 } from './execute-cloneset.ts';
 import { BEST_EFFORT_KINDS, type PlanAction, type PlanPhase } from './plan/actions.ts';
 import type { ExecuteDeps } from './execute-deps.ts';
@@ -71,25 +76,26 @@ export function segmentActions(actions: readonly PlanAction[]): Segment[] {
   return segments;
 }
 
-export async function executePlan(
-  cloneSet: CloneSet,
-  key: string,
-  phase: PlanPhase,
-  actions: readonly PlanAction[],
-  deps: ExecuteDeps,
-): Promise<Outcome> {
+export async function executePlan(cloneSet: CloneSet, key: string, phase: PlanPhase, actions: readonly PlanAction[], deps: ExecuteDeps): Promise<Outcome> {
   let writes = 0;
   let conflicted = false;
   let deferred = false;
-  const requeue = (): { requeueAfterMs?: number } =>
-    (conflicted ? { requeueAfterMs: CONFLICT_REQUEUE_MS } : deferred ? { requeueAfterMs: HOUSEKEEPING_RETRY_MS } : {});
+  const requeue = (): { requeueAfterMs?: number } => (conflicted ? { requeueAfterMs: CONFLICT_REQUEUE_MS } : deferred ? { requeueAfterMs: HOUSEKEEPING_RETRY_MS } : {});
   const fail = (e: unknown): Outcome => {
     const error = e instanceof Error ? e : new Error(String(e));
     return { writes, failure: { type: phase === 'scale' ? 'FailedScale' : 'FailedUpdate', error }, ...requeue() };
   };
   const logger = deps.logger ?? SILENT;
   const run = async (action: PlanAction): Promise<number> => {
-    const ports = policedPorts(deps.ports, { cloneSet: key, logger, reason: reasonOf(action, phase), signal: deps.signal, onConflict: () => { conflicted = true; } });
+    const ports = policedPorts(deps.ports, {
+      cloneSet: key,
+      logger,
+      reason: reasonOf(action, phase),
+      signal: deps.signal,
+      onConflict: () => {
+        conflicted = true;
+      },
+    });
     if (!BEST_EFFORT_KINDS.has(action.kind)) return executeAction(cloneSet, key, action, { ...deps, ports });
     try {
       return await executeAction(cloneSet, key, action, { ...deps, ports });

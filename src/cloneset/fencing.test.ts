@@ -57,7 +57,9 @@ test('losing the lease aborts the executor: the in-flight create is cut, no late
   let leading: AbortSignal | undefined;
   const stopped: string[] = [];
   const done = elector.run(new AbortController().signal, {
-    onStartedLeading: (s) => { leading = s; },
+    onStartedLeading: (s) => {
+      leading = s;
+    },
     onStoppedLeading: (reason) => void stopped.push(reason),
   });
   await flush();

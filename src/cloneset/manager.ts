@@ -26,7 +26,6 @@ import { reconcileCloneSet } from './reconciler.ts';
 import type { RolloutObserver } from './rollout-observer.ts';
 import { type CloneSetStores, INDEX_NAMESPACE, INDEX_OWNER_UID, INDEX_RETAINED_BY, indexByRetainedBy } from './snapshot.ts';
 
-
 interface Runnable {
   start(signal: AbortSignal): void;
   waitForSync(signal?: AbortSignal): Promise<void>;

@@ -21,7 +21,10 @@ export interface InPlaceCapabilities {
  * digits, compared with 1.32.0; anything that does not then read as X.Y.Z counts as older.
  */
 export function isAtLeast132(gitVersion: string): boolean {
-  const parts = gitVersion.replace(/^v/, '').split('.', 3).map((p) => /^\d*/.exec(p)?.[0] ?? '');
+  const parts = gitVersion
+    .replace(/^v/, '')
+    .split('.', 3)
+    .map((p) => /^\d*/.exec(p)?.[0] ?? '');
   if (parts.length !== 3 || parts.some((p) => p === '')) return false;
   const [major, minor] = parts.map(Number);
   if (major === undefined || minor === undefined) return false;

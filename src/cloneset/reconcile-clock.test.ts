@@ -8,10 +8,12 @@ import { FakeClock } from '../runtime/clock.ts';
 import { aCloneSet, HOUR, T0 } from './plan/testing/builders.ts';
 import { reconcileHarness } from './testing/reconcile-harness.ts';
 
-const withImage = (image: string) => (cs: CloneSet): CloneSet => ({
-  ...cs,
-  spec: { ...cs.spec, template: { ...cs.spec.template, spec: { ...cs.spec.template.spec, containers: [{ name: 'main', image }] } } },
-});
+const withImage =
+  (image: string) =>
+  (cs: CloneSet): CloneSet => ({
+    ...cs,
+    spec: { ...cs.spec, template: { ...cs.spec.template, spec: { ...cs.spec.template.spec, containers: [{ name: 'main', image }] } } },
+  });
 
 /**
  * Scale to 4, then roll out a new image. Each pass is followed by two more on the same (lagging) cache — the

@@ -140,7 +140,16 @@ export async function reconcileCloneSet(key: string, d: ReconcileDeps): Promise<
     pods: plan.claimed,
     updateRevision: revisions.update.name,
     updateRevisionCreatedMs: timestampMs(listed.find((r) => r.metadata.name === revisions.update.name)?.metadata.creationTimestamp),
-    blockers: rolloutBlockers({ cloneSet: status === undefined ? cloneSet : { ...cloneSet, status }, pods: plan.claimed, currentRevision: revisions.current.name, updateRevision: revisions.update.name, phase: plan.phase, actions: plan.actions, config: d.config, nowMs }),
+    blockers: rolloutBlockers({
+      cloneSet: status === undefined ? cloneSet : { ...cloneSet, status },
+      pods: plan.claimed,
+      currentRevision: revisions.current.name,
+      updateRevision: revisions.update.name,
+      phase: plan.phase,
+      actions: plan.actions,
+      config: d.config,
+      nowMs,
+    }),
   });
   const after = await executePlan(cloneSet, key, plan.phase, end.actions, deps);
   if (outcome.failure !== undefined) throw outcome.failure.error;

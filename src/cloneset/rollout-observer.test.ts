@@ -34,7 +34,10 @@ test('a reason that holds across passes keeps its start time; the series go with
   h.observer.observe('default/shop', pass);
   h.clock.advance(3 * MIN);
   h.observer.observe('default/shop', pass);
-  assert.deepEqual([...h.observer.blocked()].map((b) => [b.cloneSet, b.reason, b.sinceMs]), [['shop', 'maxUnavailable', T0]]);
+  assert.deepEqual(
+    [...h.observer.blocked()].map((b) => [b.cloneSet, b.reason, b.sinceMs]),
+    [['shop', 'maxUnavailable', T0]],
+  );
   h.observer.observe('default/shop', { ...pass, blockers: [] });
   assert.deepEqual([...h.observer.blocked()], []);
   h.observer.forget('default/shop');
@@ -47,7 +50,13 @@ test('a rollout blocked past the threshold is warned about once, a paused one ne
   const shop = aCloneSet('shop').replicas(2).build();
   const api = aCloneSet('api').replicas(2).paused().build();
   h.observer.observe('default/shop', { cloneSet: shop, pods: readyPods(shop, 2, 'r1'), updateRevision: revisionName(shop, 'r2'), updateRevisionCreatedMs: T0, blockers: [budget] });
-  h.observer.observe('default/api', { cloneSet: api, pods: readyPods(api, 2, 'r1'), updateRevision: revisionName(api, 'r2'), updateRevisionCreatedMs: T0, blockers: [{ reason: 'paused', message: 'paused' }] });
+  h.observer.observe('default/api', {
+    cloneSet: api,
+    pods: readyPods(api, 2, 'r1'),
+    updateRevision: revisionName(api, 'r2'),
+    updateRevisionCreatedMs: T0,
+    blockers: [{ reason: 'paused', message: 'paused' }],
+  });
   h.clock.advance(9 * MIN);
   assert.equal(h.warnings.length, 0);
   h.clock.advance(2 * MIN); // the sweep timer runs every 30 s while something is blocked
@@ -58,11 +67,17 @@ test('a rollout blocked past the threshold is warned about once, a paused one ne
   assert.match(String(h.warnings[0]?.['msg']), /^rollout blocked: maxUnavailable budget of 1 spent$/);
 });
 
-test('a rollout seen in progress is timed once from its revision\'s creation; one already done at start-up is not', () => {
+test("a rollout seen in progress is timed once from its revision's creation; one already done at start-up is not", () => {
   const h = harness();
   const cs = aCloneSet('shop').replicas(2).build();
   const update = revisionName(cs, 'r2');
-  h.observer.observe('default/done', { cloneSet: aCloneSet('done').replicas(1).build(), pods: readyPods(aCloneSet('done').build(), 1, 'r2'), updateRevision: revisionName(aCloneSet('done').build(), 'r2'), updateRevisionCreatedMs: T0 - 10 * MIN, blockers: [] });
+  h.observer.observe('default/done', {
+    cloneSet: aCloneSet('done').replicas(1).build(),
+    pods: readyPods(aCloneSet('done').build(), 1, 'r2'),
+    updateRevision: revisionName(aCloneSet('done').build(), 'r2'),
+    updateRevisionCreatedMs: T0 - 10 * MIN,
+    blockers: [],
+  });
   h.observer.observe('default/shop', { cloneSet: cs, pods: readyPods(cs, 2, 'r1'), updateRevision: update, updateRevisionCreatedMs: T0, blockers: [] });
   h.clock.advance(90_000);
   const done = { cloneSet: cs, pods: readyPods(cs, 2, 'r2'), updateRevision: update, updateRevisionCreatedMs: T0, blockers: [] };
@@ -76,13 +91,22 @@ test('an in-place update is timed from its state annotation to the pod being rea
   const cs = aCloneSet('shop').replicas(1).build();
   const update = revisionName(cs, 'r2');
   const state = JSON.stringify({ revision: update, updateTimestamp: new Date(T0 + 5_000).toISOString(), lastContainerStatuses: {} });
-  const pod = aPod(cs).ofRevision('r2').instanceId('abcde').ready().since(T0 + 12_000).inPlaceUpdateReady(true).build();
+  const pod = aPod(cs)
+    .ofRevision('r2')
+    .instanceId('abcde')
+    .ready()
+    .since(T0 + 12_000)
+    .inPlaceUpdateReady(true)
+    .build();
   const updated = { ...pod, metadata: { ...pod.metadata, annotations: { [ANNOTATION_INPLACE_UPDATE_STATE]: state } } };
   h.clock.set(T0 + 20_000);
   const pass = { cloneSet: cs, pods: [updated], updateRevision: update, updateRevisionCreatedMs: T0, blockers: [] };
   h.observer.observe('default/shop', pass);
   h.observer.observe('default/shop', pass);
-  assert.deepEqual(h.observed.filter((o) => o.startsWith('inplace')), ['inplace default/shop 7s']);
+  assert.deepEqual(
+    h.observed.filter((o) => o.startsWith('inplace')),
+    ['inplace default/shop 7s'],
+  );
 });
 
 test('past --metrics-max-clonesets a CloneSet gets no series and is counted; a deleted one frees its slot', () => {

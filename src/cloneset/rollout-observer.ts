@@ -197,11 +197,14 @@ export class RolloutObserver {
     let any = false;
     for (const t of this.#tracked.values()) if (t.blocked.size > 0) any = true;
     if (!any) return;
-    this.#sweep = this.#o.clock.setTimeout(() => {
-      this.#sweep = undefined;
-      this.warnLongBlocked();
-      this.#armSweep();
-    }, Math.min(SWEEP_MS, this.#o.warnBlockedAfterMs));
+    this.#sweep = this.#o.clock.setTimeout(
+      () => {
+        this.#sweep = undefined;
+        this.warnLongBlocked();
+        this.#armSweep();
+      },
+      Math.min(SWEEP_MS, this.#o.warnBlockedAfterMs),
+    );
   }
 
   /** Logs a warning for each rollout blocked past the threshold (the sweep calls it; exported for tests). */

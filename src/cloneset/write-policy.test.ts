@@ -26,7 +26,7 @@ function capture(): { readonly lines: Record<string, unknown>[]; readonly logger
 
 const podPatched = (rv: string): Pod => ({ metadata: { name: 'sample-a', uid: 'uid-a', resourceVersion: rv }, spec: { containers: [] } });
 
-test('one info line per API write: the CloneSet, the object, the verb and the plan\'s reason', async () => {
+test("one info line per API write: the CloneSet, the object, the verb and the plan's reason", async () => {
   const { lines, logger } = capture();
   const unexpected = async (): Promise<never> => Promise.reject(new Error('unexpected'));
   const ports = {
@@ -34,8 +34,13 @@ test('one info line per API write: the CloneSet, the object, the verb and the pl
   } as unknown as Ports;
   const clock = new FakeClock(0);
   const deps = {
-    ports, scaleExpectations: new ScaleExpectations(clock), rvExpectations: new ResourceVersionExpectations(clock),
-    recorder: executorFor(clock, {}, 'update').recorder, nowMs: () => 0, sleep: async () => undefined, logger,
+    ports,
+    scaleExpectations: new ScaleExpectations(clock),
+    rvExpectations: new ResourceVersionExpectations(clock),
+    recorder: executorFor(clock, {}, 'update').recorder,
+    nowMs: () => 0,
+    sleep: async () => undefined,
+    logger,
   };
   await executePlan(cloneSet, 'ns/sample', 'update', [{ kind: 'PatchPodLifecycle', pod: { name: 'sample-a', uid: 'uid-a' }, state: 'PreparingUpdate' }], deps);
   await new Promise((resolve) => setImmediate(resolve));
@@ -52,19 +57,44 @@ test('a fenced pass sends nothing: the write is refused before it reaches the po
   const sent: string[] = [];
   const fenced = new AbortController();
   fenced.abort();
-  const ports = policedPorts({ pods: { patchPod: async () => { sent.push('patch'); return podPatched('7'); } } } as unknown as Ports, {
-    cloneSet: 'ns/sample', logger, reason: 'test', signal: fenced.signal, onConflict: () => undefined,
-  });
+  const ports = policedPorts(
+    {
+      pods: {
+        patchPod: async () => {
+          sent.push('patch');
+          return podPatched('7');
+        },
+      },
+    } as unknown as Ports,
+    {
+      cloneSet: 'ns/sample',
+      logger,
+      reason: 'test',
+      signal: fenced.signal,
+      onConflict: () => undefined,
+    },
+  );
   await assert.rejects(ports.pods.patchPod('ns', 'sample-a', {}, 'strategic'), RequestAbortedError);
   assert.deepEqual(sent, []);
 });
 
 test('409 Conflict, 409 AlreadyExists and 422 Invalid ask for a requeue; 404 and 500 do not', async () => {
   const { logger } = capture();
-  for (const [err, requeue] of [[apiError(409, 'Conflict'), true], [apiError(409, 'AlreadyExists'), true], [apiError(422, 'Invalid'), true], [apiError(404, 'NotFound'), false], [apiError(500, 'InternalError'), false]] as const) {
+  for (const [err, requeue] of [
+    [apiError(409, 'Conflict'), true],
+    [apiError(409, 'AlreadyExists'), true],
+    [apiError(422, 'Invalid'), true],
+    [apiError(404, 'NotFound'), false],
+    [apiError(500, 'InternalError'), false],
+  ] as const) {
     let asked = false;
     const ports = policedPorts({ pods: { patchPod: async () => Promise.reject(err) } } as unknown as Ports, {
-      cloneSet: 'ns/sample', logger, reason: 'test', onConflict: () => { asked = true; },
+      cloneSet: 'ns/sample',
+      logger,
+      reason: 'test',
+      onConflict: () => {
+        asked = true;
+      },
     });
     await assert.rejects(ports.pods.patchPod('ns', 'sample-a', {}, 'strategic'));
     assert.equal(asked, requeue, err.reason);

@@ -54,11 +54,14 @@ export function policedPorts(ports: Ports, ctx: WriteContext): Ports {
       updateStatus: (cs, status) => w('update', `clonesets/${cs.metadata.name ?? ''}/status`, () => cloneSets.updateStatus(cs, status)),
       patchCloneSet: (ns, name, patch, type) => w('patch', `clonesets/${name}`, () => cloneSets.patchCloneSet(ns, name, patch, type)),
     },
-    imagePullJobs: imagePullJobs === undefined ? undefined : {
-      createImagePullJob: (ns, job) => w('create', `imagepulljobs/${job.metadata.name ?? ''}`, () => imagePullJobs.createImagePullJob(ns, job)),
-      listImagePullJobs: (ns) => imagePullJobs.listImagePullJobs(ns),
-      deleteImagePullJob: (ns, name) => w('delete', `imagepulljobs/${name}`, () => imagePullJobs.deleteImagePullJob(ns, name)),
-    },
+    imagePullJobs:
+      imagePullJobs === undefined
+        ? undefined
+        : {
+            createImagePullJob: (ns, job) => w('create', `imagepulljobs/${job.metadata.name ?? ''}`, () => imagePullJobs.createImagePullJob(ns, job)),
+            listImagePullJobs: (ns) => imagePullJobs.listImagePullJobs(ns),
+            deleteImagePullJob: (ns, name) => w('delete', `imagepulljobs/${name}`, () => imagePullJobs.deleteImagePullJob(ns, name)),
+          },
   };
 }
 

@@ -1,9 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  ApiError, ConnectionError, apiErrorFromResponse, apiErrorFromStatus, isAlreadyExists, isConflict, isGone, isInvalid,
-  isNotFound,
-} from './api-error.ts';
+import { ApiError, ConnectionError, apiErrorFromResponse, apiErrorFromStatus, isAlreadyExists, isConflict, isGone, isInvalid, isNotFound } from './api-error.ts';
 import { retryAfterMsOf } from '../runtime/controller.ts';
 
 const status = (code: number, reason: string, message = 'msg', details: object = {}): string =>

@@ -43,13 +43,31 @@ export interface Status {
 
 /** Server reasons that are ours verbatim; the others are mapped below. */
 const KNOWN_REASONS: ReadonlySet<string> = new Set<ApiErrorReason>([
-  'NotFound', 'AlreadyExists', 'Conflict', 'Invalid', 'Gone', 'Forbidden', 'Unauthorized', 'BadRequest',
-  'TooManyRequests', 'ServerTimeout', 'InternalError', 'Timeout',
+  'NotFound',
+  'AlreadyExists',
+  'Conflict',
+  'Invalid',
+  'Gone',
+  'Forbidden',
+  'Unauthorized',
+  'BadRequest',
+  'TooManyRequests',
+  'ServerTimeout',
+  'InternalError',
+  'Timeout',
 ]);
 
 const REASON_BY_CODE: ReadonlyMap<number, ApiErrorReason> = new Map<number, ApiErrorReason>([
-  [400, 'BadRequest'], [401, 'Unauthorized'], [403, 'Forbidden'], [404, 'NotFound'], [409, 'Conflict'],
-  [410, 'Gone'], [422, 'Invalid'], [429, 'TooManyRequests'], [500, 'InternalError'], [503, 'Unavailable'],
+  [400, 'BadRequest'],
+  [401, 'Unauthorized'],
+  [403, 'Forbidden'],
+  [404, 'NotFound'],
+  [409, 'Conflict'],
+  [410, 'Gone'],
+  [422, 'Invalid'],
+  [429, 'TooManyRequests'],
+  [500, 'InternalError'],
+  [503, 'Unavailable'],
   [504, 'Timeout'],
 ]);
 

@@ -13,12 +13,29 @@ const CA = Buffer.from('-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-
 function kubeconfigFile(extraCluster = ''): string {
   const dir = mkdtempSync(join(tmpdir(), 'kc-'));
   const file = join(dir, 'config');
-  writeFileSync(file, [
-    'apiVersion: v1', 'kind: Config', 'current-context: c',
-    'clusters:', '- name: k', '  cluster:', '    server: https://127.0.0.1:6443', `    certificate-authority-data: ${CA}`, extraCluster,
-    'users:', '- name: u', '  user:', '    token: secret-token',
-    'contexts:', '- name: c', '  context: {cluster: k, user: u}',
-  ].filter((l) => l !== '').join('\n'));
+  writeFileSync(
+    file,
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'current-context: c',
+      'clusters:',
+      '- name: k',
+      '  cluster:',
+      '    server: https://127.0.0.1:6443',
+      `    certificate-authority-data: ${CA}`,
+      extraCluster,
+      'users:',
+      '- name: u',
+      '  user:',
+      '    token: secret-token',
+      'contexts:',
+      '- name: c',
+      '  context: {cluster: k, user: u}',
+    ]
+      .filter((l) => l !== '')
+      .join('\n'),
+  );
   return file;
 }
 
@@ -34,7 +51,10 @@ describe('KubeConfig without the generated API', () => {
     assert.equal(JSON.stringify(opts.headers), JSON.stringify({ Authorization: 'Bearer secret-token' }));
   });
 
-  for (const [proxy, agentClass] of [['socks5://127.0.0.1:1080', 'SocksProxyAgent'], ['http://127.0.0.1:3128', 'HttpsProxyAgent']] as const) {
+  for (const [proxy, agentClass] of [
+    ['socks5://127.0.0.1:1080', 'SocksProxyAgent'],
+    ['http://127.0.0.1:3128', 'HttpsProxyAgent'],
+  ] as const) {
     it(`accepts a cluster with proxy-url ${proxy}: the proxy agent is an inert stub, TLS and token still apply`, async () => {
       const kc = new (kubeConfigClass())();
       kc.loadFromFile(kubeconfigFile(`    proxy-url: ${proxy}`));

@@ -9,7 +9,8 @@ import { createRequire, registerHooks } from 'node:module';
 import type { KubeConfig } from '@kubernetes/client-node';
 
 const stub = (lines: readonly string[]): string => 'data:text/javascript,' + encodeURIComponent(lines.join('\n'));
-const unavailable = (what: string): string => `const unavailable = () => { throw new Error('${what} is not available in cloneset-controller: it talks to the API server through src/kube/transport.ts'); };`;
+const unavailable = (what: string): string =>
+  `const unavailable = () => { throw new Error('${what} is not available in cloneset-controller: it talks to the API server through src/kube/transport.ts'); };`;
 
 /**
  * What config.js imports, answered instead of the real module. The generated API serves only makeApiClient;
@@ -23,7 +24,11 @@ export const STUBS: Readonly<Record<string, string>> = {
     'export function createConfiguration() { unavailable(); }',
     'export class ServerConfiguration { constructor() { unavailable(); } }',
   ]),
-  undici: stub([unavailable('KubeConfig.applyToFetchOptions'), 'export class Agent { constructor() { unavailable(); } }', 'export class ProxyAgent { constructor() { unavailable(); } }']),
+  undici: stub([
+    unavailable('KubeConfig.applyToFetchOptions'),
+    'export class Agent { constructor() { unavailable(); } }',
+    'export class ProxyAgent { constructor() { unavailable(); } }',
+  ]),
   'socks-proxy-agent': stub(['export class SocksProxyAgent {}']),
   socks: stub([unavailable('a SOCKS proxy'), 'export const SocksClient = { createConnection: unavailable };']),
   hpagent: stub(['export class HttpProxyAgent {}', 'export class HttpsProxyAgent {}']),

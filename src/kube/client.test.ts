@@ -85,11 +85,10 @@ describe('KubeClient requests', () => {
     await client.get(PODS, 'ns', 'p');
     await client.get(NODES, undefined, 'n1');
     await client.list(CONFIGMAPS, undefined, { labelSelector: 'a=b' });
-    assert.deepEqual(seen.map((s) => `${s.method} ${s.url}`), [
-      'GET /api/v1/namespaces/ns/pods/p',
-      'GET /api/v1/nodes/n1',
-      'GET /api/v1/configmaps?labelSelector=a%3Db',
-    ]);
+    assert.deepEqual(
+      seen.map((s) => `${s.method} ${s.url}`),
+      ['GET /api/v1/namespaces/ns/pods/p', 'GET /api/v1/nodes/n1', 'GET /api/v1/configmaps?labelSelector=a%3Db'],
+    );
     assert.equal(seen[0]?.headers.authorization, 'Bearer secret-token');
     assert.equal(seen[0]?.headers['user-agent'], USER_AGENT);
     assert.match(USER_AGENT, /^cloneset-controller\/\d+\.\d+\.\d+/);
@@ -99,25 +98,34 @@ describe('KubeClient requests', () => {
     await client.patch(PODS, 'ns', 'p', { metadata: { labels: { a: 'b' } } }, 'merge');
     await client.patch(PODS, 'ns', 'p', { status: { conditions: [] } }, 'strategic', { subresource: 'status' });
     await client.patch(PODS, 'ns', 'p', [{ op: 'test', path: '/metadata/resourceVersion', value: '5' }], 'json');
-    assert.deepEqual(seen.map((s) => `${s.method} ${s.url} ${s.headers['content-type']}`), [
-      'PATCH /api/v1/namespaces/ns/pods/p application/merge-patch+json',
-      'PATCH /api/v1/namespaces/ns/pods/p/status application/strategic-merge-patch+json',
-      'PATCH /api/v1/namespaces/ns/pods/p application/json-patch+json',
-    ]);
+    assert.deepEqual(
+      seen.map((s) => `${s.method} ${s.url} ${s.headers['content-type']}`),
+      [
+        'PATCH /api/v1/namespaces/ns/pods/p application/merge-patch+json',
+        'PATCH /api/v1/namespaces/ns/pods/p/status application/strategic-merge-patch+json',
+        'PATCH /api/v1/namespaces/ns/pods/p application/json-patch+json',
+      ],
+    );
     assert.deepEqual(JSON.parse(seen[2]?.body ?? ''), [{ op: 'test', path: '/metadata/resourceVersion', value: '5' }]);
   });
 
   it('creates a binding on the pod named by the body, and updates with PUT', async () => {
     await client.create(PODS, 'ns', { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'p' }, target: { kind: 'Node', name: 'n' } }, { subresource: 'binding' });
     await client.update(PODS, 'ns', 'p', { metadata: { name: 'p' } }, { subresource: 'status' });
-    assert.deepEqual(seen.map((s) => `${s.method} ${s.url}`), ['POST /api/v1/namespaces/ns/pods/p/binding', 'PUT /api/v1/namespaces/ns/pods/p/status']);
+    assert.deepEqual(
+      seen.map((s) => `${s.method} ${s.url}`),
+      ['POST /api/v1/namespaces/ns/pods/p/binding', 'PUT /api/v1/namespaces/ns/pods/p/status'],
+    );
   });
 
   it('deletes with a UID precondition and propagation policy', async () => {
     await client.delete(PODS, 'ns', 'p', { preconditionUid: 'u-1', propagationPolicy: 'Background' });
     assert.equal(seen[0]?.method, 'DELETE');
     assert.deepEqual(JSON.parse(seen[0]?.body ?? ''), {
-      apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid: 'u-1' }, propagationPolicy: 'Background',
+      apiVersion: 'v1',
+      kind: 'DeleteOptions',
+      preconditions: { uid: 'u-1' },
+      propagationPolicy: 'Background',
     });
   });
 
@@ -139,7 +147,10 @@ describe('KubeClient requests', () => {
     };
     const all = await client.listAll(CONFIGMAPS, 'ns');
     assert.deepEqual(all, { items: [{ n: 1 }, { n: 2 }], resourceVersion: '10' });
-    assert.deepEqual(seen.map((s) => s.url), ['/api/v1/namespaces/ns/configmaps?limit=500', '/api/v1/namespaces/ns/configmaps?limit=500&continue=page2']);
+    assert.deepEqual(
+      seen.map((s) => s.url),
+      ['/api/v1/namespaces/ns/configmaps?limit=500', '/api/v1/namespaces/ns/configmaps?limit=500&continue=page2'],
+    );
   });
 
   it('maps each page as it arrives (an informer transform)', async () => {
@@ -179,7 +190,7 @@ describe('KubeClient requests', () => {
 });
 
 describe('KubeClient rate limits', () => {
-  it('draws from one bucket per resource kind: subresources share their kind\'s, lists and watches use the cache\'s', async () => {
+  it("draws from one bucket per resource kind: subresources share their kind's, lists and watches use the cache's", async () => {
     const fresh = await KubeClient.fromKubeConfig(kubeConfigFor(base), { qps: 1000, burst: 1000 });
     try {
       await fresh.create(PODS, 'ns', { metadata: { name: 'p' } });
@@ -206,7 +217,10 @@ describe('KubeClient.watch', () => {
     };
     const events: WatchEvent[] = [];
     await client.watch(CONFIGMAPS, 'ns', { resourceVersion: '4', timeoutSeconds: 300, allowWatchBookmarks: true }, (e) => events.push(e), new AbortController().signal);
-    assert.deepEqual(events.map((e) => e.type), ['ADDED', 'BOOKMARK']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['ADDED', 'BOOKMARK'],
+    );
     const q = new URL(seen[0]?.url ?? '', base).searchParams;
     assert.deepEqual([q.get('watch'), q.get('resourceVersion'), q.get('timeoutSeconds'), q.get('allowWatchBookmarks')], ['true', '4', '300', 'true']);
   });
@@ -233,7 +247,10 @@ describe('KubeClient.watch', () => {
 
   it('rejects with Gone for an HTTP 410', async () => {
     handler = (_req, res) => json(res, 410, { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version: 1 (100)' });
-    await assert.rejects(client.watch(PODS, 'ns', { resourceVersion: '1', timeoutSeconds: 300, allowWatchBookmarks: true }, () => undefined, new AbortController().signal), (e: unknown) => isGone(e));
+    await assert.rejects(
+      client.watch(PODS, 'ns', { resourceVersion: '1', timeoutSeconds: 300, allowWatchBookmarks: true }, () => undefined, new AbortController().signal),
+      (e: unknown) => isGone(e),
+    );
   });
 });
 
@@ -269,12 +286,17 @@ describe('loadKubeConfig', () => {
   it('reads the file named by KUBECONFIG', () => {
     const dir = mkdtempSync(join(tmpdir(), 'kc-'));
     const file = join(dir, 'config');
-    writeFileSync(file, [
-      'apiVersion: v1', 'kind: Config', 'current-context: c',
-      'clusters: [{name: k, cluster: {server: "https://10.0.0.1:6443"}}]',
-      'users: [{name: u, user: {token: t}}]',
-      'contexts: [{name: c, context: {cluster: k, user: u}}]',
-    ].join('\n'));
+    writeFileSync(
+      file,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'current-context: c',
+        'clusters: [{name: k, cluster: {server: "https://10.0.0.1:6443"}}]',
+        'users: [{name: u, user: {token: t}}]',
+        'contexts: [{name: c, context: {cluster: k, user: u}}]',
+      ].join('\n'),
+    );
     assert.equal(loadKubeConfig(undefined, { KUBECONFIG: file }).getCurrentCluster()?.server, 'https://10.0.0.1:6443');
     assert.throws(() => loadKubeConfig(undefined, { KUBECONFIG: join(dir, 'missing') }), /no kubeconfig found at .*missing \(from KUBECONFIG\)/);
   });

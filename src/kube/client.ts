@@ -84,9 +84,7 @@ export interface DeleteOptions {
   gracePeriodSeconds?: number;
 }
 
-export type WatchEvent =
-  | { type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK'; object: KubeObject }
-  | { type: 'ERROR'; object: unknown };
+export type WatchEvent = { type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK'; object: KubeObject } | { type: 'ERROR'; object: unknown };
 
 const WATCH_TYPES: ReadonlySet<string> = new Set(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR']);
 
@@ -130,7 +128,9 @@ export class KubeClient {
   constructor(transport: HttpTransport, limits: RateLimits, opts: Omit<ClientOptions, 'qps' | 'burst' | 'userAgent'> = {}, signal?: AbortSignal) {
     const policy = { ...DEFAULT_REQUEST_POLICY, ...opts.policy };
     this.#s = {
-      transport, limits, policy,
+      transport,
+      limits,
+      policy,
       budget: new RetryBudget(policy.budgetCapacity, policy.budgetRatio),
       metrics: opts.metrics ?? NO_METRICS,
       random: opts.random ?? Math.random,
@@ -274,7 +274,11 @@ export class KubeClient {
    * Lists every page (`limit` 500 + `continue`). If the continue token expires mid-way (410), falls back to
    * one unpaginated list, as client-go's pager does. Returns the items and the list's resourceVersion.
    */
-  async listAll<T>(r: ResourceRef, ns: string | undefined, opts: { labelSelector?: string; fieldSelector?: string; pageSize?: number; map?: (item: T) => T } = {}): Promise<{ items: T[]; resourceVersion: string }> {
+  async listAll<T>(
+    r: ResourceRef,
+    ns: string | undefined,
+    opts: { labelSelector?: string; fieldSelector?: string; pageSize?: number; map?: (item: T) => T } = {},
+  ): Promise<{ items: T[]; resourceVersion: string }> {
     // `map` runs on each page as it arrives (an informer's transform), so only one page of whole objects is ever
     // held: 10 000 pods listed whole at once cost ~100 MiB more peak memory than page by page.
     const { pageSize = LIST_PAGE_SIZE, map, ...selectors } = opts;

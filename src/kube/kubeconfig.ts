@@ -68,7 +68,5 @@ export function loadKubeConfig(path?: string, env: NodeJS.ProcessEnv = process.e
     kc.loadFromCluster();
     return validated(kc, 'in-cluster service account');
   }
-  throw new KubeConfigError(
-    `no kubeconfig found at ${home}; pass --kubeconfig or set KUBECONFIG (or run in a pod with a service account)`,
-  );
+  throw new KubeConfigError(`no kubeconfig found at ${home}; pass --kubeconfig or set KUBECONFIG (or run in a pod with a service account)`);
 }

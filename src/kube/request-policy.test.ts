@@ -91,7 +91,11 @@ describe('retry decisions', () => {
   it('honours Retry-After seconds on 429 and 5xx for every method, capped', () => {
     assert.deepEqual(retryDecision(p, 'POST', { kind: 'status', status: 429, retryAfter: '3' }, 0, 0.5), { retry: true, delayMs: 3000, why: 'HTTP 429 with Retry-After' });
     assert.equal(retryDecision(p, 'PATCH', { kind: 'status', status: 500, retryAfter: '1' }, 0, 0).retry, true);
-    assert.deepEqual(retryDecision(p, 'GET', { kind: 'status', status: 503, retryAfter: '3600' }, 0, 0), { retry: true, delayMs: p.maxRetryAfterMs, why: 'HTTP 503 with Retry-After' });
+    assert.deepEqual(retryDecision(p, 'GET', { kind: 'status', status: 503, retryAfter: '3600' }, 0, 0), {
+      retry: true,
+      delayMs: p.maxRetryAfterMs,
+      why: 'HTTP 503 with Retry-After',
+    });
     assert.deepEqual(retryDecision(p, 'GET', { kind: 'status', status: 429, retryAfterSeconds: 2 }, 0, 0), { retry: true, delayMs: 2000, why: 'HTTP 429 with Retry-After' });
   });
 
@@ -101,9 +105,21 @@ describe('retry decisions', () => {
     assert.equal(retryDecision(p, 'GET', { kind: 'status', status: 504 }, 0, 0).retry, true);
     assert.equal(retryDecision(p, 'GET', { kind: 'status', status: 500 }, 0, 0).retry, false);
     assert.equal(retryDecision(p, 'GET', { kind: 'status', status: 409 }, 0, 0).retry, false);
-    assert.deepEqual([0, 1, 2, 10].map((n) => backoffMs(p, n, 0)), [125, 250, 500, p.backoffMaxMs / 2]);
+    assert.deepEqual(
+      [0, 1, 2, 10].map((n) => backoffMs(p, n, 0)),
+      [125, 250, 500, p.backoffMaxMs / 2],
+    );
     // half of each step (250 ms doubling, at most 8 s) is fixed, the other half scaled by the random draw
-    assert.deepEqual([[0, 0.5], [0, 0.999], [3, 0.5], [5, 0.999], [30, 0.25]].map(([n = 0, r = 0]) => backoffMs(p, n, r)), [187.5, 249.875, 1500, 7996, 5000]);
+    assert.deepEqual(
+      [
+        [0, 0.5],
+        [0, 0.999],
+        [3, 0.5],
+        [5, 0.999],
+        [30, 0.25],
+      ].map(([n = 0, r = 0]) => backoffMs(p, n, r)),
+      [187.5, 249.875, 1500, 7996, 5000],
+    );
   });
 
   it('retries a write after a connection failure only when the server cannot have received it', () => {
@@ -176,9 +192,15 @@ describe('KubeClient request policy', () => {
     const client = await clientWith();
     handler = (req, res, n) => (req.method === 'POST' || n === 2 ? res.socket?.destroy() : ok(res));
     await assert.rejects(client.create(PODS, 'ns', { metadata: { name: 'p' } }), (e: unknown) => e instanceof ConnectionError && !e.notReceived);
-    assert.deepEqual(seen.map((s) => s.method), ['POST']);
+    assert.deepEqual(
+      seen.map((s) => s.method),
+      ['POST'],
+    );
     await client.get(PODS, 'ns', 'p');
-    assert.deepEqual(seen.map((s) => s.method), ['POST', 'GET', 'GET']);
+    assert.deepEqual(
+      seen.map((s) => s.method),
+      ['POST', 'GET', 'GET'],
+    );
   });
 
   it('retries a create the server never received (connection refused) once the server is back', async () => {
@@ -198,7 +220,10 @@ describe('KubeClient request policy', () => {
     later.listen(port, '127.0.0.1');
     try {
       await created;
-      assert.deepEqual(seen.map((s) => s.method), ['POST']);
+      assert.deepEqual(
+        seen.map((s) => s.method),
+        ['POST'],
+      );
     } finally {
       later.close();
       later.closeAllConnections();
@@ -229,13 +254,18 @@ describe('KubeClient request policy', () => {
     await view.get(PODS, 'ns', 'p');
     left = 0;
     await assert.rejects(view.patch(PODS, 'ns', 'p', {}, 'merge'), (e: unknown) => e instanceof FenceDeadlineError && /not sent/.test(e.message));
-    assert.deepEqual(seen.map((s) => s.method), ['GET']);
+    assert.deepEqual(
+      seen.map((s) => s.method),
+      ['GET'],
+    );
   });
 
   it('a write queued for a socket past its fence deadline is never sent, even once sockets free up', async () => {
     const client = await clientWith({ qps: 1000, burst: 1000 });
     const release: (() => void)[] = [];
-    handler = (_req, res) => { release.push(() => ok(res)); }; // every socket of the pool is held by a slow request
+    handler = (_req, res) => {
+      release.push(() => ok(res));
+    }; // every socket of the pool is held by a slow request
     const slow = Array.from({ length: 32 }, (_, i) => client.get(PODS, 'ns', `slow-${i}`));
     while (seen.length < 32) await new Promise((r) => setTimeout(r, 5));
     const fenced = client.fenced(new AbortController().signal, { fence: () => 100 });
@@ -244,7 +274,11 @@ describe('KubeClient request policy', () => {
     for (const r of release) r();
     await Promise.all(slow);
     await client.get(PODS, 'ns', 'after'); // a later request goes through the freed pool
-    assert.deepEqual(seen.filter((s) => s.url.includes('late')), [], 'the fenced write never reached the server');
+    assert.deepEqual(
+      seen.filter((s) => s.url.includes('late')),
+      [],
+      'the fenced write never reached the server',
+    );
   });
 
   it('a write without an answer by its fence deadline has its socket destroyed', async () => {
@@ -260,7 +294,9 @@ describe('KubeClient request policy', () => {
   it('an `unsent` abort drops requests waiting for a token but lets the one on the wire finish', async () => {
     const client = await clientWith({ qps: 1, burst: 1 });
     let release: (() => void) | undefined;
-    handler = (_req, res) => { release = () => ok(res); };
+    handler = (_req, res) => {
+      release = () => ok(res);
+    };
     const stopping = new AbortController();
     const view = client.fenced(new AbortController().signal, { unsent: stopping.signal });
     const first = view.patch(PODS, 'ns', 'a', {}, 'merge');
@@ -303,17 +339,31 @@ describe('watch idle detection', () => {
       // then silence: a half-open connection
     };
     const stop = new AbortController();
-    const done = runWatcher({
-      source: {
-        list: () => client.listAll<KubeObject>(CONFIGMAPS, 'ns'),
-        watch: (rv, t, onEvent, signal) => client.watch(CONFIGMAPS, 'ns', { resourceVersion: rv, timeoutSeconds: t, allowWatchBookmarks: true }, onEvent, signal),
+    const done = runWatcher(
+      {
+        source: {
+          list: () => client.listAll<KubeObject>(CONFIGMAPS, 'ns'),
+          watch: (rv, t, onEvent, signal) => client.watch(CONFIGMAPS, 'ns', { resourceVersion: rv, timeoutSeconds: t, allowWatchBookmarks: true }, onEvent, signal),
+        },
+        sink: () => undefined,
+        log: () => undefined,
+        now: () => performance.now(),
+        sleep: (ms, signal) =>
+          new Promise((r) => {
+            const t = setTimeout(r, ms);
+            signal.addEventListener(
+              'abort',
+              () => {
+                clearTimeout(t);
+                r(undefined);
+              },
+              { once: true },
+            );
+          }),
+        random: () => 0,
       },
-      sink: () => undefined,
-      log: () => undefined,
-      now: () => performance.now(),
-      sleep: (ms, signal) => new Promise((r) => { const t = setTimeout(r, ms); signal.addEventListener('abort', () => { clearTimeout(t); r(undefined); }, { once: true }); }),
-      random: () => 0,
-    }, stop.signal);
+      stop.signal,
+    );
     const watches = (): string[] => seen.filter((s) => s.url.includes('watch=true')).map((s) => new URL(s.url, base).searchParams.get('resourceVersion') ?? '');
     const deadline = performance.now() + 5000;
     while (watches().length < 2 && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20));

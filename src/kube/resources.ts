@@ -17,14 +17,20 @@ export const EVENTS: ResourceRef = { group: '', version: 'v1', plural: 'events',
 export const NODES: ResourceRef = { group: '', version: 'v1', plural: 'nodes', namespaced: false };
 export const NAMESPACES: ResourceRef = { group: '', version: 'v1', plural: 'namespaces', namespaced: false };
 export const CONTROLLER_REVISIONS: ResourceRef = {
-  group: 'apps', version: 'v1', plural: 'controllerrevisions', namespaced: true,
+  group: 'apps',
+  version: 'v1',
+  plural: 'controllerrevisions',
+  namespaced: true,
 };
 export const CLONESETS: ResourceRef = { group: 'apps.kruise.io', version: 'v1alpha1', plural: 'clonesets', namespaced: true };
 /** The storage version: the controller watches it (no conversion on the API server) and writes status through it. */
 export const CLONESETS_V1BETA1: ResourceRef = { ...CLONESETS, version: 'v1beta1' };
 export const LEASES: ResourceRef = { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespaced: true };
 export const CRDS: ResourceRef = {
-  group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', namespaced: false,
+  group: 'apiextensions.k8s.io',
+  version: 'v1',
+  plural: 'customresourcedefinitions',
+  namespaced: false,
 };
 
 /** "v1" or "apps/v1": the apiVersion of objects of this resource. */

@@ -92,7 +92,10 @@ function toRequirements(selector: LabelSelector): { reqs: Requirement[]; errors:
     reqs.push({ key: expr.key, op: expr.operator, values });
   });
   // Stable sort by key, like Go's sort of ByKey for the usual (short) selectors.
-  const sorted = reqs.map((r, i) => ({ r, i })).sort((a, b) => byteCompare(a.r.key, b.r.key) || a.i - b.i).map((x) => x.r);
+  const sorted = reqs
+    .map((r, i) => ({ r, i }))
+    .sort((a, b) => byteCompare(a.r.key, b.r.key) || a.i - b.i)
+    .map((x) => x.r);
   return { reqs: sorted, errors };
 }
 
@@ -133,11 +136,16 @@ export function matchesLabelSelector(selector: LabelSelector | undefined | null,
 function requirementString(r: Requirement): string {
   const values = r.values.length === 1 ? (r.values[0] ?? '') : [...r.values].sort(byteCompare).join(',');
   switch (r.op) {
-    case 'Equals': return `${r.key}=${values}`;
-    case 'In': return `${r.key} in (${values})`;
-    case 'NotIn': return `${r.key} notin (${values})`;
-    case 'Exists': return r.key;
-    case 'DoesNotExist': return `!${r.key}`;
+    case 'Equals':
+      return `${r.key}=${values}`;
+    case 'In':
+      return `${r.key} in (${values})`;
+    case 'NotIn':
+      return `${r.key} notin (${values})`;
+    case 'Exists':
+      return r.key;
+    case 'DoesNotExist':
+      return `!${r.key}`;
   }
 }
 

@@ -19,7 +19,10 @@ describe('TokenBucket', () => {
     const time = fakeTime();
     const bucket = new TokenBucket(10, 3, time);
     const waits = [1, 2, 3, 4, 5].map(() => bucket.reserve());
-    assert.deepEqual(waits.map((w) => Math.round(w)), [0, 0, 0, 100, 200]);
+    assert.deepEqual(
+      waits.map((w) => Math.round(w)),
+      [0, 0, 0, 100, 200],
+    );
   });
 
   it('refills with time, up to the burst', () => {

@@ -163,12 +163,13 @@ export class Transport implements HttpTransport {
         });
         res.on('error', fail);
       });
-      const deadline = timeoutMs !== undefined && timeoutMs > 0
-        ? setTimeout(() => {
-          fail(new Error(`no complete answer within ${timeoutMs / 1000}s (--kube-api-request-timeout)`));
-          req.destroy();
-        }, timeoutMs)
-        : undefined;
+      const deadline =
+        timeoutMs !== undefined && timeoutMs > 0
+          ? setTimeout(() => {
+              fail(new Error(`no complete answer within ${timeoutMs / 1000}s (--kube-api-request-timeout)`));
+              req.destroy();
+            }, timeoutMs)
+          : undefined;
       if (deadline === undefined) req.setTimeout(REQUEST_IDLE_TIMEOUT_MS, () => req.destroy(new Error(`no answer within ${REQUEST_IDLE_TIMEOUT_MS / 1000}s`)));
       // A request still waiting for a socket has not been written: destroying it means it is never sent.
       req.once('socket', () => {
@@ -181,10 +182,16 @@ export class Transport implements HttpTransport {
         }
         onWire = true;
       });
-      const fence = fenceAt === undefined ? undefined : setTimeout(() => {
-        settle(() => reject(new FenceDeadlineError(what, onWire)));
-        req.destroy();
-      }, Math.max(0, fenceAt - performance.now()));
+      const fence =
+        fenceAt === undefined
+          ? undefined
+          : setTimeout(
+              () => {
+                settle(() => reject(new FenceDeadlineError(what, onWire)));
+                req.destroy();
+              },
+              Math.max(0, fenceAt - performance.now()),
+            );
       signal?.addEventListener('abort', onAbort, { once: true });
       req.on('error', fail);
       req.end(body?.data);

@@ -87,7 +87,11 @@ async function rollout(s: Session, flags: Flags, io: Io): Promise<void> {
         const rev = ownedRevisions(cs, revs.items).find((r) => r.revision === flags.revision);
         if (rev === undefined) throw new PluginError(`unable to find the specified revision ${flags.revision} of cloneset "${name}"; see kubectl cloneset rollout history ${name}`);
         const view = { revision: rev.revision, name: rev.metadata.name, template: templateFromRevision(rev) };
-        io.out(flags.output === 'json' ? `${JSON.stringify(view, null, 2)}\n` : `${OBJECT_PREFIX}/${name} with revision #${rev.revision} (${rev.metadata.name ?? ''})\n${stringify({ 'Pod Template': view.template })}`);
+        io.out(
+          flags.output === 'json'
+            ? `${JSON.stringify(view, null, 2)}\n`
+            : `${OBJECT_PREFIX}/${name} with revision #${rev.revision} (${rev.metadata.name ?? ''})\n${stringify({ 'Pod Template': view.template })}`,
+        );
         return;
       }
       const rows = historyRows(cs, revs.items);
@@ -156,7 +160,14 @@ async function runCommand(s: Session, command: string, flags: Flags, io: Io): Pr
         return;
       }
       const name = nameArg(flags.positionals, 1, 'kubectl cloneset get NAME [--watch] [-o json|yaml|wide]');
-      await getCommand(s, name, { watch: flags.watch ?? false, output: flags.output, tty: io.tty, ...(io.terminal !== undefined ? { terminal: io.terminal } : {}), write: io.out, signal: io.signal });
+      await getCommand(s, name, {
+        watch: flags.watch ?? false,
+        output: flags.output,
+        tty: io.tty,
+        ...(io.terminal !== undefined ? { terminal: io.terminal } : {}),
+        write: io.out,
+        signal: io.signal,
+      });
       return;
     }
     case 'plan': {
@@ -294,26 +305,30 @@ if (import.meta.main) {
     throw e;
   });
   const { stdin, stdout } = process;
-  const terminal: Terminal | undefined = stdout.isTTY ? {
-    size: () => ({ columns: stdout.columns, rows: stdout.rows }),
-    onResize: (redraw) => {
-      stdout.on('resize', redraw);
-      return () => stdout.off('resize', redraw);
-    },
-    ...(stdin.isTTY ? {
-      onKey: (key: (k: string) => void) => {
-        const onData = (d: Buffer): void => key(d.toString('utf8'));
-        stdin.setRawMode(true);
-        stdin.on('data', onData);
-        stdin.resume();
-        return () => {
-          stdin.off('data', onData);
-          stdin.setRawMode(false);
-          stdin.pause();
-        };
-      },
-    } : {}),
-  } : undefined;
+  const terminal: Terminal | undefined = stdout.isTTY
+    ? {
+        size: () => ({ columns: stdout.columns, rows: stdout.rows }),
+        onResize: (redraw) => {
+          stdout.on('resize', redraw);
+          return () => stdout.off('resize', redraw);
+        },
+        ...(stdin.isTTY
+          ? {
+              onKey: (key: (k: string) => void) => {
+                const onData = (d: Buffer): void => key(d.toString('utf8'));
+                stdin.setRawMode(true);
+                stdin.on('data', onData);
+                stdin.resume();
+                return () => {
+                  stdin.off('data', onData);
+                  stdin.setRawMode(false);
+                  stdin.pause();
+                };
+              },
+            }
+          : {}),
+      }
+    : undefined;
   const code = await run(process.argv.slice(2), {
     out: (t) => stdout.write(t),
     err: (t) => process.stderr.write(t),

@@ -30,8 +30,23 @@ const VALUES_OF: Readonly<Record<string, readonly string[]>> = {
   '--mode': ['auto', 'recreate', 'in-place'],
   '--cloneset-surge-rule': ['sustained', 'kruise'],
 };
-const TAKES_VALUE = new Set(['-n', '--namespace', '--context', '--kubeconfig', '-o', '--output', '-l', '--selector', '--timeout', '--revision',
-  '--to-revision', '--mode', '--replicas', '--feature-gates', '--cloneset-surge-rule']);
+const TAKES_VALUE = new Set([
+  '-n',
+  '--namespace',
+  '--context',
+  '--kubeconfig',
+  '-o',
+  '--output',
+  '-l',
+  '--selector',
+  '--timeout',
+  '--revision',
+  '--to-revision',
+  '--mode',
+  '--replicas',
+  '--feature-gates',
+  '--cloneset-surge-rule',
+]);
 
 const startingWith = (prefix: string, words: readonly string[]): string[] => words.filter((w) => w.startsWith(prefix));
 
@@ -76,7 +91,7 @@ export function completionScript(shell: string): string | undefined {
     return [
       '# bash completion for kubectl-cloneset: source <(kubectl-cloneset completion bash)',
       '_kubectl_cloneset() {',
-      '  local IFS=$\'\\n\'',
+      "  local IFS=$'\\n'",
       // biome-ignore lint/suspicious/noTemplateCurlyInString: shell code of the completion script, not a JavaScript template
       '  COMPREPLY=($(kubectl-cloneset __complete "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null | grep -v "^:"))',
       '}',

@@ -36,9 +36,19 @@ const nameOf = (p: Pod): string => p.metadata.name ?? '';
 export function describeAction(a: PlanAction): string {
   switch (a.kind) {
     case 'CreatePods':
-      return a.pods.map((p) => `create pod ${p.pod.metadata.name ?? p.pod.metadata.generateName ?? ''} at revision ${p.revision}${p.pvcs.length > 0 ? ` with PVCs ${p.pvcs.map((c) => c.metadata.name ?? '').join(', ')}` : ''}`).join('\n');
+      return a.pods
+        .map(
+          (p) =>
+            `create pod ${p.pod.metadata.name ?? p.pod.metadata.generateName ?? ''} at revision ${p.revision}${p.pvcs.length > 0 ? ` with PVCs ${p.pvcs.map((c) => c.metadata.name ?? '').join(', ')}` : ''}`,
+        )
+        .join('\n');
     case 'DeletePods':
-      return a.pods.map((p) => `delete pod ${p.pod.name} (${p.cause === 'ScaleIn' ? 'scale in' : 'specified for deletion'})${p.pvcNames.length > 0 ? ` and its PVCs ${p.pvcNames.join(', ')}` : ''}`).join('\n');
+      return a.pods
+        .map(
+          (p) =>
+            `delete pod ${p.pod.name} (${p.cause === 'ScaleIn' ? 'scale in' : 'specified for deletion'})${p.pvcNames.length > 0 ? ` and its PVCs ${p.pvcNames.join(', ')}` : ''}`,
+        )
+        .join('\n');
     case 'AdoptPod':
       return `adopt pod ${a.pod.name}: add the CloneSet's controller owner reference`;
     case 'ReleasePod':
@@ -54,7 +64,12 @@ export function describeAction(a: PlanAction): string {
     case 'MarkPodNotReadyForInPlaceUpdate':
       return `mark pod ${a.pod.name} not ready (InPlaceUpdateReady=False) before updating it in place to ${a.revision}`;
     case 'UpdatePodInPlace': {
-      const step = { update: 'update in place', finishGrace: 'apply the in-place update after its grace period', nextBatch: 'update the next container batch in place', dropGrace: 'drop the stale grace period' }[a.step];
+      const step = {
+        update: 'update in place',
+        finishGrace: 'apply the in-place update after its grace period',
+        nextBatch: 'update the next container batch in place',
+        dropGrace: 'drop the stale grace period',
+      }[a.step];
       return `${step}: pod ${a.pod.name} → ${a.revision}${a.resize !== undefined ? ' (with a resize)' : ''}`;
     }
     case 'FailUpdate':
@@ -157,7 +172,12 @@ export function explainUpdate(s: Snapshot, revisions: ResolvedRevisions, cfg: Pl
   const unavailable = claimed.filter((p) => !isPodAvailable(p, minReady, s.nowMs));
   const waiting = claimed.filter((p) => revisionMatches(p, revisions.update.name) === diff.updateNum < 0);
   const excluded = waiting.filter((p) => lifecycleStateOf(p) === 'PreparingDelete' || inGracePeriod(p));
-  const ordered = orderUpdateCandidates(waiting.filter((p) => !excluded.includes(p)), claimed, cs, s.nowMs);
+  const ordered = orderUpdateCandidates(
+    waiting.filter((p) => !excluded.includes(p)),
+    claimed,
+    cs,
+    s.nowMs,
+  );
   const marked = (p: Pod): boolean => p.metadata.labels?.[LABEL_SPECIFIED_DELETE] !== undefined;
   const candidates = [...ordered.filter(marked), ...ordered.filter((p) => !marked(p))];
   const next = new Set(podsUpdatedBy(actions));
@@ -166,24 +186,34 @@ export function explainUpdate(s: Snapshot, revisions: ResolvedRevisions, cfg: Pl
   if (paused) blockers.push(`paused: updateStrategy.paused is true, no pod is updated (resume: kubectl cloneset rollout resume ${cs.metadata.name ?? ''})`);
   const updatedCount = claimed.filter((p) => revisionMatches(p, revisions.update.name)).length;
   if (!paused && diff.updateNum === 0 && limits.partition > 0 && updatedCount < claimed.length) {
-    blockers.push(`partition: ${limits.partition} pods stay on the current revision ${revisions.current.name} (${updatedCount} of ${claimed.length} updated, as the partition asks); lower spec.updateStrategy.partition to go on`);
+    blockers.push(
+      `partition: ${limits.partition} pods stay on the current revision ${revisions.current.name} (${updatedCount} of ${claimed.length} updated, as the partition asks); lower spec.updateStrategy.partition to go on`,
+    );
   }
   if (!paused && diff.updateNum !== 0) {
     const want = Math.min(Math.abs(diff.updateNum), candidates.length);
     if (next.size < want) {
       const names = unavailable.map(nameOf);
       const taken = next.size > 0 ? ` and ${next.size} taken down by this pass` : '';
-      blockers.push(`maxUnavailable: a budget of ${diff.updateMaxUnavailable} unavailable pods (maxUnavailable ${limits.maxUnavailable}${limits.maxSurge > 0 ? ' + surge pods' : ''}); ${unavailable.length} unavailable now${names.length > 0 ? ` (${names.join(', ')})` : ''}${taken}: ${want - next.size} more pod(s) wait until pods become available${minReady > 0 ? ` (minReadySeconds ${minReady})` : ''}`);
+      blockers.push(
+        `maxUnavailable: a budget of ${diff.updateMaxUnavailable} unavailable pods (maxUnavailable ${limits.maxUnavailable}${limits.maxSurge > 0 ? ' + surge pods' : ''}); ${unavailable.length} unavailable now${names.length > 0 ? ` (${names.join(', ')})` : ''}${taken}: ${want - next.size} more pod(s) wait until pods become available${minReady > 0 ? ` (minReadySeconds ${minReady})` : ''}`,
+      );
     }
     for (const p of excluded) {
-      blockers.push(inGracePeriod(p) ? `grace period: pod ${nameOf(p)} waits out inPlaceUpdateStrategy.gracePeriodSeconds before its in-place update is applied` : `pod ${nameOf(p)} is PreparingDelete: it is not updated`);
+      blockers.push(
+        inGracePeriod(p)
+          ? `grace period: pod ${nameOf(p)} waits out inPlaceUpdateStrategy.gracePeriodSeconds before its in-place update is applied`
+          : `pod ${nameOf(p)} is PreparingDelete: it is not updated`,
+      );
     }
   }
   const hooks = cs.spec.lifecycle;
   for (const p of claimed) {
     const state = lifecycleStateOf(p);
-    if (state === 'PreparingDelete' && isHooked(hooks?.preDelete, p)) blockers.push(`lifecycle hook preDelete: pod ${nameOf(p)} waits in PreparingDelete until its hook labels/finalizers are removed`);
-    if (state === 'PreparingUpdate' && isHooked(hooks?.inPlaceUpdate, p)) blockers.push(`lifecycle hook inPlaceUpdate: pod ${nameOf(p)} waits in PreparingUpdate until its hook labels/finalizers are removed`);
+    if (state === 'PreparingDelete' && isHooked(hooks?.preDelete, p))
+      blockers.push(`lifecycle hook preDelete: pod ${nameOf(p)} waits in PreparingDelete until its hook labels/finalizers are removed`);
+    if (state === 'PreparingUpdate' && isHooked(hooks?.inPlaceUpdate, p))
+      blockers.push(`lifecycle hook inPlaceUpdate: pod ${nameOf(p)} waits in PreparingUpdate until its hook labels/finalizers are removed`);
     if (state === 'PreparingNormal' && isHooked(hooks?.preNormal, p)) blockers.push(`lifecycle hook preNormal: pod ${nameOf(p)} waits in PreparingNormal`);
   }
   if (diff.scaleUpNum > diff.scaleUpLimit) blockers.push(`scaleStrategy.maxUnavailable: ${diff.scaleUpNum} pods are missing, ${diff.scaleUpLimit} may be created now`);
@@ -191,7 +221,12 @@ export function explainUpdate(s: Snapshot, revisions: ResolvedRevisions, cfg: Pl
     if ((c.type === 'FailedUpdate' || c.type === 'FailedScale') && c.status === 'True') blockers.push(`${c.type} condition: ${c.message ?? ''}`);
   }
   return {
-    limits: { partition: limits.partition, maxUnavailable: limits.maxUnavailable, maxSurge: limits.maxSurge, ...(input.scaleMaxUnavailable !== undefined ? { scaleMaxUnavailable: limits.scaleMaxUnavailable } : {}) },
+    limits: {
+      partition: limits.partition,
+      maxUnavailable: limits.maxUnavailable,
+      maxSurge: limits.maxSurge,
+      ...(input.scaleMaxUnavailable !== undefined ? { scaleMaxUnavailable: limits.scaleMaxUnavailable } : {}),
+    },
     diff,
     unavailable: unavailable.map(nameOf),
     // Without an update to make (done, or held by the partition) no pod is waiting for one.

@@ -36,7 +36,11 @@ export interface Flags {
 
 /** Boolean flags and their one-letter forms. */
 const BOOLEAN_FLAGS: Readonly<Record<string, string | undefined>> = {
-  watch: 'w', help: 'h', version: undefined, 'all-namespaces': 'A', 'cloneset-scaling-exclude-preparing-delete': undefined,
+  watch: 'w',
+  help: 'h',
+  version: undefined,
+  'all-namespaces': 'A',
+  'cloneset-scaling-exclude-preparing-delete': undefined,
 };
 
 /**

@@ -40,7 +40,10 @@ export interface GetOptions {
 const ALT_SCREEN_ON = '\x1b[?1049h\x1b[?25l\x1b[H\x1b[2J';
 const ALT_SCREEN_OFF = '\x1b[?25h\x1b[?1049l';
 
-const ownedBy = (uid: string) => (o: KubeObject): boolean => controllerRefOf(o)?.uid === uid;
+const ownedBy =
+  (uid: string) =>
+  (o: KubeObject): boolean =>
+    controllerRefOf(o)?.uid === uid;
 
 function render(view: CloneSetView, opts: GetOptions, fit?: { readonly columns: number; readonly rows: number }): string {
   if (opts.output === 'json') return JSON.stringify(view, null, 2);
@@ -97,12 +100,20 @@ async function watchView(s: Session, name: string, selector: string, opts: GetOp
     last = text;
     if (size !== undefined) {
       const hint = clip('(q or Ctrl-C to quit)', size.columns);
-      opts.write(`\x1b[H${text.split('\n').map((l) => `${l}\x1b[K`).join('\r\n')}\x1b[J\x1b[${size.rows};1H\x1b[90m${hint}\x1b[0m`);
+      opts.write(
+        `\x1b[H${text
+          .split('\n')
+          .map((l) => `${l}\x1b[K`)
+          .join('\r\n')}\x1b[J\x1b[${size.rows};1H\x1b[90m${hint}\x1b[0m`,
+      );
     } else opts.write(`${text}\n\n`);
   };
   const schedule = (): void => {
     if (pending !== undefined) return;
-    pending = setTimeout(() => { pending = undefined; draw(false); }, 100);
+    pending = setTimeout(() => {
+      pending = undefined;
+      draw(false);
+    }, 100);
   };
   const handlers = { onAdd: schedule, onUpdate: schedule, onDelete: schedule };
   cloneSets.addHandlers(handlers);
@@ -117,7 +128,12 @@ async function watchView(s: Session, name: string, selector: string, opts: GetOp
     cleanups.push(() => opts.write(ALT_SCREEN_OFF));
     cleanups.push(screen.onResize(() => draw(true)));
     // Raw mode turns Ctrl-C into a key: it ends the view like q.
-    if (screen.onKey !== undefined) cleanups.push(screen.onKey((k) => { if (k === 'q' || k === 'Q' || k === '\x03') stop.abort(); }));
+    if (screen.onKey !== undefined)
+      cleanups.push(
+        screen.onKey((k) => {
+          if (k === 'q' || k === 'Q' || k === '\x03') stop.abort();
+        }),
+      );
   }
   let ticker: ReturnType<typeof setInterval> | undefined;
   try {
@@ -177,6 +193,15 @@ export async function listCommand(s: Session, opts: ListOptions): Promise<void> 
     return opts.write(opts.allNamespaces ? 'No resources found\n' : `No resources found in ${s.namespace} namespace.\n`);
   }
   const header = [...(opts.allNamespaces ? ['NAMESPACE'] : []), 'NAME', 'DESIRED', 'UPDATED', 'READY', 'AVAILABLE', 'STATUS', 'AGE'];
-  const cells = rows.map((r) => [...(opts.allNamespaces ? [r.namespace] : []), r.name, String(r.desired), String(r.updated), String(r.ready), String(r.available), r.status, r.age]);
+  const cells = rows.map((r) => [
+    ...(opts.allNamespaces ? [r.namespace] : []),
+    r.name,
+    String(r.desired),
+    String(r.updated),
+    String(r.ready),
+    String(r.available),
+    r.status,
+    r.age,
+  ]);
   opts.write(`${formatTable([header, ...cells])}\n`);
 }

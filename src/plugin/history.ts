@@ -50,13 +50,21 @@ export function formatHistory(name: string, rows: readonly HistoryRow[]): string
 
 export function formatTable(rows: readonly (readonly string[])[]): string {
   const widths: number[] = [];
-  for (const row of rows) row.forEach((cell, i) => { widths[i] = Math.max(widths[i] ?? 0, cell.length); });
-  return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd((widths[i] ?? 0) + 2))).join('').trimEnd()).join('\n');
+  for (const row of rows)
+    row.forEach((cell, i) => {
+      widths[i] = Math.max(widths[i] ?? 0, cell.length);
+    });
+  return rows
+    .map((row) =>
+      row
+        .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd((widths[i] ?? 0) + 2)))
+        .join('')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
-export type UndoTarget =
-  | { readonly ok: true; readonly revision: ControllerRevision; readonly template: PodTemplateSpec }
-  | { readonly ok: false; readonly message: string };
+export type UndoTarget = { readonly ok: true; readonly revision: ControllerRevision; readonly template: PodTemplateSpec } | { readonly ok: false; readonly message: string };
 
 /**
  * The revision to roll back to: `toRevision` when given (0 = the previous one), else the newest revision older
@@ -70,7 +78,10 @@ export function undoTarget(cs: CloneSet, revisions: readonly ControllerRevision[
     chosen = owned.find((r) => r.revision === toRevision);
     if (chosen === undefined) {
       const known = owned.map((r) => r.revision).join(', ');
-      return { ok: false, message: `unable to find the specified revision ${toRevision} of cloneset "${name}" (revisions: ${known || 'none'}); see kubectl cloneset rollout history ${name}` };
+      return {
+        ok: false,
+        message: `unable to find the specified revision ${toRevision} of cloneset "${name}" (revisions: ${known || 'none'}); see kubectl cloneset rollout history ${name}`,
+      };
     }
   } else {
     const updateName = cs.status?.updateRevision;

@@ -7,12 +7,12 @@ const SHA = 'a'.repeat(64);
 const good = krewManifest({ version: 'v0.1.0', uri: 'https://example.com/kubectl-cloneset-v0.1.0.tar.gz', sha256: SHA });
 
 describe('krew manifest', () => {
-  test('the manifest of kubectl-cloneset passes krew\'s rules', () => {
+  test("the manifest of kubectl-cloneset passes krew's rules", () => {
     assert.deepEqual(validateKrewManifest('cloneset', good), []);
     assert.equal(good.spec.platforms[0]?.bin, 'kubectl-cloneset');
   });
 
-  test('krew\'s rules catch a bad version, sha256, name, selector key and missing files', () => {
+  test("krew's rules catch a bad version, sha256, name, selector key and missing files", () => {
     const platform = good.spec.platforms[0];
     assert.ok(platform !== undefined);
     const bad: KrewManifest = {

@@ -4,7 +4,10 @@
 // would refuse is never written. Pure.
 
 export interface KrewPlatform {
-  readonly selector: { readonly matchLabels?: Readonly<Record<string, string>>; readonly matchExpressions?: readonly { readonly key: string; readonly operator: string; readonly values: readonly string[] }[] };
+  readonly selector: {
+    readonly matchLabels?: Readonly<Record<string, string>>;
+    readonly matchExpressions?: readonly { readonly key: string; readonly operator: string; readonly values: readonly string[] }[];
+  };
   readonly uri: string;
   readonly sha256: string;
   readonly files: readonly { readonly from: string; readonly to: string }[];
@@ -39,17 +42,20 @@ export function krewManifest(o: { readonly version: string; readonly uri: string
     spec: {
       version: o.version,
       shortDescription: 'Roll out, watch and explain OpenKruise CloneSets',
-      description: 'kubectl cloneset covers the rollout life cycle of an OpenKruise CloneSet (apps.kruise.io): status that ends,\n' +
+      description:
+        'kubectl cloneset covers the rollout life cycle of an OpenKruise CloneSet (apps.kruise.io): status that ends,\n' +
         'history, undo, pause, resume, restart, set image, scale, a live tree of revisions and pods, and a dry run of\n' +
         "what the controller's next reconcile would do and why.",
       caveats: 'Needs Node.js 24 or newer on PATH (node --version).',
-      platforms: [{
-        selector: { matchExpressions: [{ key: 'os', operator: 'In', values: ['linux', 'darwin'] }] },
-        uri: o.uri,
-        sha256: o.sha256,
-        files: [{ from: 'kubectl-cloneset', to: '.' }],
-        bin: 'kubectl-cloneset',
-      }],
+      platforms: [
+        {
+          selector: { matchExpressions: [{ key: 'os', operator: 'In', values: ['linux', 'darwin'] }] },
+          uri: o.uri,
+          sha256: o.sha256,
+          files: [{ from: 'kubectl-cloneset', to: '.' }],
+          bin: 'kubectl-cloneset',
+        },
+      ],
     },
   };
 }

@@ -32,4 +32,3 @@ export function createMergePatch(from: unknown, to: unknown): unknown {
   }
   return Object.keys(patch).length === 0 ? undefined : patch;
 }
-

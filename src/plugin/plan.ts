@@ -49,7 +49,10 @@ export function plannerConfigOf(flags: Flags): PlannerConfig {
   }
 }
 
-const isOwnedBy = (uid: string) => (o: { metadata: { ownerReferences?: readonly { uid: string }[] } }): boolean => (o.metadata.ownerReferences ?? []).some((r) => r.uid === uid);
+const isOwnedBy =
+  (uid: string) =>
+  (o: { metadata: { ownerReferences?: readonly { uid: string }[] } }): boolean =>
+    (o.metadata.ownerReferences ?? []).some((r) => r.uid === uid);
 
 /** The snapshot the controller would load from its caches, read from the API instead. */
 export async function readSnapshot(s: Session, cs: CloneSet, nowMs: number): Promise<{ snapshot: Snapshot; revisions: readonly ControllerRevision[] }> {
@@ -71,13 +74,19 @@ export async function readSnapshot(s: Session, cs: CloneSet, nowMs: number): Pro
   });
   // Our extensions (docs/features.md#beyond-kruise): the retained PVCs, and the StorageClasses for in-place resize.
   const retainedPvcs = pvcs.items.filter((c) => c.metadata.labels?.[LABEL_RETAINED_BY] === cs.metadata.name);
-  const storageClasses = pvcResizePolicyOf(cs) === undefined
-    ? undefined
-    : new Map((await s.client.listAll<StorageClass>(STORAGE_CLASSES, undefined)).items.map((c) => [c.metadata.name ?? '', c] as const));
+  const storageClasses =
+    pvcResizePolicyOf(cs) === undefined
+      ? undefined
+      : new Map((await s.client.listAll<StorageClass>(STORAGE_CLASSES, undefined)).items.map((c) => [c.metadata.name ?? '', c] as const));
   return {
     snapshot: {
-      cloneSet: cs, pods: owned, pvcs: pvcs.items.filter(isOwnedBy(uid)).filter((c) => c.metadata.deletionTimestamp === undefined), nodes, nowMs,
-      ...(retainedPvcs.length > 0 ? { retainedPvcs } : {}), ...(storageClasses !== undefined ? { storageClasses } : {}),
+      cloneSet: cs,
+      pods: owned,
+      pvcs: pvcs.items.filter(isOwnedBy(uid)).filter((c) => c.metadata.deletionTimestamp === undefined),
+      nodes,
+      nowMs,
+      ...(retainedPvcs.length > 0 ? { retainedPvcs } : {}),
+      ...(storageClasses !== undefined ? { storageClasses } : {}),
     },
     revisions,
   };
@@ -98,7 +107,12 @@ export function resolveReadOnly(cs: CloneSet, revisions: readonly ControllerRevi
     case 'bumpExisting': {
       const current = choice.current ?? choice.updated;
       return {
-        resolved: { current: template(current), update: template(choice.updated), collisionCount: choice.collisionCount, history: [...revisions.filter((r) => r.metadata.name !== choice.updated.metadata.name), choice.updated] },
+        resolved: {
+          current: template(current),
+          update: template(choice.updated),
+          collisionCount: choice.collisionCount,
+          history: [...revisions.filter((r) => r.metadata.name !== choice.updated.metadata.name), choice.updated],
+        },
         pending: `the controller first renumbers ControllerRevision ${choice.updated.metadata.name ?? ''} to revision ${choice.newNumber} (a rollback to an earlier template)`,
       };
     }
@@ -144,10 +158,13 @@ export async function planCommand(s: Session, name: string, flags: Flags): Promi
 function withDeletionFacts(a: PlanAction, s: Snapshot, updateRevision: string): string {
   if (a.kind !== 'DeletePods') return describeAction(a);
   const byName = new Map(s.pods.map((p) => [p.metadata.name ?? '', p]));
-  return describeAction(a).split('\n').map((line, i) => {
-    const pod = byName.get(a.pods[i]?.pod.name ?? '');
-    return pod === undefined ? line : `${line}: ${deletionFacts(pod, updateRevision, s.nowMs)}`;
-  }).join('\n');
+  return describeAction(a)
+    .split('\n')
+    .map((line, i) => {
+      const pod = byName.get(a.pods[i]?.pod.name ?? '');
+      return pod === undefined ? line : `${line}: ${deletionFacts(pod, updateRevision, s.nowMs)}`;
+    })
+    .join('\n');
 }
 
 export function formatPlan(r: PlanReport, output: OutputFormat): string {
@@ -159,8 +176,12 @@ export function formatPlan(r: PlanReport, output: OutputFormat): string {
   lines.push(`Revisions: current ${r.revisions.current}, update ${r.revisions.update}`);
   if (r.revisions.pending !== undefined) lines.push(`  note: ${r.revisions.pending}`);
   if (r.progressDeadlineAction !== undefined) lines.push(`Progress deadline action taken:${r.progressDeadlineAction}`);
-  lines.push(`Pods: ${r.pods.active} active, ${r.pods.updated} on the update revision, ${r.pods.unavailable.length} unavailable${r.pods.unavailable.length > 0 ? ` (${r.pods.unavailable.join(', ')})` : ''}`);
-  lines.push(`Limits: partition ${e.limits.partition}, maxUnavailable ${e.limits.maxUnavailable}, maxSurge ${e.limits.maxSurge}; this pass: update ${e.diff.updateNum} with an unavailable budget of ${e.diff.updateMaxUnavailable}, create ${e.diff.scaleUpNum}, delete ${e.diff.scaleDownNum}`);
+  lines.push(
+    `Pods: ${r.pods.active} active, ${r.pods.updated} on the update revision, ${r.pods.unavailable.length} unavailable${r.pods.unavailable.length > 0 ? ` (${r.pods.unavailable.join(', ')})` : ''}`,
+  );
+  lines.push(
+    `Limits: partition ${e.limits.partition}, maxUnavailable ${e.limits.maxUnavailable}, maxSurge ${e.limits.maxSurge}; this pass: update ${e.diff.updateNum} with an unavailable budget of ${e.diff.updateMaxUnavailable}, create ${e.diff.scaleUpNum}, delete ${e.diff.scaleDownNum}`,
+  );
   lines.push('');
   if (r.actions.length === 0) lines.push(`Next reconcile (${r.phase}): nothing to write`);
   else {

@@ -20,7 +20,16 @@ import { ApiError, ConnectionError } from '../kube/api-error.ts';
 import { parseImageArgs, planSetImage } from './set-image.ts';
 import { buildView, clip, renderView } from './tree.ts';
 
-const STATUS: CloneSetStatus = { observedGeneration: 2, replicas: 4, readyReplicas: 4, availableReplicas: 4, updatedReplicas: 4, updatedReadyReplicas: 4, updatedAvailableReplicas: 4, expectedUpdatedReplicas: 4 };
+const STATUS: CloneSetStatus = {
+  observedGeneration: 2,
+  replicas: 4,
+  readyReplicas: 4,
+  availableReplicas: 4,
+  updatedReplicas: 4,
+  updatedReadyReplicas: 4,
+  updatedAvailableReplicas: 4,
+  expectedUpdatedReplicas: 4,
+};
 
 function withStatus(status: Partial<CloneSetStatus>, spec: Partial<CloneSet['spec']> = {}): CloneSet {
   const cs = aCloneSet('web').replicas(4).build();
@@ -92,8 +101,11 @@ describe('flags', () => {
     assert.deepEqual([f.allNamespaces, f.selector, f.watch, f.version], [true, 'app=web', false, true]);
     assert.equal(parseFlags(['get', 'x', '-w=true']).watch, true);
   });
-  test('errors in pflag\'s words, without node\'s advice about --', () => {
-    assert.throws(() => parseFlags(['get', '--foo']), (e: Error) => e.message === "unknown flag: --foo\nSee 'kubectl cloneset --help' for usage.");
+  test("errors in pflag's words, without node's advice about --", () => {
+    assert.throws(
+      () => parseFlags(['get', '--foo']),
+      (e: Error) => e.message === "unknown flag: --foo\nSee 'kubectl cloneset --help' for usage.",
+    );
     assert.throws(() => parseFlags(['get', 'x', '-n']), /^UsageError: flag needs an argument: --namespace/);
     assert.throws(() => parseFlags(['get', 'x', '--watch=maybe']), /invalid argument for "-w, --watch" flag: write --watch, --watch=true or --watch=false/);
   });
@@ -143,18 +155,30 @@ describe('rollout history and undo', () => {
   const r2 = revisionOf(cs, 2, 'nginx:2');
   const current: CloneSet = {
     ...cs,
-    spec: { ...cs.spec, template: { ...cs.spec.template, metadata: { ...cs.spec.template.metadata, annotations: { added: 'later' } }, spec: { containers: [{ name: 'main', image: 'nginx:2' }] } } },
+    spec: {
+      ...cs.spec,
+      template: { ...cs.spec.template, metadata: { ...cs.spec.template.metadata, annotations: { added: 'later' } }, spec: { containers: [{ name: 'main', image: 'nginx:2' }] } },
+    },
     status: { ...STATUS, updateRevision: r2.metadata.name ?? '', currentRevision: r2.metadata.name ?? '' },
   };
   test('rows are numbered, with images and roles', () => {
     const rows = historyRows(current, [r2, r1]);
-    assert.deepEqual(rows.map((r) => [r.revision, r.role, r.images]), [[1, '', 'main=nginx:1'], [2, 'current,update', 'main=nginx:2']]);
+    assert.deepEqual(
+      rows.map((r) => [r.revision, r.role, r.images]),
+      [
+        [1, '', 'main=nginx:1'],
+        [2, 'current,update', 'main=nginx:2'],
+      ],
+    );
   });
   test('undo goes to the previous revision and restores its template exactly', () => {
     const target = undoTarget(current, [r1, r2], undefined);
     assert.ok(target.ok);
     assert.equal(target.revision.revision, 1);
-    const patch = undoPatch(current, target.revision, target.template) as { metadata: unknown; spec: { template: { metadata: { annotations: unknown }; spec: { containers: { image: string }[] } } } };
+    const patch = undoPatch(current, target.revision, target.template) as {
+      metadata: unknown;
+      spec: { template: { metadata: { annotations: unknown }; spec: { containers: { image: string }[] } } };
+    };
     assert.deepEqual(patch.metadata, { resourceVersion: '7' });
     assert.deepEqual(patch.spec.template.metadata.annotations, null, 'an annotation the old template lacks is removed');
     assert.equal(patch.spec.template.spec.containers[0]?.image, 'nginx:1');
@@ -162,7 +186,10 @@ describe('rollout history and undo', () => {
     assert.ok(same.ok);
     const onR2: CloneSet = { ...current, spec: { ...current.spec, template: { ...cs.spec.template, spec: { containers: [{ name: 'main', image: 'nginx:2' }] } } } };
     assert.equal(undoPatch(onR2, same.revision, same.template), undefined, 'already the template of revision 2: nothing to do');
-    assert.deepEqual(undoTarget(current, [r1, r2], 9), { ok: false, message: 'unable to find the specified revision 9 of cloneset "web" (revisions: 1, 2); see kubectl cloneset rollout history web' });
+    assert.deepEqual(undoTarget(current, [r1, r2], 9), {
+      ok: false,
+      message: 'unable to find the specified revision 9 of cloneset "web" (revisions: 1, 2); see kubectl cloneset rollout history web',
+    });
   });
 });
 
@@ -171,7 +198,9 @@ describe('rollout restart', () => {
   const inPlace: CloneSet = { ...recreate, spec: { ...recreate.spec, updateStrategy: { type: 'InPlaceIfPossible', maxUnavailable: 1 } } };
   const daemonPod: Pod = { ...aPod(inPlace).ofRevision('r1').build() };
   const withDaemon: Pod = { ...daemonPod, metadata: { ...daemonPod.metadata, annotations: { 'apps.kruise.io/runtime-containers-meta': '{}' } } };
-  type Patch = { spec: { template: { metadata: { annotations: Record<string, string> }; spec?: { containers: { env: { name: string; value?: string; valueFrom?: unknown }[] }[] } } } };
+  type Patch = {
+    spec: { template: { metadata: { annotations: Record<string, string> }; spec?: { containers: { env: { name: string; value?: string; valueFrom?: unknown }[] }[] } } };
+  };
   test('ReCreate: only the kubectl.kubernetes.io/restartedAt template annotation, as kubectl writes it; every pod is recreated', () => {
     const plan = planRestart(recreate, [], 'auto', '2025-01-02T03:04:05Z');
     assert.ok(plan.ok);
@@ -202,7 +231,13 @@ describe('rollout restart', () => {
     assert.equal(first.mode, 'in-place');
     assert.match(first.effect, /first in-place restart/);
     const env = (first.patch as Patch).spec.template.spec?.containers[0]?.env ?? [];
-    const after: CloneSet = { ...inPlace, spec: { ...inPlace.spec, template: { ...inPlace.spec.template, spec: { ...inPlace.spec.template.spec, containers: inPlace.spec.template.spec.containers.map((c) => ({ ...c, env })) } } } };
+    const after: CloneSet = {
+      ...inPlace,
+      spec: {
+        ...inPlace.spec,
+        template: { ...inPlace.spec.template, spec: { ...inPlace.spec.template.spec, containers: inPlace.spec.template.spec.containers.map((c) => ({ ...c, env })) } },
+      },
+    };
     const second = planRestart(after, [withDaemon], 'auto', 't2');
     assert.ok(second.ok);
     assert.equal((second.patch as Patch).spec.template.spec, undefined, 'no container change: an in-place update');
@@ -220,7 +255,9 @@ describe('writes through apps.kruise.io/v1beta1 (the preferred version)', () => 
     assert.deepEqual(v1beta1Patch(onDelete, template), template);
   });
   test('an OnDelete CloneSet without a rollingUpdate block gets the partition and maxUnavailable admission requires with it', () => {
-    assert.deepEqual(v1beta1Patch(onDelete, { spec: { updateStrategy: { paused: true } } }), { spec: { updateStrategy: { rollingUpdate: { paused: true, partition: 0, maxUnavailable: '20%' } } } });
+    assert.deepEqual(v1beta1Patch(onDelete, { spec: { updateStrategy: { paused: true } } }), {
+      spec: { updateStrategy: { rollingUpdate: { paused: true, partition: 0, maxUnavailable: '20%' } } },
+    });
   });
   test('discovery picks the preferred version, else the newest one this plugin knows', () => {
     assert.equal(cloneSetApiFor('v1beta1')?.resource.version, 'v1beta1');
@@ -248,7 +285,22 @@ describe('tree', () => {
     const cs0 = aCloneSet('web').replicas(2).build();
     const r1 = revisionOf({ ...cs0, metadata: { ...cs0.metadata, uid: cs0.metadata.uid ?? 'u' } }, 1, 'nginx:1');
     const rev: ControllerRevision = { ...r1, metadata: { ...r1.metadata, name: 'web-r1' } };
-    const cs: CloneSet = { ...cs0, status: { ...STATUS, replicas: 2, updatedReplicas: 2, readyReplicas: 2, availableReplicas: 2, updatedReadyReplicas: 2, updatedAvailableReplicas: 2, expectedUpdatedReplicas: 2, observedGeneration: cs0.metadata.generation ?? 0, updateRevision: 'web-r1', currentRevision: 'web-r1' } };
+    const cs: CloneSet = {
+      ...cs0,
+      status: {
+        ...STATUS,
+        replicas: 2,
+        updatedReplicas: 2,
+        readyReplicas: 2,
+        availableReplicas: 2,
+        updatedReadyReplicas: 2,
+        updatedAvailableReplicas: 2,
+        expectedUpdatedReplicas: 2,
+        observedGeneration: cs0.metadata.generation ?? 0,
+        updateRevision: 'web-r1',
+        currentRevision: 'web-r1',
+      },
+    };
     const pods = readyPods(cs, 2).map((p) => ({ ...p, spec: { ...p.spec, nodeName: 'node-a' } }));
     const view = buildView(cs, [rev], pods, T0 + 65_000);
     const plain = renderView(view, { colour: false, wide: false });
@@ -264,16 +316,32 @@ describe('tree', () => {
     const cs0 = aCloneSet('web').replicas(50).build();
     const r1 = revisionOf({ ...cs0, metadata: { ...cs0.metadata, uid: cs0.metadata.uid ?? 'u' } }, 1, 'nginx:1');
     const rev: ControllerRevision = { ...r1, metadata: { ...r1.metadata, name: 'web-r1' } };
-    const cs: CloneSet = { ...cs0, status: { ...STATUS, replicas: 50, observedGeneration: cs0.metadata.generation ?? 0, updateRevision: 'web-r1', currentRevision: 'web-r1', conditions: [{ type: 'FailedScale', status: 'True', message: 'a very long message '.repeat(10) }] } };
+    const cs: CloneSet = {
+      ...cs0,
+      status: {
+        ...STATUS,
+        replicas: 50,
+        observedGeneration: cs0.metadata.generation ?? 0,
+        updateRevision: 'web-r1',
+        currentRevision: 'web-r1',
+        conditions: [{ type: 'FailedScale', status: 'True', message: 'a very long message '.repeat(10) }],
+      },
+    };
     const pods = readyPods(cs, 50).map((p) => ({ ...p, spec: { ...p.spec, nodeName: 'a-node-with-a-rather-long-name-for-the-info-column' } }));
     const lines = renderView(buildView(cs, [rev], pods, T0 + 65_000), { colour: false, wide: false, width: 80, height: 23 }).split('\n');
     assert.equal(lines.length, 23);
     assert.match(lines[0] ?? '', /^Name: +web$/);
-    assert.ok(lines.every((l) => [...l].length <= 80), lines.filter((l) => [...l].length > 80).join('\n'));
+    assert.ok(
+      lines.every((l) => [...l].length <= 80),
+      lines.filter((l) => [...l].length > 80).join('\n'),
+    );
     // 23 rows − 8 header − table header − CloneSet row = 13: the revision, 11 pods and the fold.
     assert.equal(lines.filter((l) => /──□ web-/.test(l)).length, 11);
     assert.match(lines[22] ?? '', /└── … 39 more pods$/);
-    assert.equal(lines.find((l) => l.startsWith('Conditions:')), 'Conditions:      FailedScale=True: a very long message a very long message a…');
+    assert.equal(
+      lines.find((l) => l.startsWith('Conditions:')),
+      'Conditions:      FailedScale=True: a very long message a very long message a…',
+    );
   });
 
   test('clip cuts at a word boundary and marks the cut', () => {
@@ -294,9 +362,15 @@ describe('plan explanation', () => {
     const cs = aCloneSet().replicas(4).maxUnavailable(1).build();
     const { chosen, explained } = explainFor(cs, readyPods(cs, 4));
     assert.equal(chosen.length, 1);
-    assert.deepEqual(explained.candidates.filter((c) => c.next).map((c) => c.pod), chosen);
+    assert.deepEqual(
+      explained.candidates.filter((c) => c.next).map((c) => c.pod),
+      chosen,
+    );
     assert.equal(explained.candidates[0]?.pod, chosen[0]);
-    assert.match(explained.blockers.join('\n'), /maxUnavailable: a budget of 1 unavailable pods \(maxUnavailable 1\); 0 unavailable now and 1 taken down by this pass: 3 more pod\(s\) wait/);
+    assert.match(
+      explained.blockers.join('\n'),
+      /maxUnavailable: a budget of 1 unavailable pods \(maxUnavailable 1\); 0 unavailable now and 1 taken down by this pass: 3 more pod\(s\) wait/,
+    );
   });
   test('blocked by an unavailable pod: nothing chosen, the pod named', () => {
     const cs = aCloneSet().replicas(4).maxUnavailable(1).build();
@@ -324,10 +398,16 @@ describe('plan explanation', () => {
     assert.match(deletionFacts(pending, 'sample-r1', T0), /^update revision, (not scheduled|phase Pending), not ready/);
   });
   test('a pod held by a lifecycle hook is named with its hook', () => {
-    const cs = aCloneSet().replicas(2).preDeleteHook({ labelsHandler: { 'example.com/hold': 'true' } }).build();
+    const cs = aCloneSet()
+      .replicas(2)
+      .preDeleteHook({ labelsHandler: { 'example.com/hold': 'true' } })
+      .build();
     const held = aPod(cs).ofRevision('r1').instanceId('heldx').state('PreparingDelete').ready().build();
     const hooked: Pod = { ...held, metadata: { ...held.metadata, labels: { ...held.metadata.labels, 'example.com/hold': 'true' } } };
     const { explained } = explainFor(cs, [...readyPods(cs, 2), hooked]);
-    assert.ok(explained.blockers.includes(`lifecycle hook preDelete: pod ${hooked.metadata.name ?? ''} waits in PreparingDelete until its hook labels/finalizers are removed`), explained.blockers.join('\n'));
+    assert.ok(
+      explained.blockers.includes(`lifecycle hook preDelete: pod ${hooked.metadata.name ?? ''} waits in PreparingDelete until its hook labels/finalizers are removed`),
+      explained.blockers.join('\n'),
+    );
   });
 });

@@ -77,37 +77,50 @@ export function planRestart(cs: CloneSet, pods: readonly Pod[], requested: Resta
   });
   const budget = describeBudget(cs);
   if (onDelete) {
-    if (requested !== 'auto') return { ok: false, message: `cloneset "${name}" has updateStrategy.type OnDelete: the controller updates no pod by itself, so --mode=${requested} cannot apply; run without --mode and delete the pods to restart them` };
+    if (requested !== 'auto')
+      return {
+        ok: false,
+        message: `cloneset "${name}" has updateStrategy.type OnDelete: the controller updates no pod by itself, so --mode=${requested} cannot apply; run without --mode and delete the pods to restart them`,
+      };
     return { ...annotationOnly('auto'), effect: 'the template has a new revision; under OnDelete each pod moves to it (restarts) when you delete it' };
   }
   if (requested === 'auto' || (requested === 'recreate' && policy === 'ReCreate')) {
     if (policy === 'ReCreate') return { ...annotationOnly('recreate'), effect: `every pod is deleted and created anew, ${budget}` };
     if (daemon && containers.every(readsAnnotation)) {
-      return { ...annotationOnly('in-place'), effect: `every pod is updated in place, ${budget}: marked not ready, its annotation patched, and kruise-daemon restarts the containers that read it (same pod, node, IP and volumes)` };
+      return {
+        ...annotationOnly('in-place'),
+        effect: `every pod is updated in place, ${budget}: marked not ready, its annotation patched, and kruise-daemon restarts the containers that read it (same pod, node, IP and volumes)`,
+      };
     }
     return {
       ...annotationOnly('auto'),
-      effect: `${policy}: a metadata-only in-place update, ${budget}: each pod gets the annotation, its containers keep running. ` +
+      effect:
+        `${policy}: a metadata-only in-place update, ${budget}: each pod gets the annotation, its containers keep running. ` +
         'To restart them: --mode=recreate (new pods), or --mode=in-place with kruise-daemon (see kubectl cloneset --help)',
     };
   }
   if (requested === 'in-place' && !daemon) {
     return {
       ok: false,
-      message: `cloneset "${name}" cannot be restarted in place: no pod shows kruise-daemon (annotation ${ANNOTATION_RUNTIME_CONTAINERS_META}). ` +
+      message:
+        `cloneset "${name}" cannot be restarted in place: no pod shows kruise-daemon (annotation ${ANNOTATION_RUNTIME_CONTAINERS_META}). ` +
         'Only kruise-daemon restarts a container whose env var reads a changed annotation; without it the in-place update would wait for ever ' +
         '("runtime-container-meta not found", as in Kruise) and the rollout would stall. ' +
         `Use --mode=recreate to recreate the pods (within maxUnavailable)${policy === 'InPlaceOnly' ? ' after switching updateStrategy.type away from InPlaceOnly' : ''}, or install kruise-daemon`,
     };
   }
   if (requested === 'recreate' && policy === 'InPlaceOnly') {
-    return { ok: false, message: `cloneset "${name}" has updateStrategy.type InPlaceOnly: a restart by recreation would be refused by the controller; use --mode=in-place (needs kruise-daemon) or change the update type` };
+    return {
+      ok: false,
+      message: `cloneset "${name}" has updateStrategy.type InPlaceOnly: a restart by recreation would be refused by the controller; use --mode=in-place (needs kruise-daemon) or change the update type`,
+    };
   }
   const firstInPlace = requested === 'in-place' && !containers.every(readsAnnotation);
   if (firstInPlace && policy === 'InPlaceOnly') {
     return {
       ok: false,
-      message: `cloneset "${name}" is InPlaceOnly and its containers do not read ${ANNOTATION_RESTARTED_AT} yet: adding that env var cannot be applied in place. ` +
+      message:
+        `cloneset "${name}" is InPlaceOnly and its containers do not read ${ANNOTATION_RESTARTED_AT} yet: adding that env var cannot be applied in place. ` +
         `Add to every container: env: [{name: ${ENV_RESTARTED_AT}, valueFrom: {fieldRef: {fieldPath: "${FIELD_PATH}"}}}] in a change you roll out by other means, then restart again`,
     };
   }
@@ -123,11 +136,12 @@ export function planRestart(cs: CloneSet, pods: readonly Pod[], requested: Resta
       },
     },
   };
-  const effect = requested === 'recreate'
-    ? `every pod is deleted and created anew (${policy}: an env value cannot change in place; the env var ${ENV_RESTARTED_AT} stays in the template), ${budget}`
-    : firstInPlace
-      ? `this first in-place restart adds the env var ${ENV_RESTARTED_AT} (from the annotation), which cannot be applied in place: the pods are recreated once, ${budget}; later restarts restart the containers in place`
-      : `every pod is updated in place, ${budget}: marked not ready, its annotation patched, and kruise-daemon restarts the containers (same pod, node, IP and volumes)`;
+  const effect =
+    requested === 'recreate'
+      ? `every pod is deleted and created anew (${policy}: an env value cannot change in place; the env var ${ENV_RESTARTED_AT} stays in the template), ${budget}`
+      : firstInPlace
+        ? `this first in-place restart adds the env var ${ENV_RESTARTED_AT} (from the annotation), which cannot be applied in place: the pods are recreated once, ${budget}; later restarts restart the containers in place`
+        : `every pod is updated in place, ${budget}: marked not ready, its annotation patched, and kruise-daemon restarts the containers (same pod, node, IP and volumes)`;
   return { ok: true, patch, mode: requested, effect };
 }
 

@@ -8,9 +8,7 @@ import { ApiError, ConnectionError, isGone } from '../kube/api-error.ts';
 import type { Session } from './session.ts';
 import { PluginError, RESOURCE } from './session.ts';
 
-export type RolloutVerdict =
-  | { readonly done: true; readonly message: string }
-  | { readonly done: false; readonly message: string; readonly failed?: boolean };
+export type RolloutVerdict = { readonly done: true; readonly message: string } | { readonly done: false; readonly message: string; readonly failed?: boolean };
 
 /** The longest wait between two attempts to watch again, whatever Retry-After says. */
 const MAX_WATCH_RETRY_DELAY_MS = 10_000;
@@ -56,7 +54,11 @@ function verdictOf(cs: CloneSet): RolloutVerdict {
   const progressing = status.conditions?.find((c) => c.type === 'Progressing');
   const timedOut = progressing?.reason === 'ProgressDeadlineExceeded' ? timedOutRevision(progressing.message) : undefined;
   if (progressing?.reason === 'ProgressDeadlineExceeded' && (timedOut === undefined || timedOut === status.updateRevision)) {
-    return { done: false, failed: true, message: `cloneset "${name}" exceeded its progress deadline${progressing.message !== undefined && progressing.message !== '' ? `: ${progressing.message}` : ''}` };
+    return {
+      done: false,
+      failed: true,
+      message: `cloneset "${name}" exceeded its progress deadline${progressing.message !== undefined && progressing.message !== '' ? `: ${progressing.message}` : ''}`,
+    };
   }
   const failedUpdate = status.conditions?.find((c) => c.type === 'FailedUpdate' && c.status === 'True');
   const replicas = cs.spec.replicas ?? 1;
@@ -115,27 +117,42 @@ export async function waitForRollout(s: Session, name: string, first: CloneSet, 
   if (check(first) || !opts.watch) return;
   const abort = new AbortController();
   let timedOut = false;
-  const timer = opts.timeoutMs > 0 ? setTimeout(() => { timedOut = true; abort.abort(); }, opts.timeoutMs) : undefined;
+  const timer =
+    opts.timeoutMs > 0
+      ? setTimeout(() => {
+          timedOut = true;
+          abort.abort();
+        }, opts.timeoutMs)
+      : undefined;
   let rv = first.metadata.resourceVersion ?? '';
   let finished = false;
   let failure: unknown;
   try {
     while (!finished && !abort.signal.aborted) {
       try {
-        await s.client.watch(s.api.resource, s.namespace, { resourceVersion: rv, timeoutSeconds: 300, allowWatchBookmarks: true, fieldSelector: `metadata.name=${name}` }, (e) => {
-          if (finished) return;
-          if (e.type === 'ERROR') throw new Error(`watch error: ${JSON.stringify(e.object)}`);
-          rv = e.object.metadata?.resourceVersion ?? rv;
-          if (e.type === 'BOOKMARK') return;
-          if (e.type === 'DELETED') throw new PluginError(`${RESOURCE} "${name}" was deleted while waiting for its rollout`);
-          try {
-            if (check(s.api.toInternal(e.object as CloneSet))) { finished = true; abort.abort(); }
-          } catch (err) {
-            failure = err;
-            finished = true;
-            abort.abort();
-          }
-        }, abort.signal);
+        await s.client.watch(
+          s.api.resource,
+          s.namespace,
+          { resourceVersion: rv, timeoutSeconds: 300, allowWatchBookmarks: true, fieldSelector: `metadata.name=${name}` },
+          (e) => {
+            if (finished) return;
+            if (e.type === 'ERROR') throw new Error(`watch error: ${JSON.stringify(e.object)}`);
+            rv = e.object.metadata?.resourceVersion ?? rv;
+            if (e.type === 'BOOKMARK') return;
+            if (e.type === 'DELETED') throw new PluginError(`${RESOURCE} "${name}" was deleted while waiting for its rollout`);
+            try {
+              if (check(s.api.toInternal(e.object as CloneSet))) {
+                finished = true;
+                abort.abort();
+              }
+            } catch (err) {
+              failure = err;
+              finished = true;
+              abort.abort();
+            }
+          },
+          abort.signal,
+        );
       } catch (e) {
         if (e instanceof PluginError) throw e;
         if (abort.signal.aborted) break;

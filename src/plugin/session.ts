@@ -55,7 +55,12 @@ export async function openSession(flags: Flags): Promise<Session> {
   const namespace = flags.namespace ?? (ctxNamespace !== undefined && ctxNamespace !== '' ? ctxNamespace : 'default');
   // A command line tool reports an unreachable server at once (kubectl does not retry a refused connection):
   // two quick retries, and a request that gets no answer gives up after 10 s instead of the controller's 30 s.
-  const client = await KubeClient.fromKubeConfig(kc, { qps: 50, burst: 100, userAgent: USER_AGENT, policy: { maxRetries: 2, backoffBaseMs: 100, backoffMaxMs: 1000, requestTimeoutMs: 10_000 } });
+  const client = await KubeClient.fromKubeConfig(kc, {
+    qps: 50,
+    burst: 100,
+    userAgent: USER_AGENT,
+    policy: { maxRetries: 2, backoffBaseMs: 100, backoffMaxMs: 1000, requestTimeoutMs: 10_000 },
+  });
   try {
     const api = await discoverCloneSetApi(client);
     return { client, namespace, server: client.server, contextName, api };
@@ -71,8 +76,10 @@ export function describeError(e: unknown, session?: Pick<Session, 'contextName'>
   if (e instanceof ConnectionError) {
     const cause = e.cause instanceof Error ? e.cause.message : String(e.cause);
     const ctx = session === undefined ? '' : ` (context "${session.contextName}")`;
-    return `the connection to the server ${e.server}${ctx} failed: ${cause}\n` +
-      'Check that the cluster is running and that the kubeconfig points at it: kubectl cluster-info, kubectl config current-context';
+    return (
+      `the connection to the server ${e.server}${ctx} failed: ${cause}\n` +
+      'Check that the cluster is running and that the kubeconfig points at it: kubectl cluster-info, kubectl config current-context'
+    );
   }
   if (e instanceof ApiError) {
     const message = e.status?.message ?? e.message;
@@ -90,7 +97,9 @@ export async function getCloneSet(s: Session, name: string): Promise<CloneSet> {
     if (e instanceof ApiError && e.reason === 'NotFound') {
       // A 404 without details is the path itself: the CRD (the resource type) is not served.
       if (e.status?.details?.name === undefined) {
-        throw new PluginError(`the server doesn't have a resource type "${RESOURCE}" (apps.kruise.io): install the CRD with kubectl apply -f config/crd/apps.kruise.io_clonesets.yaml`);
+        throw new PluginError(
+          `the server doesn't have a resource type "${RESOURCE}" (apps.kruise.io): install the CRD with kubectl apply -f config/crd/apps.kruise.io_clonesets.yaml`,
+        );
       }
       throw new PluginError(`${RESOURCE} "${name}" not found in namespace "${s.namespace}"; list them with: kubectl get clonesets -n ${s.namespace}`);
     }

@@ -4,9 +4,7 @@
 import type { CloneSet } from '../api/cloneset.ts';
 import type { Container } from '../kube/types.ts';
 
-export type SetImagePlan =
-  | { readonly ok: true; readonly patch: Record<string, unknown>; readonly changed: boolean }
-  | { readonly ok: false; readonly message: string };
+export type SetImagePlan = { readonly ok: true; readonly patch: Record<string, unknown>; readonly changed: boolean } | { readonly ok: false; readonly message: string };
 
 export function parseImageArgs(args: readonly string[]): Map<string, string> | string {
   const out = new Map<string, string>();

@@ -44,7 +44,14 @@ export interface CloneSetView {
   readonly currentRevision: string;
   readonly updateRevision: string;
   readonly conditions: readonly string[];
-  readonly revisions: readonly { readonly name: string; readonly revision: number; readonly role: string; readonly images: string; readonly age: string; readonly pods: readonly PodView[] }[];
+  readonly revisions: readonly {
+    readonly name: string;
+    readonly revision: number;
+    readonly role: string;
+    readonly images: string;
+    readonly age: string;
+    readonly pods: readonly PodView[];
+  }[];
 }
 
 export function age(fromIso: string | null | undefined, nowMs: number): string {
@@ -70,7 +77,9 @@ export function inPlaceProgress(pod: Pod, nowMs: number): string {
       const spec = decodeGraceSpec(grace);
       const since = state?.ok === true ? (timestampMs(state.value.updateTimestamp) ?? 0) + 1000 : undefined;
       const left = since === undefined ? undefined : Math.max(0, Math.ceil((since + spec.graceSeconds * 1000 - nowMs) / 1000));
-      parts.push(`in-place → ${spec.revision}: grace period${left === undefined ? '' : ` ${left}s left`} (${[...Object.keys(spec.containerImages), ...Object.keys(spec.containerRefMetadata)].join(',') || 'metadata'})`);
+      parts.push(
+        `in-place → ${spec.revision}: grace period${left === undefined ? '' : ` ${left}s left`} (${[...Object.keys(spec.containerImages), ...Object.keys(spec.containerRefMetadata)].join(',') || 'metadata'})`,
+      );
     } catch {
       parts.push('in-place: unreadable grace annotation');
     }
@@ -142,13 +151,15 @@ export function buildView(cs: CloneSet, revisions: readonly ControllerRevision[]
   const views = pods.map((p) => podView(p, nowMs)).sort((a, b) => a.name.localeCompare(b.name));
   const owned = ownedRevisions(cs, revisions).reverse();
   const used = new Set<PodView>();
-  const revViews = owned.map((r) => {
-    const name = r.metadata.name ?? '';
-    const mine = views.filter((p) => !used.has(p) && podOfRevision(p, name));
-    for (const p of mine) used.add(p);
-    const role = [name === status?.updateRevision ? 'update' : '', name === status?.currentRevision ? 'current' : ''].filter((x) => x !== '').join(',');
-    return { name, revision: r.revision, role, images: imagesOf(templateFromRevision(r)), age: age(r.metadata.creationTimestamp, nowMs), pods: mine };
-  }).filter((r) => allRevisions || r.role !== '' || r.pods.length > 0);
+  const revViews = owned
+    .map((r) => {
+      const name = r.metadata.name ?? '';
+      const mine = views.filter((p) => !used.has(p) && podOfRevision(p, name));
+      for (const p of mine) used.add(p);
+      const role = [name === status?.updateRevision ? 'update' : '', name === status?.currentRevision ? 'current' : ''].filter((x) => x !== '').join(',');
+      return { name, revision: r.revision, role, images: imagesOf(templateFromRevision(r)), age: age(r.metadata.creationTimestamp, nowMs), pods: mine };
+    })
+    .filter((r) => allRevisions || r.role !== '' || r.pods.length > 0);
   const orphans = views.filter((p) => !used.has(p));
   if (orphans.length > 0) revViews.push({ name: '<unknown revision>', revision: 0, role: '', images: '', age: '', pods: orphans });
   const { text, tone, message } = overall(cs);
@@ -177,7 +188,9 @@ export function buildView(cs: CloneSet, revisions: readonly ControllerRevision[]
     },
     currentRevision: status?.currentRevision ?? '',
     updateRevision: status?.updateRevision ?? '',
-    conditions: (status?.conditions ?? []).map((c) => `${c.type}=${c.status}${c.reason !== undefined ? ` (${c.reason})` : ''}${c.message !== undefined && c.message !== '' ? `: ${c.message}` : ''}`),
+    conditions: (status?.conditions ?? []).map(
+      (c) => `${c.type}=${c.status}${c.reason !== undefined ? ` (${c.reason})` : ''}${c.message !== undefined && c.message !== '' ? `: ${c.message}` : ''}`,
+    ),
     revisions: revViews,
   };
 }
@@ -190,20 +203,22 @@ export function overall(cs: CloneSet): { text: string; tone: Tone; message: stri
   if (progressing?.reason === 'ProgressDeadlineExceeded') return { text: 'Degraded', tone: 'bad', message: progressing.message ?? 'progress deadline exceeded' };
   if (failed !== undefined) return { text: 'Degraded', tone: 'bad', message: `${failed.type}: ${failed.message ?? ''}` };
   if (cs.spec.updateStrategy?.paused === true) return { text: 'Paused', tone: 'muted', message: 'updateStrategy.paused' };
-  if (status === undefined || (status.observedGeneration ?? 0) < (cs.metadata.generation ?? 0)) return { text: 'Progressing', tone: 'progress', message: 'spec change not yet observed' };
+  if (status === undefined || (status.observedGeneration ?? 0) < (cs.metadata.generation ?? 0))
+    return { text: 'Progressing', tone: 'progress', message: 'spec change not yet observed' };
   const expected = status.expectedUpdatedReplicas ?? replicas;
-  const done = status.updatedReplicas >= expected && (status.updatedAvailableReplicas ?? status.updatedReadyReplicas) >= expected &&
-    status.replicas === replicas && status.availableReplicas >= replicas;
+  const done =
+    status.updatedReplicas >= expected &&
+    (status.updatedAvailableReplicas ?? status.updatedReadyReplicas) >= expected &&
+    status.replicas === replicas &&
+    status.availableReplicas >= replicas;
   return done ? { text: 'Healthy', tone: 'ok', message: '' } : { text: 'Progressing', tone: 'progress', message: '' };
 }
 
-const paint = (text: string, tone: Tone | undefined, colour: boolean): string =>
-  colour && tone !== undefined && tone !== 'plain' ? `${ANSI[tone]}${text}${RESET}` : text;
+const paint = (text: string, tone: Tone | undefined, colour: boolean): string => (colour && tone !== undefined && tone !== 'plain' ? `${ANSI[tone]}${text}${RESET}` : text);
 
 /** The glyph the text view puts before a status (the data of -o json/yaml carries the word alone). */
 const GLYPHS: Readonly<Record<string, string>> = { Healthy: '✔', Degraded: '✖', Paused: '॥', Progressing: '◌' };
-const withGlyph = (status: string, tone: Tone): string =>
-  `${GLYPHS[status] ?? (tone === 'ok' ? '✔' : tone === 'bad' ? '✖' : '◌')} ${status}`;
+const withGlyph = (status: string, tone: Tone): string => `${GLYPHS[status] ?? (tone === 'ok' ? '✔' : tone === 'bad' ? '✖' : '◌')} ${status}`;
 
 const visibleLength = (text: string): number => [...text].length;
 
@@ -222,17 +237,23 @@ export function clip(text: string, max: number): string {
 
 function table(rows: readonly (readonly Cell[])[], colour: boolean, width: number | undefined): string[] {
   const widths: number[] = [];
-  for (const row of rows) row.forEach((c, i) => { widths[i] = Math.max(widths[i] ?? 0, visibleLength(c.text)); });
+  for (const row of rows)
+    row.forEach((c, i) => {
+      widths[i] = Math.max(widths[i] ?? 0, visibleLength(c.text));
+    });
   return rows.map((row) => {
     let used = 0;
-    return row.map((c, i) => {
-      const last = i === row.length - 1;
-      // The last column (INFO) gets what is left of the terminal's width; the others are never cut.
-      const text = last && width !== undefined ? clip(c.text, Math.max(0, width - used)) : c.text;
-      const pad = last ? '' : ' '.repeat((widths[i] ?? 0) - visibleLength(c.text) + 2);
-      used += visibleLength(text) + pad.length;
-      return paint(text, c.tone, colour) + pad;
-    }).join('').trimEnd();
+    return row
+      .map((c, i) => {
+        const last = i === row.length - 1;
+        // The last column (INFO) gets what is left of the terminal's width; the others are never cut.
+        const text = last && width !== undefined ? clip(c.text, Math.max(0, width - used)) : c.text;
+        const pad = last ? '' : ' '.repeat((widths[i] ?? 0) - visibleLength(c.text) + 2);
+        used += visibleLength(text) + pad.length;
+        return paint(text, c.tone, colour) + pad;
+      })
+      .join('')
+      .trimEnd();
   });
 }
 
@@ -253,7 +274,10 @@ function treeRows(revisions: readonly RevisionView[], perRevision: number): numb
 }
 
 /** The revisions and pods that fit in `rows` lines: as many pods per revision as fit, then fewer revisions. */
-function fold(revisions: readonly RevisionView[], rows: number): { readonly revisions: readonly RevisionView[]; readonly hiddenPods: ReadonlyMap<RevisionView, number>; readonly hiddenRevisions: number } {
+function fold(
+  revisions: readonly RevisionView[],
+  rows: number,
+): { readonly revisions: readonly RevisionView[]; readonly hiddenPods: ReadonlyMap<RevisionView, number>; readonly hiddenRevisions: number } {
   const most = Math.max(0, ...revisions.map((r) => r.pods.length));
   let per = most;
   while (per > 0 && treeRows(revisions, per) > rows) per--;
@@ -285,8 +309,12 @@ export function renderView(v: CloneSetView, opts: RenderOptions): string {
     fit(`Name:            ${v.name}`),
     fit(`Namespace:       ${v.namespace}`),
     `Status:          ${paint(statusText, v.tone, opts.colour)}${message}`,
-    fit(`Strategy:        ${String(s['type'])}  partition ${String(s['partition'])}  maxUnavailable ${String(s['maxUnavailable'])}  maxSurge ${String(s['maxSurge'])}${s['paused'] === true ? '  paused' : ''}${s['gracePeriodSeconds'] !== undefined ? `  grace ${String(s['gracePeriodSeconds'])}s` : ''}`),
-    fit(`Replicas:        desired ${r['desired'] ?? 0}  current ${r['current'] ?? 0}  updated ${r['updated'] ?? 0}/${r['expectedUpdated'] ?? 0}  ready ${r['ready'] ?? 0}  available ${r['available'] ?? 0}`),
+    fit(
+      `Strategy:        ${String(s['type'])}  partition ${String(s['partition'])}  maxUnavailable ${String(s['maxUnavailable'])}  maxSurge ${String(s['maxSurge'])}${s['paused'] === true ? '  paused' : ''}${s['gracePeriodSeconds'] !== undefined ? `  grace ${String(s['gracePeriodSeconds'])}s` : ''}`,
+    ),
+    fit(
+      `Replicas:        desired ${r['desired'] ?? 0}  current ${r['current'] ?? 0}  updated ${r['updated'] ?? 0}/${r['expectedUpdated'] ?? 0}  ready ${r['ready'] ?? 0}  available ${r['available'] ?? 0}`,
+    ),
     fit(`Revisions:       current ${v.currentRevision || '<none>'}  update ${v.updateRevision || '<none>'}`),
     fit(`Conditions:      ${v.conditions.length === 0 ? '<none>' : v.conditions.join('; ')}`),
     '',
@@ -310,7 +338,8 @@ export function renderView(v: CloneSetView, opts: RenderOptions): string {
     });
     if (hidden > 0) rows.push([{ text: `${indent}└── … ${hidden} more pod${hidden === 1 ? '' : 's'}`, tone: 'muted' }, { text: '' }, { text: '' }, { text: '' }, { text: '' }]);
   });
-  if (hiddenRevisions > 0) rows.push([{ text: `└── … ${hiddenRevisions} more revision${hiddenRevisions === 1 ? '' : 's'}`, tone: 'muted' }, { text: '' }, { text: '' }, { text: '' }, { text: '' }]);
+  if (hiddenRevisions > 0)
+    rows.push([{ text: `└── … ${hiddenRevisions} more revision${hiddenRevisions === 1 ? '' : 's'}`, tone: 'muted' }, { text: '' }, { text: '' }, { text: '' }, { text: '' }]);
   const lines = [...head, ...table(rows, opts.colour, opts.width)];
   return (opts.height === undefined ? lines : lines.slice(0, opts.height)).join('\n');
 }

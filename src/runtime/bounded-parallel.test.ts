@@ -17,7 +17,10 @@ test('never runs more than the limit at once, and runs every task', async () => 
   const { results, error } = await runBounded(tasks, 4);
   assert.equal(error, undefined);
   assert.equal(peak, 4);
-  assert.deepEqual([...results].sort((a, b) => a - b), Array.from({ length: 20 }, (_, i) => i));
+  assert.deepEqual(
+    [...results].sort((a, b) => a - b),
+    Array.from({ length: 20 }, (_, i) => i),
+  );
 });
 
 test('starts no new task after a failure, lets the ones in flight finish, and reports the first error', async () => {

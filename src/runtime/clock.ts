@@ -44,9 +44,12 @@ export const systemClock: MonotonicClock = {
       if (remaining > MAX_TIMER_MS) {
         handle = setTimeout(arm, MAX_TIMER_MS);
       } else {
-        handle = setTimeout(() => {
-          if (!cancelled) fn();
-        }, Math.max(0, remaining));
+        handle = setTimeout(
+          () => {
+            if (!cancelled) fn();
+          },
+          Math.max(0, remaining),
+        );
       }
       handle.unref?.();
     };

@@ -39,7 +39,16 @@ function start(reconcile: (key: string, call: number) => Promise<ReconcileResult
   });
   const ac = new AbortController();
   const running = controller.run(ac.signal);
-  return { controller, clock, calls, lines, stop: async () => { ac.abort(); await running; } };
+  return {
+    controller,
+    clock,
+    calls,
+    lines,
+    stop: async () => {
+      ac.abort();
+      await running;
+    },
+  };
 }
 
 test('a thrown error requeues the key with backoff and logs the key and the error message', async () => {
@@ -108,7 +117,8 @@ test('success forgets the key and does not requeue it', async () => {
 
 test("an API error with the server's Retry-After (retryAfterSeconds) waits at least that long", async () => {
   const h = start(async (_key, call) => {
-    if (call === 1) throw apiErrorFromResponse(429, JSON.stringify({ kind: 'Status', code: 429, reason: 'TooManyRequests', message: 'slow down', details: { retryAfterSeconds: 2 } }));
+    if (call === 1)
+      throw apiErrorFromResponse(429, JSON.stringify({ kind: 'Status', code: 429, reason: 'TooManyRequests', message: 'slow down', details: { retryAfterSeconds: 2 } }));
     return {};
   });
   h.controller.enqueue('k');

@@ -204,9 +204,6 @@ export class Controller {
     this.#byOutcome.error++;
     const retryAfterMs = retryAfterMsOf(e);
     this.#queue.addRateLimited(key, retryAfterMs ?? 0);
-    this.#logger.error(
-      { key, error: errorText(e), requeues: this.#queue.numRequeues(key), ...(retryAfterMs === undefined ? {} : { retryAfterMs }) },
-      'reconciler error',
-    );
+    this.#logger.error({ key, error: errorText(e), requeues: this.#queue.numRequeues(key), ...(retryAfterMs === undefined ? {} : { retryAfterMs }) }, 'reconciler error');
   }
 }

@@ -54,7 +54,12 @@ test('an event is written as a core/v1 Event on the object, from cloneset-contro
   assert.equal(body['kind'], 'Event');
   assert.match(String((body['metadata'] as { name: string }).name), /^sample\.[0-9a-f]+$/);
   assert.deepEqual(body['involvedObject'], {
-    apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', name: 'sample', namespace: 'demo', uid: 'uid-1', resourceVersion: '42',
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'CloneSet',
+    name: 'sample',
+    namespace: 'demo',
+    uid: 'uid-1',
+    resourceVersion: '42',
   });
   assert.deepEqual(body['source'], { component: 'cloneset-controller' });
   assert.equal(body['type'], 'Normal');
@@ -70,7 +75,10 @@ test('identical repeats within the window patch the count of the first Event', a
   rec.event(cloneSet, 'Warning', 'ScaleUpLimited', 'limit: 2');
   rec.event(cloneSet, 'Warning', 'ScaleUpLimited', 'limit: 2');
   await rec.flush();
-  assert.deepEqual(sink.calls.map((c) => c.verb), ['create', 'patch', 'patch']);
+  assert.deepEqual(
+    sink.calls.map((c) => c.verb),
+    ['create', 'patch', 'patch'],
+  );
   const name = (sink.calls[0]?.body['metadata'] as { name: string } | undefined)?.name;
   assert.ok(name !== undefined, 'the create names the event');
   assert.equal(sink.calls[1]?.name, name);
@@ -84,7 +92,10 @@ test('a different message, type, or object is a separate Event', async () => {
   rec.event(cloneSet, 'Normal', 'ScaleUpLimited', 'limit: 2');
   rec.event({ ...cloneSet, metadata: { ...cloneSet.metadata, name: 'other', uid: 'uid-2' } }, 'Warning', 'ScaleUpLimited', 'limit: 2');
   await rec.flush();
-  assert.deepEqual(sink.calls.map((c) => c.verb), ['create', 'create', 'create', 'create']);
+  assert.deepEqual(
+    sink.calls.map((c) => c.verb),
+    ['create', 'create', 'create', 'create'],
+  );
 });
 
 test('a repeat after the window creates a new Event', async () => {
@@ -93,7 +104,10 @@ test('a repeat after the window creates a new Event', async () => {
   clock.advance(10 * 60_000);
   rec.event(cloneSet, 'Warning', 'X', 'm');
   await rec.flush();
-  assert.deepEqual(sink.calls.map((c) => c.verb), ['create', 'create']);
+  assert.deepEqual(
+    sink.calls.map((c) => c.verb),
+    ['create', 'create'],
+  );
   assert.equal(sink.calls[1]?.body['count'], 1);
 });
 
@@ -103,7 +117,10 @@ test('when the patch fails the Event is created again with the aggregated count'
   rec.event(cloneSet, 'Warning', 'X', 'm');
   rec.event(cloneSet, 'Warning', 'X', 'm');
   await rec.flush();
-  assert.deepEqual(sink.calls.map((c) => c.verb), ['create', 'patch', 'create']);
+  assert.deepEqual(
+    sink.calls.map((c) => c.verb),
+    ['create', 'patch', 'create'],
+  );
   assert.equal(sink.calls[2]?.body['count'], 2);
 });
 
@@ -111,7 +128,10 @@ test('many similar events with different messages are combined into one Event', 
   const { sink, rec } = setup();
   for (let i = 0; i < 12; i++) rec.event(cloneSet, 'Normal', 'SuccessfulCreate', `succeed to create pod p-${i}`);
   await rec.flush();
-  assert.deepEqual(sink.calls.map((c) => c.verb), [...Array<string>(10).fill('create'), 'patch', 'patch']);
+  assert.deepEqual(
+    sink.calls.map((c) => c.verb),
+    [...Array<string>(10).fill('create'), 'patch', 'patch'],
+  );
   assert.equal(sink.calls[9]?.body['message'], '(combined from similar events): succeed to create pod p-9');
   assert.deepEqual(sink.calls[11]?.body, { count: 3, lastTimestamp: '2025-01-02T03:04:05Z', message: '(combined from similar events): succeed to create pod p-11' });
 });

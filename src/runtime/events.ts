@@ -112,7 +112,6 @@ class Lru<V> {
   }
 }
 
-
 function involvedObjectOf(obj: KubeObject): InvolvedObject | undefined {
   const m = obj.metadata;
   if (m?.name === undefined) return undefined;

@@ -66,7 +66,12 @@ describe('Informer against a scripted API server', () => {
   it('delivers adds, (old, new) updates, deletes; relists after 410 with tombstones; keeps indexes', async () => {
     const seen: string[] = [];
     const informer = new Informer<KubeObject>({
-      client, resource: CONFIGMAPS, namespace: 'ns', indexers: { owner: indexByOwnerUid }, clock: systemClock, logger: pino({ level: 'silent' }),
+      client,
+      resource: CONFIGMAPS,
+      namespace: 'ns',
+      indexers: { owner: indexByOwnerUid },
+      clock: systemClock,
+      logger: pino({ level: 'silent' }),
     });
     informer.addHandlers({
       onAdd: (o) => seen.push(`add ${o.metadata?.name}@${o.metadata?.resourceVersion}`),
@@ -85,13 +90,26 @@ describe('Informer against a scripted API server', () => {
     }
     ac.abort();
     assert.deepEqual(seen, ['add a@1', 'add b@2', 'add d@3', 'update a@1->6', 'delete b', 'update a@6->12', 'add c@13', 'delete d (tombstone)']);
-    assert.deepEqual(informer.store.list().map((o) => o.metadata?.name).sort(), ['a', 'c']);
-    assert.deepEqual(informer.store.byIndex('owner', 'o2').map((o) => o.metadata?.name), ['c']);
+    assert.deepEqual(
+      informer.store
+        .list()
+        .map((o) => o.metadata?.name)
+        .sort(),
+      ['a', 'c'],
+    );
+    assert.deepEqual(
+      informer.store.byIndex('owner', 'o2').map((o) => o.metadata?.name),
+      ['c'],
+    );
   });
 
   it('stores and delivers objects as `transform` maps them (the CloneSet cache holds the internal model)', async () => {
     const informer = new Informer<KubeObject>({
-      client, resource: CONFIGMAPS, namespace: 'ns', clock: systemClock, logger: pino({ level: 'silent' }),
+      client,
+      resource: CONFIGMAPS,
+      namespace: 'ns',
+      clock: systemClock,
+      logger: pino({ level: 'silent' }),
       transform: (o) => ({ ...o, metadata: { ...o.metadata, labels: { mapped: 'yes' } } }),
     });
     const added: string[] = [];
@@ -106,7 +124,11 @@ describe('Informer against a scripted API server', () => {
 
   it('a transform that throws is counted and the object cached untransformed: the informer still syncs', async () => {
     const informer = new Informer<KubeObject>({
-      client, resource: CONFIGMAPS, namespace: 'ns', clock: systemClock, logger: pino({ level: 'silent' }),
+      client,
+      resource: CONFIGMAPS,
+      namespace: 'ns',
+      clock: systemClock,
+      logger: pino({ level: 'silent' }),
       transform: (o) => {
         if (o.metadata?.name === 'a') throw new Error('cannot map a');
         return { ...o, metadata: { ...o.metadata, labels: { mapped: 'yes' } } };

@@ -153,9 +153,12 @@ export class Informer<T extends KubeObject> {
       },
       watch: (resourceVersion, timeoutSeconds, onEvent, signal) => {
         this.#stats.watches++;
-        const transformed = transform === undefined ? onEvent : (e: WatchEvent): void => {
-          onEvent(e.type === 'ERROR' || e.type === 'BOOKMARK' ? e : { type: e.type, object: transform(e.object as T) });
-        };
+        const transformed =
+          transform === undefined
+            ? onEvent
+            : (e: WatchEvent): void => {
+                onEvent(e.type === 'ERROR' || e.type === 'BOOKMARK' ? e : { type: e.type, object: transform(e.object as T) });
+              };
         return client.watch(resource, namespace, { resourceVersion, timeoutSeconds, allowWatchBookmarks: true, ...selectors }, transformed, signal);
       },
     };

@@ -36,12 +36,21 @@ function candidate(server: MemoryLeases, clock: FakeClock, identity: string, opt
   const link = new Link(server);
   const abort = new AbortController();
   const elector = new LeaderElector({
-    port: opts.port?.(link) ?? link, namespace: 'kruise-system', name: 'cloneset-controller', identity, clock, logger: silent,
-    random: opts.random ?? (() => 0), ...(opts.retryPeriodMs === undefined ? {} : { retryPeriodMs: opts.retryPeriodMs }),
+    port: opts.port?.(link) ?? link,
+    namespace: 'kruise-system',
+    name: 'cloneset-controller',
+    identity,
+    clock,
+    logger: silent,
+    random: opts.random ?? (() => 0),
+    ...(opts.retryPeriodMs === undefined ? {} : { retryPeriodMs: opts.retryPeriodMs }),
   });
   const log: string[] = [];
   const c: Candidate = {
-    link, log, leading: undefined, abort,
+    link,
+    log,
+    leading: undefined,
+    abort,
     done: elector.run(abort.signal, {
       onStartedLeading: (leading) => {
         c.leading = leading;
@@ -279,11 +288,22 @@ test('a standby not allowed to watch (403: a Role from before the watch) says wh
   await flush();
   const link = new Link(server);
   const forbidden = new ApiError(403, { kind: 'Status', code: 403, reason: 'Forbidden', message: 'leases.coordination.k8s.io is forbidden: cannot watch' }, 'forbidden');
-  const port: LeasePort = { ...withoutWatch(link), watch: () => { watches++; return Promise.reject(forbidden); } };
+  const port: LeasePort = {
+    ...withoutWatch(link),
+    watch: () => {
+      watches++;
+      return Promise.reject(forbidden);
+    },
+  };
   const b = new LeaderElector({ port, namespace: 'kruise-system', name: 'cloneset-controller', identity: 'b', clock, logger, random: worstJitter });
   const abort = new AbortController();
   let started: number | undefined;
-  const done = b.run(abort.signal, { onStartedLeading: () => { started = clock.now(); }, onStoppedLeading: () => undefined });
+  const done = b.run(abort.signal, {
+    onStartedLeading: () => {
+      started = clock.now();
+    },
+    onStoppedLeading: () => undefined,
+  });
   await advance(clock, 60_000);
   assert.equal(watches, 1, 'no retries of a watch that cannot be allowed');
   assert.equal(lines.length, 1);
@@ -300,7 +320,8 @@ test('a freshly started standby still waits the full lease duration from its fir
   const clock = new FakeClock(0);
   // Held by a replica this standby has never seen renew: its renewTime says nothing to the standby.
   server.lease = {
-    apiVersion: 'coordination.k8s.io/v1', kind: 'Lease',
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
     metadata: { name: 'cloneset-controller', namespace: 'kruise-system', resourceVersion: '1' },
     spec: { holderIdentity: 'other', leaseDurationSeconds: 15, renewTime: '1969-12-31T23:00:00.000000Z', leaseTransitions: 0 },
   };
@@ -330,7 +351,8 @@ test('a wall clock step forward on a standby does not let it take a lease it has
   const clock = new FakeClock(0);
   // Held by a replica that is alive but whose renewals this standby has not seen change yet.
   server.lease = {
-    apiVersion: 'coordination.k8s.io/v1', kind: 'Lease',
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
     metadata: { name: 'cloneset-controller', namespace: 'kruise-system', resourceVersion: '1' },
     spec: { holderIdentity: 'other', leaseDurationSeconds: 15, renewTime: '2025-01-01T00:00:00.000000Z', leaseTransitions: 0 },
   };
@@ -369,11 +391,14 @@ test('on abort the leader drains first, renewing meanwhile, then stops leading a
   let finishDrain: (() => void) | undefined;
   const events: string[] = [];
   const done = elector.run(abort.signal, {
-    onStartedLeading: (s) => { leading = s; },
-    drain: () => new Promise<void>((resolve) => {
-      events.push(`drain@${clock.now()}`);
-      finishDrain = resolve;
-    }),
+    onStartedLeading: (s) => {
+      leading = s;
+    },
+    drain: () =>
+      new Promise<void>((resolve) => {
+        events.push(`drain@${clock.now()}`);
+        finishDrain = resolve;
+      }),
     onStoppedLeading: (reason) => void events.push(`${reason}@${clock.now()}`),
   });
   await flush();

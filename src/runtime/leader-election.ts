@@ -48,16 +48,10 @@ export interface Lease {
   readonly spec: LeaseSpec;
 }
 
-export type LeaseGetResult =
-  | { readonly kind: 'found'; readonly lease: Lease }
-  | { readonly kind: 'notFound' }
-  | { readonly kind: 'error'; readonly error: unknown };
+export type LeaseGetResult = { readonly kind: 'found'; readonly lease: Lease } | { readonly kind: 'notFound' } | { readonly kind: 'error'; readonly error: unknown };
 
 /** `conflict`: stale resourceVersion on update, or AlreadyExists on create — someone else wrote first. */
-export type LeaseWriteResult =
-  | { readonly kind: 'ok'; readonly lease: Lease }
-  | { readonly kind: 'conflict' }
-  | { readonly kind: 'error'; readonly error: unknown };
+export type LeaseWriteResult = { readonly kind: 'ok'; readonly lease: Lease } | { readonly kind: 'conflict' } | { readonly kind: 'error'; readonly error: unknown };
 
 /** What a Lease watch reports: the record as now stored, its deletion, or a bookmark (no change). */
 export type LeaseWatchEvent =
@@ -114,8 +108,13 @@ const EXPIRY_MARGIN_MS = 5;
 const WATCH_BACKOFF_MS = 250;
 
 function sameSpec(a: LeaseSpec, b: LeaseSpec): boolean {
-  return a.holderIdentity === b.holderIdentity && a.leaseDurationSeconds === b.leaseDurationSeconds
-    && a.acquireTime === b.acquireTime && a.renewTime === b.renewTime && a.leaseTransitions === b.leaseTransitions;
+  return (
+    a.holderIdentity === b.holderIdentity &&
+    a.leaseDurationSeconds === b.leaseDurationSeconds &&
+    a.acquireTime === b.acquireTime &&
+    a.renewTime === b.renewTime &&
+    a.leaseTransitions === b.leaseTransitions
+  );
 }
 
 export class LeaderElector {
@@ -144,9 +143,13 @@ export class LeaderElector {
     this.#clock = opts.clock;
     this.#logger = opts.logger.child({ lease: `${opts.namespace}/${opts.name}`, identity: opts.identity });
     this.#o = {
-      namespace: opts.namespace, name: opts.name, identity: opts.identity,
-      leaseDurationMs: opts.leaseDurationMs ?? 15_000, renewDeadlineMs: opts.renewDeadlineMs ?? 10_000,
-      retryPeriodMs: opts.retryPeriodMs ?? 2_000, releaseOnCancel: opts.releaseOnCancel ?? true,
+      namespace: opts.namespace,
+      name: opts.name,
+      identity: opts.identity,
+      leaseDurationMs: opts.leaseDurationMs ?? 15_000,
+      renewDeadlineMs: opts.renewDeadlineMs ?? 10_000,
+      retryPeriodMs: opts.retryPeriodMs ?? 2_000,
+      releaseOnCancel: opts.releaseOnCancel ?? true,
       random: opts.random ?? Math.random,
     };
     if (!(this.#o.leaseDurationMs > this.#o.renewDeadlineMs && this.#o.renewDeadlineMs > this.#o.retryPeriodMs * JITTER_FACTOR)) {
@@ -199,7 +202,10 @@ export class LeaderElector {
     const renewing = new AbortController();
     const onStop = (): void => {
       const drained = callbacks.drain?.() ?? Promise.resolve();
-      drained.then(() => renewing.abort(), () => renewing.abort());
+      drained.then(
+        () => renewing.abort(),
+        () => renewing.abort(),
+      );
     };
     if (signal.aborted) onStop();
     else signal.addEventListener('abort', onStop, { once: true });
@@ -211,7 +217,8 @@ export class LeaderElector {
       this.#leading = false;
       leading.abort();
       if (outcome === 'stopped' && this.#o.releaseOnCancel) await this.#release();
-      if (outcome === 'lost') this.#logger.error({ renewDeadlineMs: this.#o.renewDeadlineMs }, 'lost leadership: the lease was not renewed within the renew deadline, or another replica holds it');
+      if (outcome === 'lost')
+        this.#logger.error({ renewDeadlineMs: this.#o.renewDeadlineMs }, 'lost leadership: the lease was not renewed within the renew deadline, or another replica holds it');
       else this.#logger.info('released leadership');
       callbacks.onStoppedLeading(outcome === 'lost' ? 'lost' : 'released');
     }
@@ -335,23 +342,29 @@ export class LeaderElector {
       }
       let events = 0;
       try {
-        await port.watch(namespace, name, resourceVersion, (e) => {
-          if (stop.aborted) return;
-          events++;
-          failures = 0;
-          if (e.kind === 'changed') {
-            resourceVersion = e.lease.metadata.resourceVersion ?? resourceVersion;
-            this.#observe(e.lease.spec);
-            if ((e.lease.spec.holderIdentity ?? '') === '') this.#wakeUp();
-          } else if (e.kind === 'deleted') {
-            this.#lastContact = this.#clock.monotonicNow();
-            if (e.resourceVersion !== undefined) resourceVersion = e.resourceVersion;
-            this.#wakeUp();
-          } else {
-            this.#lastContact = this.#clock.monotonicNow();
-            resourceVersion = e.resourceVersion;
-          }
-        }, stop);
+        await port.watch(
+          namespace,
+          name,
+          resourceVersion,
+          (e) => {
+            if (stop.aborted) return;
+            events++;
+            failures = 0;
+            if (e.kind === 'changed') {
+              resourceVersion = e.lease.metadata.resourceVersion ?? resourceVersion;
+              this.#observe(e.lease.spec);
+              if ((e.lease.spec.holderIdentity ?? '') === '') this.#wakeUp();
+            } else if (e.kind === 'deleted') {
+              this.#lastContact = this.#clock.monotonicNow();
+              if (e.resourceVersion !== undefined) resourceVersion = e.resourceVersion;
+              this.#wakeUp();
+            } else {
+              this.#lastContact = this.#clock.monotonicNow();
+              resourceVersion = e.resourceVersion;
+            }
+          },
+          stop,
+        );
         // Ended by the server (its timeout): resume at once, unless it ended without a word (then back off,
         // so a server that closes every watch at once is not hammered).
         if (events === 0 && !stop.aborted) await backoff();
@@ -359,9 +372,12 @@ export class LeaderElector {
         if (stop.aborted) return;
         if (e instanceof ApiError && e.reason === 'Forbidden') {
           // A Role from before the watch (get/create/update only): retrying cannot help, polling still works.
-          this.#logger.warn({ err: e }, 'not allowed to watch the leader Lease, so this standby only polls it and takes over up to ' +
-            `${String(Math.round(2 * (1 + JITTER_FACTOR) * this.#o.retryPeriodMs))} ms after it expires; ` +
-            'grant "watch" on leases (re-apply config/rbac/leader-election-role.yaml or upgrade the chart)');
+          this.#logger.warn(
+            { err: e },
+            'not allowed to watch the leader Lease, so this standby only polls it and takes over up to ' +
+              `${String(Math.round(2 * (1 + JITTER_FACTOR) * this.#o.retryPeriodMs))} ms after it expires; ` +
+              'grant "watch" on leases (re-apply config/rbac/leader-election-role.yaml or upgrade the chart)',
+          );
           return;
         }
         this.#logger.debug({ err: e }, 'lease watch failed; getting the lease again');
@@ -443,8 +459,14 @@ export class LeaderElector {
       if (signal.aborted) return resolve(false);
       signal.addEventListener('abort', onAbort, { once: true });
       p.then(
-        (v) => { signal.removeEventListener('abort', onAbort); resolve(signal.aborted ? false : v); },
-        () => { signal.removeEventListener('abort', onAbort); resolve(false); },
+        (v) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(signal.aborted ? false : v);
+        },
+        () => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(false);
+        },
       );
     });
   }
@@ -470,9 +492,7 @@ export class LeaderElector {
       this.#readVersion = got.lease.metadata.resourceVersion;
       const holder = old.holderIdentity ?? '';
       if (holder !== '' && holder !== identity && this.#observedAt + this.#durationMs(old) > this.#clock.monotonicNow()) return false;
-      const spec = holder === identity
-        ? this.#spec(wall, undefined, old.leaseTransitions ?? 0, old.acquireTime)
-        : this.#spec(wall, wall, (old.leaseTransitions ?? 0) + 1);
+      const spec = holder === identity ? this.#spec(wall, undefined, old.leaseTransitions ?? 0, old.acquireTime) : this.#spec(wall, wall, (old.leaseTransitions ?? 0) + 1);
       return this.#record(await this.#port.update(namespace, name, this.#lease(spec, got.lease.metadata.resourceVersion), signal), signal, startedAt);
     } catch (e: unknown) {
       this.#logger.debug({ err: e }, 'lease port threw');

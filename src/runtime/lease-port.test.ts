@@ -34,7 +34,8 @@ const server = http.createServer((req, res) => {
         { type: 'BOOKMARK', object: { kind: 'Lease', metadata: { resourceVersion: '9' } } },
         { type: 'DELETED', object: { ...lease, metadata: { ...lease.metadata, resourceVersion: '10' } } },
         { type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version: 7 (10)' } },
-      ]) res.write(`${JSON.stringify(event)}\n`);
+      ])
+        res.write(`${JSON.stringify(event)}\n`);
       return void res.end();
     }
     if (req.method === 'GET') return stored === undefined ? reply(404, { kind: 'Status', code: 404, reason: 'NotFound' }) : reply(200, stored);
@@ -80,15 +81,29 @@ async function leadWhileSaturated(pods: KubeClient, leaseClient: KubeClient, kin
   let creates: Promise<unknown>[] = [];
   let lost = false;
   const elector = new LeaderElector({
-    port: apiLeasePort(leaseClient), namespace: 'ns', name: 'l', identity: 'a', clock: systemClock, logger: pino({ level: 'silent' }),
-    leaseDurationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 200,
+    port: apiLeasePort(leaseClient),
+    namespace: 'ns',
+    name: 'l',
+    identity: 'a',
+    clock: systemClock,
+    logger: pino({ level: 'silent' }),
+    leaseDurationMs: 1500,
+    renewDeadlineMs: 1000,
+    retryPeriodMs: 200,
   });
   const done = elector.run(abort.signal, {
     onStartedLeading: () => {
       // The controller starts a large scale-up as soon as it leads.
-      creates = Array.from({ length: 100 }, () => pods.fenced(saturate.signal).create(kind, 'other', { metadata: { name: 'p' } }).catch(() => undefined));
+      creates = Array.from({ length: 100 }, () =>
+        pods
+          .fenced(saturate.signal)
+          .create(kind, 'other', { metadata: { name: 'p' } })
+          .catch(() => undefined),
+      );
     },
-    onStoppedLeading: (r) => { lost = r === 'lost'; },
+    onStoppedLeading: (r) => {
+      lost = r === 'lost';
+    },
   });
   while (creates.length === 0) await new Promise((r) => setTimeout(r, 10));
   const rvBefore = rv;
@@ -123,11 +138,15 @@ test('the watch asks for the one Lease from the given resourceVersion, reports c
   const port = apiLeasePort(await newClient(5, 10));
   assert.ok(port.watch !== undefined);
   const seen: LeaseWatchEvent[] = [];
-  await assert.rejects(port.watch('ns', 'l', '7', (e) => void seen.push(e), new AbortController().signal), (e: unknown) => isGone(e));
+  await assert.rejects(
+    port.watch('ns', 'l', '7', (e) => void seen.push(e), new AbortController().signal),
+    (e: unknown) => isGone(e),
+  );
   const url = new URL(watchUrls.at(-1) ?? '', 'http://x');
   assert.equal(url.searchParams.get('fieldSelector'), 'metadata.name=l');
   assert.equal(url.searchParams.get('resourceVersion'), '7');
-  assert.deepEqual(seen.map((e) => (e.kind === 'changed' ? `changed ${e.lease.spec.holderIdentity ?? ''}@${e.lease.metadata.resourceVersion ?? ''}` : `${e.kind}@${e.resourceVersion ?? ''}`)), [
-    'changed a@8', 'bookmark@9', 'deleted@10',
-  ]);
+  assert.deepEqual(
+    seen.map((e) => (e.kind === 'changed' ? `changed ${e.lease.spec.holderIdentity ?? ''}@${e.lease.metadata.resourceVersion ?? ''}` : `${e.kind}@${e.resourceVersion ?? ''}`)),
+    ['changed a@8', 'bookmark@9', 'deleted@10'],
+  );
 });

@@ -31,28 +31,30 @@ export function apiLeasePort(client: KubeClient): LeasePort {
     },
     create: (namespace, lease, signal) => write(() => bound(signal).create<Lease>(LEASES, namespace, lease)),
     update: (namespace, name, lease, signal) => write(() => bound(signal).update<Lease>(LEASES, namespace, name, lease)),
-    watch: (namespace, name, resourceVersion, onEvent, signal) => client.watch(
-      LEASES, namespace,
-      { resourceVersion, timeoutSeconds: WATCH_TIMEOUT_SECONDS, allowWatchBookmarks: true, fieldSelector: `metadata.name=${name}` },
-      (e) => {
-        const rv = e.type === 'ERROR' ? undefined : e.object.metadata?.resourceVersion;
-        switch (e.type) {
-          case 'ADDED':
-          case 'MODIFIED':
-            onEvent({ kind: 'changed', lease: e.object as Lease });
-            return;
-          case 'DELETED':
-            onEvent(rv === undefined ? { kind: 'deleted' } : { kind: 'deleted', resourceVersion: rv });
-            return;
-          case 'BOOKMARK':
-            if (rv !== undefined) onEvent({ kind: 'bookmark', resourceVersion: rv });
-            return;
-          case 'ERROR':
-            // e.g. 410 Expired: the elector GETs the Lease again and watches from there.
-            throw apiErrorFromStatus(e.object, 500, { request: `WATCH leases ${namespace}/${name}` });
-        }
-      },
-      signal,
-    ),
+    watch: (namespace, name, resourceVersion, onEvent, signal) =>
+      client.watch(
+        LEASES,
+        namespace,
+        { resourceVersion, timeoutSeconds: WATCH_TIMEOUT_SECONDS, allowWatchBookmarks: true, fieldSelector: `metadata.name=${name}` },
+        (e) => {
+          const rv = e.type === 'ERROR' ? undefined : e.object.metadata?.resourceVersion;
+          switch (e.type) {
+            case 'ADDED':
+            case 'MODIFIED':
+              onEvent({ kind: 'changed', lease: e.object as Lease });
+              return;
+            case 'DELETED':
+              onEvent(rv === undefined ? { kind: 'deleted' } : { kind: 'deleted', resourceVersion: rv });
+              return;
+            case 'BOOKMARK':
+              if (rv !== undefined) onEvent({ kind: 'bookmark', resourceVersion: rv });
+              return;
+            case 'ERROR':
+              // e.g. 410 Expired: the elector GETs the Lease again and watches from there.
+              throw apiErrorFromStatus(e.object, 500, { request: `WATCH leases ${namespace}/${name}` });
+          }
+        },
+        signal,
+      ),
   };
 }

@@ -5,7 +5,10 @@ import { defaultControllerRateLimiter, ItemExponentialRateLimiter, TokenBucketRa
 
 test('per-item exponential backoff grows 5, 10, 20 ms and caps at the max delay', () => {
   const rl = new ItemExponentialRateLimiter(5, 1_000_000);
-  assert.deepEqual([1, 2, 3, 4].map(() => rl.when('a')), [5, 10, 20, 40]);
+  assert.deepEqual(
+    [1, 2, 3, 4].map(() => rl.when('a')),
+    [5, 10, 20, 40],
+  );
   for (let i = 0; i < 30; i++) rl.when('a');
   assert.equal(rl.when('a'), 1_000_000);
   for (let i = 0; i < 2000; i++) rl.when('a'); // 2^2000 overflows to Infinity: still capped
@@ -27,11 +30,17 @@ test('forget resets the backoff of that key only', () => {
 test('token bucket allows the burst, then spaces requests at qps, and refills with time', () => {
   const clock = new FakeClock(0);
   const rl = new TokenBucketRateLimiter(clock, 10, 3);
-  assert.deepEqual([1, 2, 3].map(() => rl.when('x')), [0, 0, 0]);
+  assert.deepEqual(
+    [1, 2, 3].map(() => rl.when('x')),
+    [0, 0, 0],
+  );
   assert.equal(rl.when('x'), 100);
   assert.equal(rl.when('y'), 200);
   clock.advance(1000); // repays the 2-token debt and refills to the burst of 3
-  assert.deepEqual([1, 2, 3, 4].map(() => rl.when('z')), [0, 0, 0, 100]);
+  assert.deepEqual(
+    [1, 2, 3, 4].map(() => rl.when('z')),
+    [0, 0, 0, 100],
+  );
 });
 
 test('the default controller limiter is the max of exponential backoff and the global bucket', () => {

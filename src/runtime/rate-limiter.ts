@@ -120,8 +120,5 @@ export class MaxOfRateLimiter implements RateLimiter {
 /** client-go's `DefaultControllerRateLimiter`, every parameter overridable (Kruise flags). */
 export function defaultControllerRateLimiter(clock: Clock, opts: Partial<RateLimiterOptions> = {}): RateLimiter {
   const o = { ...DEFAULT_RATE_LIMITER_OPTIONS, ...opts };
-  return new MaxOfRateLimiter(
-    new ItemExponentialRateLimiter(o.baseDelayMs, o.maxDelayMs),
-    new TokenBucketRateLimiter(clock, o.qps, o.burst),
-  );
+  return new MaxOfRateLimiter(new ItemExponentialRateLimiter(o.baseDelayMs, o.maxDelayMs), new TokenBucketRateLimiter(clock, o.qps, o.burst));
 }

@@ -9,7 +9,13 @@ test('every key is enqueued once per sync period, on monotonic time only, until 
   const clock = new FakeClock(0);
   const enqueued: string[] = [];
   const stop = new AbortController();
-  startResync(clock, 10 * HOUR, () => ['ns/a', 'ns/b'], (k) => enqueued.push(k), stop.signal);
+  startResync(
+    clock,
+    10 * HOUR,
+    () => ['ns/a', 'ns/b'],
+    (k) => enqueued.push(k),
+    stop.signal,
+  );
   clock.stepWall(11 * HOUR);
   assert.deepEqual(enqueued, [], 'a wall-clock step is not time passing');
   clock.advance(10 * HOUR - 1);
@@ -27,7 +33,13 @@ test('every key is enqueued once per sync period, on monotonic time only, until 
 test('a sync period of 0 never enqueues', () => {
   const clock = new FakeClock(0);
   const enqueued: string[] = [];
-  startResync(clock, 0, () => ['ns/a'], (k) => enqueued.push(k), new AbortController().signal);
+  startResync(
+    clock,
+    0,
+    () => ['ns/a'],
+    (k) => enqueued.push(k),
+    new AbortController().signal,
+  );
   clock.advance(100 * HOUR);
   assert.deepEqual(enqueued, []);
 });

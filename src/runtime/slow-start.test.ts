@@ -25,8 +25,14 @@ function recorder(failing: ReadonlySet<number> = new Set()): { fn: (i: number) =
 test('slow start runs batches of 1, 2, 4, 8 and a clipped last batch', async () => {
   const { fn, batches } = recorder();
   const r = await slowStartBatch(20, 1, fn);
-  assert.deepEqual(batches.map((b) => b.length), [1, 2, 4, 8, 5]);
-  assert.deepEqual(batches.flat(), Array.from({ length: 20 }, (_, i) => i));
+  assert.deepEqual(
+    batches.map((b) => b.length),
+    [1, 2, 4, 8, 5],
+  );
+  assert.deepEqual(
+    batches.flat(),
+    Array.from({ length: 20 }, (_, i) => i),
+  );
   assert.deepEqual(r, { succeeded: 20, failed: 0, skipped: 0 });
 });
 
@@ -45,7 +51,11 @@ test('slow start runs the calls of one batch concurrently', async () => {
 test('slow start stops after the first batch with a failure and reports how many were skipped', async () => {
   const { fn, batches } = recorder(new Set([4]));
   const r = await slowStartBatch(20, 1, fn);
-  assert.deepEqual(batches.map((b) => b.length), [1, 2, 4], 'the whole failing batch ran; nothing after it');
+  assert.deepEqual(
+    batches.map((b) => b.length),
+    [1, 2, 4],
+    'the whole failing batch ran; nothing after it',
+  );
   assert.equal(r.succeeded, 6);
   assert.equal(r.failed, 1);
   assert.equal(r.skipped, 13);
@@ -55,7 +65,10 @@ test('slow start stops after the first batch with a failure and reports how many
 test('slow start honours the initial batch size and counts every failure of the failing batch', async () => {
   const { fn, batches } = recorder(new Set([0, 2]));
   const r = await slowStartBatch(10, 3, fn);
-  assert.deepEqual(batches.map((b) => b.length), [3]);
+  assert.deepEqual(
+    batches.map((b) => b.length),
+    [3],
+  );
   assert.equal(r.succeeded, 1);
   assert.equal(r.failed, 2);
   assert.equal(r.skipped, 7);

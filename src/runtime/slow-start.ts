@@ -17,12 +17,7 @@ export interface SlowStartResult {
   readonly error?: unknown;
 }
 
-export async function slowStartBatch(
-  count: number,
-  initialBatchSize: number,
-  fn: (i: number) => Promise<void>,
-  signal?: AbortSignal,
-): Promise<SlowStartResult> {
+export async function slowStartBatch(count: number, initialBatchSize: number, fn: (i: number) => Promise<void>, signal?: AbortSignal): Promise<SlowStartResult> {
   const total = Math.max(0, Math.floor(count));
   let next = 0;
   let succeeded = 0;
@@ -30,7 +25,12 @@ export async function slowStartBatch(
   let firstError: { readonly error: unknown } | undefined;
   for (let size = Math.min(total, Math.max(1, Math.floor(initialBatchSize))); size > 0; ) {
     if (signal?.aborted === true) {
-      return { succeeded, failed, skipped: total - next, error: firstError?.error ?? new Error('stopped before all batches ran: this replica is stopping or lost its leader lease') };
+      return {
+        succeeded,
+        failed,
+        skipped: total - next,
+        error: firstError?.error ?? new Error('stopped before all batches ran: this replica is stopping or lost its leader lease'),
+      };
     }
     const batch = Array.from({ length: size }, (_, j) => next + j);
     next += size;

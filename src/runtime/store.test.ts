@@ -59,7 +59,10 @@ describe('ObjectStore', () => {
 
   it('reports add, then update with the old and new object, then delete', () => {
     const store = new ObjectStore<Obj>();
-    assert.deepEqual(store.apply(cm('a', '1')).map((d) => d.type), ['add']);
+    assert.deepEqual(
+      store.apply(cm('a', '1')).map((d) => d.type),
+      ['add'],
+    );
     const [upd] = store.apply(cm('a', '2', { data: { k: 'v2' } }));
     assert.ok(upd?.type === 'update');
     assert.equal(upd.old.metadata?.resourceVersion, '1');
@@ -87,7 +90,10 @@ describe('ObjectStore', () => {
     const store = new ObjectStore<Obj>();
     store.apply(cm('a', '1', { uid: 'first' }));
     const deltas = store.apply(cm('a', '7', { uid: 'second' }));
-    assert.deepEqual(deltas.map((d) => `${d.type}:${d.obj.metadata?.uid}`), ['delete:first', 'add:second']);
+    assert.deepEqual(
+      deltas.map((d) => `${d.type}:${d.obj.metadata?.uid}`),
+      ['delete:first', 'add:second'],
+    );
     assert.deepEqual(store.remove(cm('a', '8', { uid: 'first' })), [], 'a delete of the old incarnation is ignored');
   });
 
@@ -107,21 +113,31 @@ describe('ObjectStore', () => {
     assert.deepEqual(store.byIndex('owner', 'o1'), []);
   });
 
-  it('a relist is the server\'s state: an older resourceVersion than the cached one replaces it (an etcd restore)', () => {
+  it("a relist is the server's state: an older resourceVersion than the cached one replaces it (an etcd restore)", () => {
     const store = new ObjectStore<Obj>(indexers);
     store.apply(cm('a', '100', { owners: ['o1'] }));
     const deltas = store.replace([cm('a', '40', { owners: ['o2'] })]);
-    assert.deepEqual(deltas.map((d) => `${d.type}:${d.type === 'update' ? `${d.old.metadata?.resourceVersion}->` : ''}${d.obj.metadata?.resourceVersion}`), ['update:100->40']);
+    assert.deepEqual(
+      deltas.map((d) => `${d.type}:${d.type === 'update' ? `${d.old.metadata?.resourceVersion}->` : ''}${d.obj.metadata?.resourceVersion}`),
+      ['update:100->40'],
+    );
     assert.equal(store.get('ns/a')?.metadata?.resourceVersion, '40');
     assert.deepEqual(names(store.byIndex('owner', 'o2')), ['a']);
-    assert.deepEqual(store.apply(cm('a', '41', { owners: ['o2'] })).map((d) => d.type), ['update'], 'the watch goes on from the restored version');
+    assert.deepEqual(
+      store.apply(cm('a', '41', { owners: ['o2'] })).map((d) => d.type),
+      ['update'],
+      'the watch goes on from the restored version',
+    );
   });
 
   it('relist with nothing yields a tombstone for everything and an empty store', () => {
     const store = new ObjectStore<Obj>();
     store.apply(cm('a', '1'));
     store.apply(cm('b', '2'));
-    assert.deepEqual(store.replace([]).map((d) => d.type), ['delete', 'delete']);
+    assert.deepEqual(
+      store.replace([]).map((d) => d.type),
+      ['delete', 'delete'],
+    );
     assert.equal(store.size, 0);
   });
 

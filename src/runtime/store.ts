@@ -119,7 +119,11 @@ export class ObjectStore<T extends KubeObject> implements Store<T> {
     const order = compareResourceVersions(rvOf(obj), rvOf(old));
     if (order === 0 || (order !== undefined && order < 0)) return []; // unchanged, or stale
     this.#set(key, old, obj);
-    if (uidOf(old) !== uidOf(obj)) return [{ type: 'delete', obj: old, finalStateUnknown: false }, { type: 'add', obj }];
+    if (uidOf(old) !== uidOf(obj))
+      return [
+        { type: 'delete', obj: old, finalStateUnknown: false },
+        { type: 'add', obj },
+      ];
     return [{ type: 'update', old, obj }];
   }
 

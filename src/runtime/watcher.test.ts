@@ -4,8 +4,18 @@ import { ApiError, ConnectionError } from '../kube/api-error.ts';
 import type { WatchEvent } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
 import {
-  initialState, nextBackoff, runWatcher, step, watchTimeoutSeconds,
-  type ListWatch, type Step, type WatcherAction, type WatcherEvent, type WatcherInput, type WatcherLog, type WatcherState,
+  initialState,
+  nextBackoff,
+  runWatcher,
+  step,
+  watchTimeoutSeconds,
+  type ListWatch,
+  type Step,
+  type WatcherAction,
+  type WatcherEvent,
+  type WatcherInput,
+  type WatcherLog,
+  type WatcherState,
 } from './watcher.ts';
 
 const obj = (name: string, rv: string): KubeObject => ({ metadata: { name, namespace: 'ns', resourceVersion: rv } });
@@ -44,27 +54,34 @@ describe('watcher state machine', () => {
       { type: 'event', event: { type: 'DELETED', object: obj('a', '9') }, now: 2 },
       { type: 'event', event: { type: 'BOOKMARK', object: { metadata: { resourceVersion: '15' } } }, now: 3 },
     ]);
-    assert.deepEqual(steps.slice(1).map((s) => s.events), [[{ type: 'apply', object: obj('a', '8') }], [{ type: 'delete', object: obj('a', '9') }], []]);
+    assert.deepEqual(
+      steps.slice(1).map((s) => s.events),
+      [[{ type: 'apply', object: obj('a', '8') }], [{ type: 'delete', object: obj('a', '9') }], []],
+    );
     assert.ok(steps.slice(1).every((s) => s.action.kind === 'continue'));
     const state = last(steps).state;
     assert.ok(state.phase === 'watch' && state.resourceVersion === '15');
   });
 
   it('after a healthy watch ends, re-watches at once from the last resourceVersion (bookmark)', () => {
-    const s = last(run([
-      { type: 'listed', items: [], resourceVersion: '7', now: 0 },
-      { type: 'event', event: { type: 'BOOKMARK', object: { metadata: { resourceVersion: '20' } } }, now: 60_000 },
-      { type: 'watchEnded', now: 400_000 },
-    ]));
+    const s = last(
+      run([
+        { type: 'listed', items: [], resourceVersion: '7', now: 0 },
+        { type: 'event', event: { type: 'BOOKMARK', object: { metadata: { resourceVersion: '20' } } }, now: 60_000 },
+        { type: 'watchEnded', now: 400_000 },
+      ]),
+    );
     assert.deepEqual(s.action, { kind: 'watch', resourceVersion: '20', delayMs: 0 });
   });
 
   it('relists on a 410 ERROR event without backing off, logging once', () => {
-    const s = last(run([
-      { type: 'listed', items: [], resourceVersion: '7', now: 0 },
-      { type: 'event', event: { type: 'MODIFIED', object: obj('a', '30') }, now: 1000 },
-      { type: 'event', event: { type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old' } }, now: 2000 },
-    ]));
+    const s = last(
+      run([
+        { type: 'listed', items: [], resourceVersion: '7', now: 0 },
+        { type: 'event', event: { type: 'MODIFIED', object: obj('a', '30') }, now: 1000 },
+        { type: 'event', event: { type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old' } }, now: 2000 },
+      ]),
+    );
     assert.deepEqual(s.action, { kind: 'list', delayMs: 0 });
     assert.equal(s.state.phase, 'list');
     assert.equal(s.events.length, 0);
@@ -79,20 +96,24 @@ describe('watcher state machine', () => {
   });
 
   it('backs off a 410 that hits a watch opened right after a list (no hot loop)', () => {
-    const s = last(run([
-      { type: 'listed', items: [], resourceVersion: '7', now: 0 },
-      { type: 'watchFailed', error: gone, now: 10 },
-    ]));
+    const s = last(
+      run([
+        { type: 'listed', items: [], resourceVersion: '7', now: 0 },
+        { type: 'watchFailed', error: gone, now: 10 },
+      ]),
+    );
     assert.deepEqual(s.action, { kind: 'list', delayMs: 800 });
   });
 
   it('on errors re-watches from the last resourceVersion with backoff growing 800 ms → 30 s and capped', () => {
     const inputs: WatcherInput<KubeObject>[] = [{ type: 'listed', items: [], resourceVersion: '7', now: 0 }];
     for (let i = 1; i <= 9; i++) inputs.push({ type: 'watchFailed', error: refused, now: i * 1000 });
-    const delays = run(inputs).slice(1).map((s) => {
-      assert.ok(s.action.kind === 'watch' && s.action.resourceVersion === '7');
-      return s.action.delayMs;
-    });
+    const delays = run(inputs)
+      .slice(1)
+      .map((s) => {
+        assert.ok(s.action.kind === 'watch' && s.action.resourceVersion === '7');
+        return s.action.delayMs;
+      });
     assert.deepEqual(delays, [800, 1600, 3200, 6400, 12_800, 25_600, 30_000, 30_000, 30_000]);
   });
 
@@ -107,7 +128,10 @@ describe('watcher state machine', () => {
       { type: 'event', event: { type: 'MODIFIED', object: obj('a', '10') }, now: 10_000 },
       { type: 'watchFailed', error: refused, now: 11_000 },
     ]);
-    const delays = [1, 2, 3, 5, 7].map((i) => { const a = steps[i]?.action; return a?.kind === 'watch' ? a.delayMs : -1; });
+    const delays = [1, 2, 3, 5, 7].map((i) => {
+      const a = steps[i]?.action;
+      return a?.kind === 'watch' ? a.delayMs : -1;
+    });
     assert.deepEqual(delays, [800, 1600, 3200, 800, 800]);
     assert.deepEqual(last(steps).action, { kind: 'watch', resourceVersion: '10', delayMs: 800 });
   });
@@ -119,7 +143,10 @@ describe('watcher state machine', () => {
       { type: 'watchFailed', error: refused, now: 2000 },
       { type: 'watchFailed', error: refused, now: 60_000 },
     ]);
-    assert.deepEqual(steps.slice(1).map((s) => s.action.kind === 'watch' ? s.action.delayMs : -1), [800, 1600, 800]);
+    assert.deepEqual(
+      steps.slice(1).map((s) => (s.action.kind === 'watch' ? s.action.delayMs : -1)),
+      [800, 1600, 800],
+    );
   });
 
   it('starts the backoff over after a quiet period', () => {
@@ -136,10 +163,13 @@ describe('watcher state machine', () => {
       { type: 'watchEnded', now: 50 },
       { type: 'watchFailed', error: refused, now: 1000 },
     ]);
-    assert.deepEqual(steps.slice(1).map((s) => s.action), [
-      { kind: 'watch', resourceVersion: '7', delayMs: 800 },
-      { kind: 'watch', resourceVersion: '7', delayMs: 1600 },
-    ]);
+    assert.deepEqual(
+      steps.slice(1).map((s) => s.action),
+      [
+        { kind: 'watch', resourceVersion: '7', delayMs: 800 },
+        { kind: 'watch', resourceVersion: '7', delayMs: 1600 },
+      ],
+    );
     assert.equal(steps[2]?.log?.level, 'warn');
     assert.match(steps[2]?.log?.msg ?? '', /watch failed: cannot reach the Kubernetes API server .*in 1\.6s/);
   });
@@ -149,15 +179,23 @@ describe('watcher state machine', () => {
       { type: 'listFailed', error: refused, now: 0 },
       { type: 'listFailed', error: new ApiError(403, { reason: 'Forbidden', code: 403, message: 'nope' }, 'nope'), now: 900 },
     ]);
-    assert.deepEqual(steps.map((s) => s.action), [{ kind: 'list', delayMs: 800 }, { kind: 'list', delayMs: 1600 }]);
+    assert.deepEqual(
+      steps.map((s) => s.action),
+      [
+        { kind: 'list', delayMs: 800 },
+        { kind: 'list', delayMs: 1600 },
+      ],
+    );
     assert.match(steps[1]?.log?.msg ?? '', /list failed, retrying in 1\.6s: nope/);
   });
 
   it('re-watches with backoff on a non-410 ERROR event', () => {
-    const s = last(run([
-      { type: 'listed', items: [], resourceVersion: '7', now: 0 },
-      { type: 'event', event: { type: 'ERROR', object: { code: 500, reason: 'InternalError', message: 'boom' } }, now: 20_000 },
-    ]));
+    const s = last(
+      run([
+        { type: 'listed', items: [], resourceVersion: '7', now: 0 },
+        { type: 'event', event: { type: 'ERROR', object: { code: 500, reason: 'InternalError', message: 'boom' } }, now: 20_000 },
+      ]),
+    );
     assert.deepEqual(s.action, { kind: 'watch', resourceVersion: '7', delayMs: 800 });
   });
 
@@ -222,19 +260,25 @@ describe('runWatcher (driver)', () => {
     const logs: WatcherLog[] = [];
     const sleeps: number[] = [];
     let now = 0;
-    const running = runWatcher<KubeObject>({
-      source: src,
-      sink: (evs) => sunk.push(...evs),
-      log: (l) => logs.push(l),
-      now: () => (now += 20_000),
-      sleep: async (ms) => void sleeps.push(ms),
-      random: () => 0.5,
-    }, ac.signal);
+    const running = runWatcher<KubeObject>(
+      {
+        source: src,
+        sink: (evs) => sunk.push(...evs),
+        log: (l) => logs.push(l),
+        now: () => (now += 20_000),
+        sleep: async (ms) => void sleeps.push(ms),
+        random: () => 0.5,
+      },
+      ac.signal,
+    );
     await src.done;
     ac.abort();
     await running;
     assert.deepEqual(src.calls, ['list', 'watch@7/450', 'list', 'watch@10/450', 'watch@12/450']);
-    assert.deepEqual(sunk.map((e) => `${e.type}:${e.type === 'replace' ? e.items.length : e.object.metadata?.name}`), ['replace:1', 'apply:b', 'replace:1']);
+    assert.deepEqual(
+      sunk.map((e) => `${e.type}:${e.type === 'replace' ? e.items.length : e.object.metadata?.name}`),
+      ['replace:1', 'apply:b', 'replace:1'],
+    );
     assert.deepEqual(sleeps, [800]);
     assert.equal(logs.filter((l) => l.level === 'warn').length, 1, 'the failure is logged once');
   });
@@ -244,10 +288,15 @@ describe('runWatcher (driver)', () => {
     const src = new ScriptedSource(ac.signal);
     src.lists.push(async () => ({ items: [], resourceVersion: '1' }));
     let aborted = false;
-    src.watches.push((_emit, signal) => new Promise<void>((resolve) => signal.addEventListener('abort', () => {
-      aborted = true;
-      resolve();
-    })));
+    src.watches.push(
+      (_emit, signal) =>
+        new Promise<void>((resolve) =>
+          signal.addEventListener('abort', () => {
+            aborted = true;
+            resolve();
+          }),
+        ),
+    );
     const running = runWatcher<KubeObject>({ source: src, sink: () => undefined, log: () => undefined, now: () => 0, sleep: async () => undefined, random: () => 0 }, ac.signal);
     await new Promise((r) => setImmediate(r));
     ac.abort();

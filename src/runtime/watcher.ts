@@ -131,7 +131,11 @@ export function step<T extends KubeObject>(state: WatcherState, input: WatcherIn
         state: { ...state, since: input.now + delayMs, backoff },
         events: [],
         action: { kind: 'watch', resourceVersion: state.resourceVersion, delayMs },
-        log: { level: 'warn', msg: `${why}; re-watching from resourceVersion ${state.resourceVersion} in ${secs(delayMs)}`, ...(input.type === 'watchFailed' ? { err: input.error } : {}) },
+        log: {
+          level: 'warn',
+          msg: `${why}; re-watching from resourceVersion ${state.resourceVersion} in ${secs(delayMs)}`,
+          ...(input.type === 'watchFailed' ? { err: input.error } : {}),
+        },
       };
     }
   }
@@ -174,7 +178,10 @@ function onGone<T>(state: WatcherState & { phase: 'watch' }, now: number, messag
     state: { phase: 'list', backoff },
     events: [],
     action: { kind: 'list', delayMs },
-    log: { level: suspicious ? 'warn' : 'info', msg: `watch expired at resourceVersion ${state.resourceVersion} (410: ${message}); relisting${delayMs > 0 ? ` in ${secs(delayMs)}` : ''}` },
+    log: {
+      level: suspicious ? 'warn' : 'info',
+      msg: `watch expired at resourceVersion ${state.resourceVersion} (410: ${message}); relisting${delayMs > 0 ? ` in ${secs(delayMs)}` : ''}`,
+    },
   };
 }
 
@@ -217,7 +224,13 @@ export async function runWatcher<T extends KubeObject>(opts: WatcherDriverOption
       action = next;
       continue;
     }
-    action = await watchOnce(opts, action.resourceVersion, signal, (s) => apply(s), () => state);
+    action = await watchOnce(
+      opts,
+      action.resourceVersion,
+      signal,
+      (s) => apply(s),
+      () => state,
+    );
   }
 }
 
@@ -256,15 +269,20 @@ async function watchOnce<T extends KubeObject>(
   signal.addEventListener('abort', onAbort, { once: true });
   let next: WatcherAction | undefined;
   try {
-    await opts.source.watch(resourceVersion, watchTimeoutSeconds(opts.random()), (event) => {
-      if (next !== undefined) return; // the stream is being torn down
-      const s = step<T>(current(), { type: 'event', event, now: opts.now() });
-      apply(s);
-      if (s.action.kind !== 'continue') {
-        next = s.action;
-        stop.abort();
-      }
-    }, stop.signal);
+    await opts.source.watch(
+      resourceVersion,
+      watchTimeoutSeconds(opts.random()),
+      (event) => {
+        if (next !== undefined) return; // the stream is being torn down
+        const s = step<T>(current(), { type: 'event', event, now: opts.now() });
+        apply(s);
+        if (s.action.kind !== 'continue') {
+          next = s.action;
+          stop.abort();
+        }
+      },
+      stop.signal,
+    );
     if (next !== undefined || signal.aborted) return next ?? { kind: 'list', delayMs: 0 };
     const s = step<T>(current(), { type: 'watchEnded', now: opts.now() });
     apply(s);

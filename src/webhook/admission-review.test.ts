@@ -9,9 +9,19 @@ import type { JsonPatchOperation } from './json-patch.ts';
 import { applyJsonPatch } from './testing/json-patch.ts';
 
 const gates = FEATURE_GATE_DEFAULTS;
-const cs = (spec: Record<string, unknown>): Record<string, unknown> => ({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', metadata: { name: 'web', namespace: 'ns' }, spec });
+const cs = (spec: Record<string, unknown>): Record<string, unknown> => ({
+  apiVersion: 'apps.kruise.io/v1alpha1',
+  kind: 'CloneSet',
+  metadata: { name: 'web', namespace: 'ns' },
+  spec,
+});
 const request = (over: Partial<AdmissionRequest>): AdmissionRequest => ({
-  uid: 'u1', kind: { group: 'apps.kruise.io', version: 'v1alpha1', kind: 'CloneSet' }, operation: 'CREATE', name: 'web', namespace: 'ns', ...over,
+  uid: 'u1',
+  kind: { group: 'apps.kruise.io', version: 'v1alpha1', kind: 'CloneSet' },
+  operation: 'CREATE',
+  name: 'web',
+  namespace: 'ns',
+  ...over,
 });
 const envelope = (req: unknown): unknown => ({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: req });
 
@@ -37,8 +47,26 @@ function decodePatch(patch: string | undefined): JsonPatchOperation[] {
 
 describe('parseAdmissionReview', () => {
   test('reads uid, kind, operation, name, namespace and both objects', () => {
-    const r = parseAdmissionReview(envelope({ uid: 'u', kind: { group: 'apps.kruise.io', version: 'v1beta1', kind: 'CloneSet' }, operation: 'UPDATE', name: 'n', namespace: 'ns', object: { a: 1 }, oldObject: { a: 0 } }));
-    assert.deepEqual(r, { uid: 'u', kind: { group: 'apps.kruise.io', version: 'v1beta1', kind: 'CloneSet' }, operation: 'UPDATE', name: 'n', namespace: 'ns', object: { a: 1 }, oldObject: { a: 0 } });
+    const r = parseAdmissionReview(
+      envelope({
+        uid: 'u',
+        kind: { group: 'apps.kruise.io', version: 'v1beta1', kind: 'CloneSet' },
+        operation: 'UPDATE',
+        name: 'n',
+        namespace: 'ns',
+        object: { a: 1 },
+        oldObject: { a: 0 },
+      }),
+    );
+    assert.deepEqual(r, {
+      uid: 'u',
+      kind: { group: 'apps.kruise.io', version: 'v1beta1', kind: 'CloneSet' },
+      operation: 'UPDATE',
+      name: 'n',
+      namespace: 'ns',
+      object: { a: 1 },
+      oldObject: { a: 0 },
+    });
   });
 
   test('a null oldObject (CREATE) is absent', () => {
@@ -47,7 +75,11 @@ describe('parseAdmissionReview', () => {
   });
 
   test('malformed envelopes are bad requests that name the field', () => {
-    const bad = (body: unknown, re: RegExp): void => assert.throws(() => parseAdmissionReview(body), (e: unknown) => e instanceof BadRequestError && re.test(e.message));
+    const bad = (body: unknown, re: RegExp): void =>
+      assert.throws(
+        () => parseAdmissionReview(body),
+        (e: unknown) => e instanceof BadRequestError && re.test(e.message),
+      );
     bad('x', /not a JSON object/);
     bad({ apiVersion: 'admission.k8s.io/v1beta1', kind: 'AdmissionReview' }, /admissionReviewVersions: \[v1\]/);
     bad(envelope(undefined), /^request: Required value/);
@@ -69,7 +101,12 @@ describe('mutate', () => {
   });
 
   test('nothing to default: allowed without a patch', () => {
-    const res = mutate(request({ operation: 'UPDATE', object: cs({ replicas: 2, template: {} }), oldObject: cs({ replicas: 2, template: {} }) }), 'v1alpha1', recordingDefaulter(), gates);
+    const res = mutate(
+      request({ operation: 'UPDATE', object: cs({ replicas: 2, template: {} }), oldObject: cs({ replicas: 2, template: {} }) }),
+      'v1alpha1',
+      recordingDefaulter(),
+      gates,
+    );
     assert.deepEqual(res, { uid: 'u1', allowed: true });
   });
 
@@ -83,7 +120,10 @@ describe('mutate', () => {
 
   test('a request of another kind or version than the endpoint is a bad request', () => {
     assert.throws(() => mutate(request({ object: cs({}), kind: { group: 'apps', version: 'v1', kind: 'Deployment' } }), 'v1alpha1', recordingDefaulter(), gates), BadRequestError);
-    assert.throws(() => mutate(request({ object: cs({}), kind: { group: 'apps.kruise.io', version: 'v1beta1', kind: 'CloneSet' } }), 'v1alpha1', recordingDefaulter(), gates), /v1beta1 sent to the v1alpha1 endpoint/);
+    assert.throws(
+      () => mutate(request({ object: cs({}), kind: { group: 'apps.kruise.io', version: 'v1beta1', kind: 'CloneSet' } }), 'v1alpha1', recordingDefaulter(), gates),
+      /v1beta1 sent to the v1alpha1 endpoint/,
+    );
   });
 });
 
@@ -91,7 +131,14 @@ describe('validate', () => {
   const pods = new Map<string, Pod>();
   const rejecting = (errs: FieldError[]): Pick<AdmissionHandlers, 'validateCloneSet' | 'formatInvalid'> & { inputs: AdmissionInput[] } => {
     const inputs: AdmissionInput[] = [];
-    return { inputs, validateCloneSet: (req) => { inputs.push(req); return errs; }, formatInvalid };
+    return {
+      inputs,
+      validateCloneSet: (req) => {
+        inputs.push(req);
+        return errs;
+      },
+      formatInvalid,
+    };
   };
 
   test('no errors: allowed', () => {
@@ -101,16 +148,25 @@ describe('validate', () => {
   });
 
   test('errors: 422 Invalid with the aggregate message and one cause per field path', () => {
-    const res = validate(request({ object: cs({}) }), 'v1alpha1', rejecting([
-      { type: 'Invalid', field: 'spec.replicas', value: -1, detail: 'must be greater than or equal to 0' },
-      { type: 'Required', field: 'spec.selector', detail: '' },
-    ]), { pods, gates });
+    const res = validate(
+      request({ object: cs({}) }),
+      'v1alpha1',
+      rejecting([
+        { type: 'Invalid', field: 'spec.replicas', value: -1, detail: 'must be greater than or equal to 0' },
+        { type: 'Required', field: 'spec.selector', detail: '' },
+      ]),
+      { pods, gates },
+    );
     assert.equal(res.allowed, false);
     assert.deepEqual(res.status, {
-      status: 'Failure', code: 422, reason: 'Invalid',
+      status: 'Failure',
+      code: 422,
+      reason: 'Invalid',
       message: 'CloneSet.apps.kruise.io "web" is invalid: [spec.replicas: Invalid value: -1: must be greater than or equal to 0, spec.selector: Required value]',
       details: {
-        name: 'web', group: 'apps.kruise.io', kind: 'CloneSet',
+        name: 'web',
+        group: 'apps.kruise.io',
+        kind: 'CloneSet',
         causes: [
           { reason: 'FieldValueInvalid', message: 'Invalid value: -1: must be greater than or equal to 0', field: 'spec.replicas' },
           { reason: 'FieldValueRequired', message: 'Required value', field: 'spec.selector' },
@@ -121,8 +177,12 @@ describe('validate', () => {
 
   test('a DELETE refused by deletion protection is 403 Forbidden with its message; without the old object it is allowed', () => {
     const h = { ...rejecting([]), deletionDenial: () => 'forbidden by ResourcesProtectionDeletion' };
-    assert.deepEqual(validate(request({ operation: 'DELETE', oldObject: cs({}) }), 'v1alpha1', h, { pods, gates }).status,
-      { status: 'Failure', code: 403, reason: 'Forbidden', message: 'forbidden by ResourcesProtectionDeletion' });
+    assert.deepEqual(validate(request({ operation: 'DELETE', oldObject: cs({}) }), 'v1alpha1', h, { pods, gates }).status, {
+      status: 'Failure',
+      code: 403,
+      reason: 'Forbidden',
+      message: 'forbidden by ResourcesProtectionDeletion',
+    });
     assert.equal(validate(request({ operation: 'DELETE' }), 'v1alpha1', h, { pods, gates }).allowed, true);
     assert.equal(validate(request({ operation: 'DELETE', oldObject: cs({}) }), 'v1alpha1', rejecting([]), { pods, gates }).allowed, true);
   });

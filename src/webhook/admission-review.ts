@@ -66,7 +66,9 @@ const OPERATIONS: ReadonlySet<string> = new Set<Operation>(['CREATE', 'UPDATE', 
 export function parseAdmissionReview(body: unknown): AdmissionRequest {
   if (!isObject(body)) throw new BadRequestError('the body is not a JSON object (expected an admission.k8s.io/v1 AdmissionReview)');
   if (body.apiVersion !== ADMISSION_API_VERSION || body.kind !== 'AdmissionReview') {
-    throw new BadRequestError(`expected apiVersion ${ADMISSION_API_VERSION}, kind AdmissionReview; got ${String(body.apiVersion)} ${String(body.kind)} (set admissionReviewVersions: [v1] in the webhook configuration)`);
+    throw new BadRequestError(
+      `expected apiVersion ${ADMISSION_API_VERSION}, kind AdmissionReview; got ${String(body.apiVersion)} ${String(body.kind)} (set admissionReviewVersions: [v1] in the webhook configuration)`,
+    );
   }
   const req = body.request;
   if (!isObject(req)) throw new BadRequestError('request: Required value');
@@ -125,15 +127,21 @@ function errored(uid: string, code: number, reason: string, message: string): Ad
  * create, or on an update that changes the template, unless the TemplateNoDefaults gate is on. No patch when nothing
  * changed.
  */
-export function mutate(req: AdmissionRequest, pathVersion: CloneSetVersion, handlers: Pick<AdmissionHandlers, 'defaultCloneSet' | 'shouldInjectTemplateDefaults'>, gates: FeatureGates): AdmissionResponse {
+export function mutate(
+  req: AdmissionRequest,
+  pathVersion: CloneSetVersion,
+  handlers: Pick<AdmissionHandlers, 'defaultCloneSet' | 'shouldInjectTemplateDefaults'>,
+  gates: FeatureGates,
+): AdmissionResponse {
   const version = checkPathVersion(req, pathVersion);
   if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') return { uid: req.uid, allowed: true };
   const obj = req.object;
   if (obj === undefined) throw new BadRequestError('request.object: Required value for CREATE and UPDATE');
   const input = { operation: req.operation, object: obj, ...(req.oldObject !== undefined ? { oldObject: req.oldObject } : {}) };
-  const injectTemplateDefaults = handlers.shouldInjectTemplateDefaults !== undefined
-    ? handlers.shouldInjectTemplateDefaults(input, gates)
-    : !gates.TemplateNoDefaults && (req.operation === 'CREATE' || !jsonEqual(templateOf(obj), templateOf(req.oldObject)));
+  const injectTemplateDefaults =
+    handlers.shouldInjectTemplateDefaults !== undefined
+      ? handlers.shouldInjectTemplateDefaults(input, gates)
+      : !gates.TemplateNoDefaults && (req.operation === 'CREATE' || !jsonEqual(templateOf(obj), templateOf(req.oldObject)));
   const defaulted = handlers.defaultCloneSet(obj, version, { injectTemplateDefaults });
   const patch = createJsonPatch(obj, defaulted);
   if (patch.length === 0) return { uid: req.uid, allowed: true };

@@ -6,7 +6,14 @@ const HOUR = 3_600_000;
 const policy = { ...policyFor(90 * HOUR), propagationMs: 10_000 };
 const hosts = ['svc.ns.svc'];
 const ca = (name: string, from: number, to = from + 90 * HOUR): CertInfo => ({ subject: `CN=${name}`, issuer: `CN=${name}`, notBefore: from, notAfter: to, dnsNames: [], ips: [] });
-const serving = (issuer: string, from: number, to = from + 90 * HOUR, dnsNames = hosts): CertInfo => ({ subject: 'CN=svc', issuer: `CN=${issuer}`, notBefore: from, notAfter: to, dnsNames, ips: [] });
+const serving = (issuer: string, from: number, to = from + 90 * HOUR, dnsNames = hosts): CertInfo => ({
+  subject: 'CN=svc',
+  issuer: `CN=${issuer}`,
+  notBefore: from,
+  notAfter: to,
+  dnsNames,
+  ips: [],
+});
 const state = (over: Partial<CertState>): CertState => ({ bundle: [ca('ca1', 0)], newestCAKeyUsable: true, serving: serving('ca1', 0), ...over });
 
 describe('planCertificates', () => {

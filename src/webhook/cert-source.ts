@@ -145,7 +145,9 @@ export class SecretCertificates implements CertificateSource {
       try {
         if (secret === undefined) {
           await client.create(SECRETS, namespace, {
-            apiVersion: 'v1', kind: 'Secret', type: 'Opaque',
+            apiVersion: 'v1',
+            kind: 'Secret',
+            type: 'Opaque',
             metadata: { name: secretName, namespace, annotations, labels: { 'app.kubernetes.io/name': 'cloneset-controller', 'app.kubernetes.io/component': 'webhook' } },
             data,
           });
@@ -161,8 +163,10 @@ export class SecretCertificates implements CertificateSource {
         if (isNotFound(e)) throw new Error(`namespace ${namespace} does not exist: create it (kubectl apply -f config/manager/namespace.yaml) or pass --webhook-namespace`);
         throw e;
       }
-      logger.info({ secret: `${namespace}/${secretName}`, newCA: plan.newCA, newServing: plan.newServing, droppedCAs: plan.dropCAs.length, reasons: plan.reasons },
-        secret === undefined ? 'webhook certificates created (new Secret)' : 'webhook certificates rotated');
+      logger.info(
+        { secret: `${namespace}/${secretName}`, newCA: plan.newCA, newServing: plan.newServing, droppedCAs: plan.dropCAs.length, reasons: plan.reasons },
+        secret === undefined ? 'webhook certificates created (new Secret)' : 'webhook certificates rotated',
+      );
       // read back on the next round: the state to schedule from is what is stored now
     }
   }

@@ -31,6 +31,9 @@ describe('certificates', () => {
     assert.equal(await keyMatchesCertificate({ cert: a.cert, key: b.key }), false);
     assert.equal(await keyMatchesCertificate({ cert: 'garbage', key: a.key }), false);
     assert.equal(splitPem(a.cert + b.cert).length, 2);
-    assert.deepEqual(parseCertificates(a.cert + b.cert).map((c) => c.subject), [`CN=${caCommonName(0)}`, `CN=${caCommonName(1000)}`]);
+    assert.deepEqual(
+      parseCertificates(a.cert + b.cert).map((c) => c.subject),
+      [`CN=${caCommonName(0)}`, `CN=${caCommonName(1000)}`],
+    );
   });
 });

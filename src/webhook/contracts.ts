@@ -13,7 +13,10 @@ export const CLONESET_VERSIONS: readonly CloneSetVersion[] = ['v1alpha1', 'v1bet
 export interface AdmissionHandlers {
   defaultCloneSet(obj: Record<string, unknown>, version: CloneSetVersion, opts: { injectTemplateDefaults: boolean }): Record<string, unknown>;
   /** Kruise: on CREATE, and on an UPDATE that changes the template, unless TemplateNoDefaults. Absent: that rule over JSON. */
-  shouldInjectTemplateDefaults?(req: { operation: 'CREATE' | 'UPDATE' | 'DELETE'; object?: Record<string, unknown>; oldObject?: Record<string, unknown> }, gates: FeatureGates): boolean;
+  shouldInjectTemplateDefaults?(
+    req: { operation: 'CREATE' | 'UPDATE' | 'DELETE'; object?: Record<string, unknown>; oldObject?: Record<string, unknown> },
+    gates: FeatureGates,
+  ): boolean;
   validateCloneSet(req: AdmissionInput, ctx: ValidationContext): FieldError[];
   /** Deletion protection: the 403 message for a DELETE, or undefined to allow it. Absent: deletions are allowed. */
   deletionDenial?(oldObject: Record<string, unknown> | undefined, gates: FeatureGates): string | undefined;

@@ -4,7 +4,9 @@ import { BadRequestError } from './admission-review.ts';
 import { convertReview } from './conversion-review.ts';
 
 const review = (objects: unknown[], desiredAPIVersion = 'apps.kruise.io/v1beta1'): unknown => ({
-  apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', request: { uid: 'u1', desiredAPIVersion, objects },
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'ConversionReview',
+  request: { uid: 'u1', desiredAPIVersion, objects },
 });
 const convert = (obj: Record<string, unknown>, v: string): Record<string, unknown> => {
   if (v !== 'apps.kruise.io/v1beta1' && v !== 'apps.kruise.io/v1alpha1') throw new Error(`unknown version ${v}`);
@@ -17,8 +19,13 @@ describe('convertReview (ConversionReview v1)', () => {
     const r = convertReview(review([cs('a'), cs('b')]), convert);
     assert.equal(r.response.uid, 'u1');
     assert.deepEqual(r.response.result, { status: 'Success' });
-    assert.deepEqual(r.response.convertedObjects.map((o) => [(o.metadata as { name: string }).name, o.apiVersion, o.converted]),
-      [['a', 'apps.kruise.io/v1beta1', true], ['b', 'apps.kruise.io/v1beta1', true]]);
+    assert.deepEqual(
+      r.response.convertedObjects.map((o) => [(o.metadata as { name: string }).name, o.apiVersion, o.converted]),
+      [
+        ['a', 'apps.kruise.io/v1beta1', true],
+        ['b', 'apps.kruise.io/v1beta1', true],
+      ],
+    );
   });
 
   test('an object already in the desired version passes unchanged', () => {
@@ -34,7 +41,13 @@ describe('convertReview (ConversionReview v1)', () => {
   });
 
   test('a body that is not a ConversionReview v1 is a bad request saying what to set', () => {
-    assert.throws(() => convertReview({ apiVersion: 'apiextensions.k8s.io/v1beta1', kind: 'ConversionReview' }, convert), (e: unknown) => e instanceof BadRequestError && /conversionReviewVersions: \[v1\]/.test(e.message));
-    assert.throws(() => convertReview({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', request: { uid: 'x', desiredAPIVersion: 'v' } }, convert), /request.objects: Required value/);
+    assert.throws(
+      () => convertReview({ apiVersion: 'apiextensions.k8s.io/v1beta1', kind: 'ConversionReview' }, convert),
+      (e: unknown) => e instanceof BadRequestError && /conversionReviewVersions: \[v1\]/.test(e.message),
+    );
+    assert.throws(
+      () => convertReview({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', request: { uid: 'x', desiredAPIVersion: 'v' } }, convert),
+      /request.objects: Required value/,
+    );
   });
 });

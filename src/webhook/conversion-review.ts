@@ -31,7 +31,9 @@ export function convertReview(body: unknown, convert: AdmissionHandlers['convert
   if (typeof desiredAPIVersion !== 'string' || desiredAPIVersion === '') throw new BadRequestError('request.desiredAPIVersion: Required value');
   if (!Array.isArray(objects)) throw new BadRequestError('request.objects: Required value');
   const reply = (result: ConversionReviewReply['response']['result'], convertedObjects: Record<string, unknown>[]): ConversionReviewReply => ({
-    apiVersion: CONVERSION_API_VERSION, kind: 'ConversionReview', response: { uid, convertedObjects, result },
+    apiVersion: CONVERSION_API_VERSION,
+    kind: 'ConversionReview',
+    response: { uid, convertedObjects, result },
   });
   const converted: Record<string, unknown>[] = [];
   for (const [i, obj] of objects.entries()) {
@@ -41,7 +43,10 @@ export function convertReview(body: unknown, convert: AdmissionHandlers['convert
     } catch (e) {
       const meta = isObject(obj.metadata) ? obj.metadata : {};
       const id = `${String(meta.namespace ?? '')}/${String(meta.name ?? '')}`;
-      return reply({ status: 'Failure', message: `converting CloneSet ${id} from ${String(obj.apiVersion)} to ${desiredAPIVersion}: ${e instanceof Error ? e.message : String(e)}` }, []);
+      return reply(
+        { status: 'Failure', message: `converting CloneSet ${id} from ${String(obj.apiVersion)} to ${desiredAPIVersion}: ${e instanceof Error ? e.message : String(e)}` },
+        [],
+      );
     }
   }
   return reply({ status: 'Success' }, converted);

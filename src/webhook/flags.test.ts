@@ -17,14 +17,28 @@ describe('webhook flags', () => {
   });
 
   test('`webhook` mode with URL mode, a mounted certificate directory and a short validity', () => {
-    const c = parse('webhook', '--webhook-host', '127.0.0.1', '--webhook-port', '19443', '--webhook-cert-dir', '/certs', '--webhook-cert-validity=2m', '--webhook-namespace=x', '--webhook-name-prefix=blue-cloneset-controller');
+    const c = parse(
+      'webhook',
+      '--webhook-host',
+      '127.0.0.1',
+      '--webhook-port',
+      '19443',
+      '--webhook-cert-dir',
+      '/certs',
+      '--webhook-cert-validity=2m',
+      '--webhook-namespace=x',
+      '--webhook-name-prefix=blue-cloneset-controller',
+    );
     assert.equal(c.mode, 'webhook');
     assert.deepEqual(c.webhook, { port: 19443, host: '127.0.0.1', namespace: 'x', namePrefix: 'blue-cloneset-controller', certDir: '/certs', certValidityMs: 120_000 });
   });
 
   test('--webhook-port=0 turns the webhook off in controller mode, and is refused in webhook mode', () => {
     assert.equal(parse('--webhook-port=0').webhook.port, 0);
-    assert.throws(() => parseConfig(['webhook', '--webhook-port=0'], {}), (e: unknown) => e instanceof UsageError && /needs a --webhook-port other than 0/.test(e.message));
+    assert.throws(
+      () => parseConfig(['webhook', '--webhook-port=0'], {}),
+      (e: unknown) => e instanceof UsageError && /needs a --webhook-port other than 0/.test(e.message),
+    );
   });
 
   test('bad values say what is expected', () => {

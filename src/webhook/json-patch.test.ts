@@ -20,9 +20,7 @@ describe('createJsonPatch', () => {
 
   test('keys with / and ~ are escaped (label keys such as app.kubernetes.io/name)', () => {
     assert.equal(escapePointerToken('a/b~c'), 'a~1b~0c');
-    assert.deepEqual(createJsonPatch({ labels: {} }, { labels: { 'app.kubernetes.io/name': 'x' } }), [
-      { op: 'add', path: '/labels/app.kubernetes.io~1name', value: 'x' },
-    ]);
+    assert.deepEqual(createJsonPatch({ labels: {} }, { labels: { 'app.kubernetes.io/name': 'x' } }), [{ op: 'add', path: '/labels/app.kubernetes.io~1name', value: 'x' }]);
   });
 
   test('arrays of another length are replaced whole; of the same length, element by element', () => {
@@ -32,9 +30,12 @@ describe('createJsonPatch', () => {
 
   test('property: applying the patch to the source gives the target', () => {
     const json = fc.jsonValue({ maxDepth: 4 });
-    fc.assert(fc.property(json, json, (a, b) => {
-      // compared as JSON text: what goes over the wire (-0 and 0 are both 0 there)
-      assert.deepEqual(JSON.parse(JSON.stringify(applyJsonPatch(a, createJsonPatch(a, b)))), JSON.parse(JSON.stringify(b)));
-    }), { numRuns: 500 });
+    fc.assert(
+      fc.property(json, json, (a, b) => {
+        // compared as JSON text: what goes over the wire (-0 and 0 are both 0 there)
+        assert.deepEqual(JSON.parse(JSON.stringify(applyJsonPatch(a, createJsonPatch(a, b)))), JSON.parse(JSON.stringify(b)));
+      }),
+      { numRuns: 500 },
+    );
   });
 });

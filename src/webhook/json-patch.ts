@@ -2,10 +2,7 @@
 // Objects are diffed key by key; arrays of equal length element by element, otherwise replaced whole (a correct
 // patch, only longer than a minimal one). Pure.
 
-export type JsonPatchOperation =
-  | { op: 'add'; path: string; value: unknown }
-  | { op: 'replace'; path: string; value: unknown }
-  | { op: 'remove'; path: string };
+export type JsonPatchOperation = { op: 'add'; path: string; value: unknown } | { op: 'replace'; path: string; value: unknown } | { op: 'remove'; path: string };
 
 /** RFC 6901: `~` → `~0`, `/` → `~1`. */
 export function escapePointerToken(token: string): string {

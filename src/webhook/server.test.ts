@@ -34,25 +34,43 @@ let server: WebhookServer;
 function call(path: string, body: unknown, method = 'POST', caPem = ca.cert): Promise<{ status: number; body: string; peerSerial: string }> {
   const data = typeof body === 'string' ? body : JSON.stringify(body);
   return new Promise((resolve, reject) => {
-    const req = https.request({ host: '127.0.0.1', port: server.port, path, method, ca: caPem, servername: 'localhost', headers: { 'content-type': 'application/json' }, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString(), peerSerial: res.socket && 'getPeerCertificate' in res.socket ? (res.socket as import('node:tls').TLSSocket).getPeerCertificate().serialNumber : '' }));
-    });
+    const req = https.request(
+      { host: '127.0.0.1', port: server.port, path, method, ca: caPem, servername: 'localhost', headers: { 'content-type': 'application/json' }, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            body: Buffer.concat(chunks).toString(),
+            peerSerial: res.socket && 'getPeerCertificate' in res.socket ? (res.socket as import('node:tls').TLSSocket).getPeerCertificate().serialNumber : '',
+          }),
+        );
+      },
+    );
     req.on('error', reject);
     req.end(method === 'GET' ? undefined : data);
   });
 }
 
-const review = (request: Record<string, unknown>): unknown => ({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u1', kind: { group: 'apps.kruise.io', version: 'v1alpha1', kind: 'CloneSet' }, operation: 'CREATE', namespace: 'ns', name: 'web', ...request } });
+const review = (request: Record<string, unknown>): unknown => ({
+  apiVersion: 'admission.k8s.io/v1',
+  kind: 'AdmissionReview',
+  request: { uid: 'u1', kind: { group: 'apps.kruise.io', version: 'v1alpha1', kind: 'CloneSet' }, operation: 'CREATE', namespace: 'ns', name: 'web', ...request },
+});
 
 describe('WebhookServer (HTTPS)', () => {
   before(async () => {
     const now = Date.now();
     ca = await generateCA(now, 3_600_000);
     server = new WebhookServer({
-      handlers, gates: FEATURE_GATE_DEFAULTS, logger: pino({ level: 'silent' }),
-      fetchPods: async (_ns, names) => { fetched.push([...names]); return new Map<string, Pod>(names.filter((n) => n !== 'missing').map((n) => [n, { metadata: { name: n } } as Pod])); },
+      handlers,
+      gates: FEATURE_GATE_DEFAULTS,
+      logger: pino({ level: 'silent' }),
+      fetchPods: async (_ns, names) => {
+        fetched.push([...names]);
+        return new Map<string, Pod>(names.filter((n) => n !== 'missing').map((n) => [n, { metadata: { name: n } } as Pod]));
+      },
     });
     assert.equal(server.isReady(), false, 'not ready before a certificate');
     await server.setCertificate(await issueServingCertificate(ca, ['localhost', '127.0.0.1'], now, 3_600_000), 0, '127.0.0.1');
@@ -68,7 +86,10 @@ describe('WebhookServer (HTTPS)', () => {
     const res = await call('/mutate-apps-kruise-io-v1alpha1-cloneset', review({ object: { spec: {} } }));
     assert.equal(res.status, 200);
     const reply = JSON.parse(res.body) as { apiVersion: string; kind: string; response: { uid: string; allowed: boolean; patchType: string; patch: string } };
-    assert.deepEqual([reply.apiVersion, reply.kind, reply.response.uid, reply.response.allowed, reply.response.patchType], ['admission.k8s.io/v1', 'AdmissionReview', 'u1', true, 'JSONPatch']);
+    assert.deepEqual(
+      [reply.apiVersion, reply.kind, reply.response.uid, reply.response.allowed, reply.response.patchType],
+      ['admission.k8s.io/v1', 'AdmissionReview', 'u1', true, 'JSONPatch'],
+    );
     assert.deepEqual(JSON.parse(Buffer.from(reply.response.patch, 'base64').toString()), [{ op: 'add', path: '/spec/replicas', value: 1 }]);
   });
 
@@ -81,12 +102,19 @@ describe('WebhookServer (HTTPS)', () => {
     assert.equal(reply.response.allowed, false);
     assert.equal(reply.response.status.code, 422);
     assert.equal(reply.response.status.reason, 'Invalid');
-    assert.deepEqual(reply.response.status.details.causes.map((c) => c.field), ['spec.replicas', 'spec.scaleStrategy.podsToDelete[2]']);
+    assert.deepEqual(
+      reply.response.status.details.causes.map((c) => c.field),
+      ['spec.replicas', 'spec.scaleStrategy.podsToDelete[2]'],
+    );
     assert.match(reply.response.status.message, /^CloneSet.apps.kruise.io "web" is invalid: \[spec.replicas: Invalid value: -1/);
   });
 
   test('/convert answers a ConversionReview', async () => {
-    const res = await call('/convert', { apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', request: { uid: 'c1', desiredAPIVersion: 'apps.kruise.io/v1beta1', objects: [{ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet' }] } });
+    const res = await call('/convert', {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'ConversionReview',
+      request: { uid: 'c1', desiredAPIVersion: 'apps.kruise.io/v1beta1', objects: [{ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet' }] },
+    });
     const reply = JSON.parse(res.body) as { response: { uid: string; convertedObjects: { apiVersion: string }[]; result: { status: string } } };
     assert.deepEqual([reply.response.uid, reply.response.result.status, reply.response.convertedObjects[0]?.apiVersion], ['c1', 'Success', 'apps.kruise.io/v1beta1']);
   });
@@ -113,7 +141,10 @@ describe('WebhookServer (HTTPS)', () => {
     assert.ok((stats.requests.get('/convert')?.get(200) ?? 0) >= 1);
     assert.ok((stats.requests.get('/validate-apps-kruise-io-v1alpha1-cloneset')?.get(400) ?? 0) >= 1);
     assert.ok((stats.requests.get('/mutate-apps-kruise-io-v1alpha1-cloneset')?.get(200) ?? 0) >= 2);
-    assert.deepEqual([...stats.inFlight.values()].filter((n) => n !== 0), []);
+    assert.deepEqual(
+      [...stats.inFlight.values()].filter((n) => n !== 0),
+      [],
+    );
   });
 
   test('a new certificate is served without a restart (hot swap)', async () => {

@@ -8,8 +8,16 @@ import type { Logger } from 'pino';
 import type { FeatureGates } from '../api/well-known.ts';
 import type { Pod } from '../kube/types.ts';
 import {
-  BadRequestError, badRequest, internalError, mutate, parseAdmissionReview, podsToPrefetch, reviewReply, validate,
-  type AdmissionRequest, type AdmissionResponse,
+  BadRequestError,
+  badRequest,
+  internalError,
+  mutate,
+  parseAdmissionReview,
+  podsToPrefetch,
+  reviewReply,
+  validate,
+  type AdmissionRequest,
+  type AdmissionResponse,
 } from './admission-review.ts';
 import { CLONESET_VERSIONS, type AdmissionHandlers, type CloneSetVersion } from './contracts.ts';
 import { convertReview } from './conversion-review.ts';
@@ -182,8 +190,19 @@ export class WebhookServer {
         throw e;
       }
       const response = await this.#admit(route.kind, route.version, review);
-      this.#deps.logger.debug({ path, uid: review.uid, op: review.operation, name: review.name, namespace: review.namespace, allowed: response.allowed,
-        patched: response.patch !== undefined, ms: Math.round(performance.now() - started) }, 'admission');
+      this.#deps.logger.debug(
+        {
+          path,
+          uid: review.uid,
+          op: review.operation,
+          name: review.name,
+          namespace: review.namespace,
+          allowed: response.allowed,
+          patched: response.patch !== undefined,
+          ms: Math.round(performance.now() - started),
+        },
+        'admission',
+      );
       return send(res, 200, reviewReply(response));
     } catch (e) {
       if (e instanceof HttpError) return send(res, e.status, e.message);

@@ -7,13 +7,23 @@ import { isAlreadyExists, isNotFound } from '../kube/api-error.ts';
 import { CRDS, type KubeClient } from '../kube/client.ts';
 import type { ResourceRef } from '../kube/resources.ts';
 import {
-  CRD_NAME, MUTATING_CONFIGURATION, VALIDATING_CONFIGURATION, conversionClientConfig, mutatingWebhookConfiguration,
-  validatingWebhookConfiguration, type WebhookEndpoint,
+  CRD_NAME,
+  MUTATING_CONFIGURATION,
+  VALIDATING_CONFIGURATION,
+  conversionClientConfig,
+  mutatingWebhookConfiguration,
+  validatingWebhookConfiguration,
+  type WebhookEndpoint,
 } from './configurations.ts';
 import { jsonEqual } from './json-patch.ts';
 
 export const MUTATING_WEBHOOK_CONFIGURATIONS: ResourceRef = { group: 'admissionregistration.k8s.io', version: 'v1', plural: 'mutatingwebhookconfigurations', namespaced: false };
-export const VALIDATING_WEBHOOK_CONFIGURATIONS: ResourceRef = { group: 'admissionregistration.k8s.io', version: 'v1', plural: 'validatingwebhookconfigurations', namespaced: false };
+export const VALIDATING_WEBHOOK_CONFIGURATIONS: ResourceRef = {
+  group: 'admissionregistration.k8s.io',
+  version: 'v1',
+  plural: 'validatingwebhookconfigurations',
+  namespaced: false,
+};
 
 interface Configuration {
   metadata: { name: string; resourceVersion?: string };
@@ -30,7 +40,13 @@ export type CrdOutcome = 'unchanged' | 'patched' | 'no-conversion-webhook' | 'cr
  * When caBundle is undefined (a mounted certificate without ca.crt), the caBundle already in the objects is kept
  * (cert-manager's cainjector writes it).
  */
-async function ensureConfiguration(client: KubeClient, r: ResourceRef, desired: Record<string, unknown> & { webhooks: Record<string, unknown>[] }, keepCA: boolean, logger: Logger): Promise<void> {
+async function ensureConfiguration(
+  client: KubeClient,
+  r: ResourceRef,
+  desired: Record<string, unknown> & { webhooks: Record<string, unknown>[] },
+  keepCA: boolean,
+  logger: Logger,
+): Promise<void> {
   const name = (desired.metadata as { name: string }).name;
   let existing: Configuration | undefined;
   try {
@@ -83,7 +99,10 @@ export async function ensureCrdConversion(client: KubeClient, ep: WebhookEndpoin
 }
 
 export async function ensureWebhookObjects(
-  client: KubeClient, ep: WebhookEndpoint, caBundle: string | undefined, logger: Logger,
+  client: KubeClient,
+  ep: WebhookEndpoint,
+  caBundle: string | undefined,
+  logger: Logger,
   names: { readonly mutating: string; readonly validating: string } = { mutating: MUTATING_CONFIGURATION, validating: VALIDATING_CONFIGURATION },
 ): Promise<CrdOutcome> {
   const keepCA = caBundle === undefined;

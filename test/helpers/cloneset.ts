@@ -109,9 +109,13 @@ export async function controllerPassed(client: KubeClient, ns: string, name: str
     // through v1beta1, whose admission checks no template rule: the probe works on a CloneSet v1alpha1 would refuse
     const bumped = await client.patch<CloneSet>(CLONESETS_V1BETA1, ns, name, { spec: { revisionHistoryLimit: limit } }, 'merge');
     const generation = bumped.metadata.generation ?? 0;
-    await eventually(`the controller to reconcile ${ns}/${name} at generation ${generation}`, async () => {
-      const now = await getCloneSet(client, ns, name);
-      return (now.status?.observedGeneration ?? 0) >= generation ? true : undefined;
-    }, { timeoutMs: 60_000, intervalMs: 100 });
+    await eventually(
+      `the controller to reconcile ${ns}/${name} at generation ${generation}`,
+      async () => {
+        const now = await getCloneSet(client, ns, name);
+        return (now.status?.observedGeneration ?? 0) >= generation ? true : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 100 },
+    );
   }
 }

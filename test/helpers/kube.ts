@@ -88,8 +88,18 @@ export function startController(namespace: string, extraArgs: readonly string[] 
   const out = createWriteStream(logFile);
   const proc = spawn(
     process.execPath,
-    [builtControllerMain(), '--kubeconfig', opts.kubeconfig ?? kubeconfigPath(), '-n', namespace,
-      '--metrics-bind-address=0', '--health-probe-bind-address=0', '--webhook-port=0', '--log-level=debug', ...extraArgs],
+    [
+      builtControllerMain(),
+      '--kubeconfig',
+      opts.kubeconfig ?? kubeconfigPath(),
+      '-n',
+      namespace,
+      '--metrics-bind-address=0',
+      '--health-probe-bind-address=0',
+      '--webhook-port=0',
+      '--log-level=debug',
+      ...extraArgs,
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   proc.stdout?.pipe(out);

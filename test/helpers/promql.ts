@@ -10,7 +10,9 @@ const LABEL_LISTS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'g
 export function vectorSelectors(expr: string): string[] {
   const out: string[] = [];
   let i = 0;
-  const skipSpace = (): void => { while (i < expr.length && /\s/.test(expr[i] ?? '')) i++; };
+  const skipSpace = (): void => {
+    while (i < expr.length && /\s/.test(expr[i] ?? '')) i++;
+  };
   const skipBalanced = (open: string, close: string): string => {
     const start = i;
     let depth = 0;
@@ -30,9 +32,19 @@ export function vectorSelectors(expr: string): string[] {
   };
   while (i < expr.length) {
     const c = expr[i] ?? '';
-    if (c === '"') { skipBalanced('"', '"'); i++; continue; }
-    if (c === '[') { skipBalanced('[', ']'); continue; }
-    if (!/[a-zA-Z_:]/.test(c)) { i++; continue; }
+    if (c === '"') {
+      skipBalanced('"', '"');
+      i++;
+      continue;
+    }
+    if (c === '[') {
+      skipBalanced('[', ']');
+      continue;
+    }
+    if (!/[a-zA-Z_:]/.test(c)) {
+      i++;
+      continue;
+    }
     const start = i;
     while (i < expr.length && /[a-zA-Z0-9_:]/.test(expr[i] ?? '')) i++;
     const word = expr.slice(start, i);

@@ -70,10 +70,18 @@ export class PodWatch {
   readonly #done: Promise<void>;
 
   constructor(client: KubeClient, ns: string, app: string, resourceVersion: string, timeoutSeconds = 900) {
-    this.#done = client.watch(PODS, ns, { resourceVersion, timeoutSeconds, allowWatchBookmarks: false, labelSelector: `app=${app}` }, (e) => {
-      if (e.type === 'ERROR' || e.type === 'BOOKMARK') return;
-      this.events.push({ at: Date.now(), type: e.type, pod: e.object as Pod });
-    }, this.#abort.signal).catch(() => undefined);
+    this.#done = client
+      .watch(
+        PODS,
+        ns,
+        { resourceVersion, timeoutSeconds, allowWatchBookmarks: false, labelSelector: `app=${app}` },
+        (e) => {
+          if (e.type === 'ERROR' || e.type === 'BOOKMARK') return;
+          this.events.push({ at: Date.now(), type: e.type, pod: e.object as Pod });
+        },
+        this.#abort.signal,
+      )
+      .catch(() => undefined);
   }
 
   async stop(): Promise<void> {

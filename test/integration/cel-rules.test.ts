@@ -51,9 +51,10 @@ function celRules(crd: CrdShape): string[] {
 }
 
 function baseCloneSet(version: string, ns: string, name: string): Obj {
-  const updateStrategy = version === 'v1alpha1'
-    ? { type: 'ReCreate', partition: 0, maxUnavailable: '20%', maxSurge: 0 }
-    : { type: 'RollingUpdate', rollingUpdate: { podUpdatePolicy: 'ReCreate', partition: 0, maxUnavailable: '20%', maxSurge: 0 } };
+  const updateStrategy =
+    version === 'v1alpha1'
+      ? { type: 'ReCreate', partition: 0, maxUnavailable: '20%', maxSurge: 0 }
+      : { type: 'RollingUpdate', rollingUpdate: { podUpdatePolicy: 'ReCreate', partition: 0, maxUnavailable: '20%', maxSurge: 0 } };
   return {
     apiVersion: `${TWIN_GROUP}/${version}`,
     kind: 'CloneSet',
@@ -80,43 +81,153 @@ const both = ['v1alpha1', 'v1beta1'];
 const tspec = (spec: Obj): Obj => (spec['template'] as { spec: Obj }).spec;
 
 const cases: readonly Case[] = [
-  { title: 'restartPolicy OnFailure in the pod template', versions: both, mutate: (_c, s) => { tspec(s)['restartPolicy'] = 'OnFailure'; },
-    expect: ['spec.template.spec.restartPolicy', 'supported values: "Always"'] },
-  { title: 'activeDeadlineSeconds in the pod template', versions: both, mutate: (_c, s) => { tspec(s)['activeDeadlineSeconds'] = 30; },
-    expect: ['spec.template.spec.activeDeadlineSeconds', 'activeDeadlineSeconds in cloneset is not Supported'] },
-  { title: 'a pod template without containers', versions: both, mutate: (_c, s) => { tspec(s)['containers'] = []; },
-    expect: ['spec.template.spec.containers', 'needs at least one container'] },
-  { title: 'a negative replica count', versions: both, mutate: (_c, s) => { s['replicas'] = -1; }, expect: ['spec.replicas', 'greater than or equal to 0'] },
-  { title: 'an empty selector', versions: both, mutate: (_c, s) => { s['selector'] = { matchLabels: {} }; },
-    expect: ['spec.selector', 'empty selector is invalid for cloneset'] },
-  { title: 'a bare numeric string as partition', versions: both, mutate: (_c, _s, r) => { r['partition'] = '5'; },
-    expect: ['partition', 'a numeric string like "5" is not a percentage'] },
-  { title: 'a negative partition', versions: both, mutate: (_c, _s, r) => { r['partition'] = -1; }, expect: ['partition', 'partition must be greater than or equal to 0'] },
-  { title: 'a negative percentage as partition', versions: both, mutate: (_c, _s, r) => { r['partition'] = '-10%'; },
-    expect: ['partition', 'partition must be greater than or equal to 0'] },
-  { title: 'a bare numeric string as maxUnavailable', versions: both, mutate: (_c, _s, r) => { r['maxUnavailable'] = '5'; },
-    expect: ['maxUnavailable', 'maxUnavailable must be an integer or a percentage'] },
-  { title: 'a malformed percentage as maxSurge', versions: both, mutate: (_c, _s, r) => { r['maxSurge'] = 'abc%'; },
-    expect: ['maxSurge', 'maxSurge must be an integer or a percentage'] },
-  { title: 'maxSurge with InPlaceOnly (v1alpha1 type)', versions: ['v1alpha1'], mutate: (_c, _s, r) => { r['type'] = 'InPlaceOnly'; r['maxSurge'] = 1; },
-    expect: ['maxSurge', 'can not use maxSurge with strategy type InPlaceOnly'] },
-  { title: 'maxSurge with podUpdatePolicy InPlaceOnly (v1beta1)', versions: ['v1beta1'], mutate: (_c, _s, r) => { r['podUpdatePolicy'] = 'InPlaceOnly'; r['maxSurge'] = 1; },
-    expect: ['maxSurge', 'can not use maxSurge with podUpdatePolicy InPlaceOnly'] },
-  { title: 'both weight and order priority', versions: both,
-    mutate: (_c, _s, r) => { r['priorityStrategy'] = { weightPriority: [{ weight: 50, matchSelector: { matchLabels: { a: 'b' } } }], orderPriority: [{ orderedKey: 'k' }] }; },
-    expect: ['priorityStrategy', 'only one of weightPriority and orderPriority can be used'] },
-  { title: 'an empty order priority key', versions: both, mutate: (_c, _s, r) => { r['priorityStrategy'] = { orderPriority: [{ orderedKey: '' }] }; },
-    expect: ['orderedKey', 'order key can not be empty'] },
-  { title: 'an empty scatter key', versions: both, mutate: (_c, _s, r) => { r['scatterStrategy'] = [{ key: '', value: 'x' }]; },
-    expect: ['scatterStrategy', 'key should not be empty'] },
-  { title: 'a progress deadline not above minReadySeconds (v1alpha1)', versions: ['v1alpha1'],
-    mutate: (_c, s) => { s['minReadySeconds'] = 10; s['progressDeadlineSeconds'] = 10; }, expect: ['spec.progressDeadlineSeconds', 'must be greater than minReadySeconds'] },
-  { title: 'an OnDelete strategy with a rollingUpdate block but no partition (v1beta1)', versions: ['v1beta1'],
-    mutate: (_c, s) => { s['updateStrategy'] = { type: 'OnDelete', rollingUpdate: { maxUnavailable: 1 } }; },
-    expect: ['spec.updateStrategy.rollingUpdate', 'nil value for IntOrString'] },
-  { title: 'a percentage as imagePreDownloadParallelism (v1beta1)', versions: ['v1beta1'],
-    mutate: (_c, _s, r) => { r['inPlaceUpdateStrategy'] = { imagePreDownloadParallelism: '50%' }; },
-    expect: ['imagePreDownloadParallelism', 'a percentage is not supported'] },
+  {
+    title: 'restartPolicy OnFailure in the pod template',
+    versions: both,
+    mutate: (_c, s) => {
+      tspec(s)['restartPolicy'] = 'OnFailure';
+    },
+    expect: ['spec.template.spec.restartPolicy', 'supported values: "Always"'],
+  },
+  {
+    title: 'activeDeadlineSeconds in the pod template',
+    versions: both,
+    mutate: (_c, s) => {
+      tspec(s)['activeDeadlineSeconds'] = 30;
+    },
+    expect: ['spec.template.spec.activeDeadlineSeconds', 'activeDeadlineSeconds in cloneset is not Supported'],
+  },
+  {
+    title: 'a pod template without containers',
+    versions: both,
+    mutate: (_c, s) => {
+      tspec(s)['containers'] = [];
+    },
+    expect: ['spec.template.spec.containers', 'needs at least one container'],
+  },
+  {
+    title: 'a negative replica count',
+    versions: both,
+    mutate: (_c, s) => {
+      s['replicas'] = -1;
+    },
+    expect: ['spec.replicas', 'greater than or equal to 0'],
+  },
+  {
+    title: 'an empty selector',
+    versions: both,
+    mutate: (_c, s) => {
+      s['selector'] = { matchLabels: {} };
+    },
+    expect: ['spec.selector', 'empty selector is invalid for cloneset'],
+  },
+  {
+    title: 'a bare numeric string as partition',
+    versions: both,
+    mutate: (_c, _s, r) => {
+      r['partition'] = '5';
+    },
+    expect: ['partition', 'a numeric string like "5" is not a percentage'],
+  },
+  {
+    title: 'a negative partition',
+    versions: both,
+    mutate: (_c, _s, r) => {
+      r['partition'] = -1;
+    },
+    expect: ['partition', 'partition must be greater than or equal to 0'],
+  },
+  {
+    title: 'a negative percentage as partition',
+    versions: both,
+    mutate: (_c, _s, r) => {
+      r['partition'] = '-10%';
+    },
+    expect: ['partition', 'partition must be greater than or equal to 0'],
+  },
+  {
+    title: 'a bare numeric string as maxUnavailable',
+    versions: both,
+    mutate: (_c, _s, r) => {
+      r['maxUnavailable'] = '5';
+    },
+    expect: ['maxUnavailable', 'maxUnavailable must be an integer or a percentage'],
+  },
+  {
+    title: 'a malformed percentage as maxSurge',
+    versions: both,
+    mutate: (_c, _s, r) => {
+      r['maxSurge'] = 'abc%';
+    },
+    expect: ['maxSurge', 'maxSurge must be an integer or a percentage'],
+  },
+  {
+    title: 'maxSurge with InPlaceOnly (v1alpha1 type)',
+    versions: ['v1alpha1'],
+    mutate: (_c, _s, r) => {
+      r['type'] = 'InPlaceOnly';
+      r['maxSurge'] = 1;
+    },
+    expect: ['maxSurge', 'can not use maxSurge with strategy type InPlaceOnly'],
+  },
+  {
+    title: 'maxSurge with podUpdatePolicy InPlaceOnly (v1beta1)',
+    versions: ['v1beta1'],
+    mutate: (_c, _s, r) => {
+      r['podUpdatePolicy'] = 'InPlaceOnly';
+      r['maxSurge'] = 1;
+    },
+    expect: ['maxSurge', 'can not use maxSurge with podUpdatePolicy InPlaceOnly'],
+  },
+  {
+    title: 'both weight and order priority',
+    versions: both,
+    mutate: (_c, _s, r) => {
+      r['priorityStrategy'] = { weightPriority: [{ weight: 50, matchSelector: { matchLabels: { a: 'b' } } }], orderPriority: [{ orderedKey: 'k' }] };
+    },
+    expect: ['priorityStrategy', 'only one of weightPriority and orderPriority can be used'],
+  },
+  {
+    title: 'an empty order priority key',
+    versions: both,
+    mutate: (_c, _s, r) => {
+      r['priorityStrategy'] = { orderPriority: [{ orderedKey: '' }] };
+    },
+    expect: ['orderedKey', 'order key can not be empty'],
+  },
+  {
+    title: 'an empty scatter key',
+    versions: both,
+    mutate: (_c, _s, r) => {
+      r['scatterStrategy'] = [{ key: '', value: 'x' }];
+    },
+    expect: ['scatterStrategy', 'key should not be empty'],
+  },
+  {
+    title: 'a progress deadline not above minReadySeconds (v1alpha1)',
+    versions: ['v1alpha1'],
+    mutate: (_c, s) => {
+      s['minReadySeconds'] = 10;
+      s['progressDeadlineSeconds'] = 10;
+    },
+    expect: ['spec.progressDeadlineSeconds', 'must be greater than minReadySeconds'],
+  },
+  {
+    title: 'an OnDelete strategy with a rollingUpdate block but no partition (v1beta1)',
+    versions: ['v1beta1'],
+    mutate: (_c, s) => {
+      s['updateStrategy'] = { type: 'OnDelete', rollingUpdate: { maxUnavailable: 1 } };
+    },
+    expect: ['spec.updateStrategy.rollingUpdate', 'nil value for IntOrString'],
+  },
+  {
+    title: 'a percentage as imagePreDownloadParallelism (v1beta1)',
+    versions: ['v1beta1'],
+    mutate: (_c, _s, r) => {
+      r['inPlaceUpdateStrategy'] = { imagePreDownloadParallelism: '50%' };
+    },
+    expect: ['imagePreDownloadParallelism', 'a percentage is not supported'],
+  },
 ];
 
 function dryRun(obj: Obj): { code: number; stderr: string } {
@@ -136,7 +247,8 @@ describe('CEL rules of the CRD on a real API server (no webhook)', () => {
     kubectlOk(['apply', '-f', '-'], stringify(generated));
     // Polled, not `kubectl wait --for condition=established`: that fails at once while a new CRD has no conditions.
     await eventually(`${TWIN_CRD} Established`, async () =>
-      (kubectl(['get', 'crd', TWIN_CRD, '-o', 'jsonpath={.status.conditions[?(@.type=="Established")].status}']).stdout === 'True' ? true : undefined));
+      kubectl(['get', 'crd', TWIN_CRD, '-o', 'jsonpath={.status.conditions[?(@.type=="Established")].status}']).stdout === 'True' ? true : undefined,
+    );
     // Established is not yet "served for writes in every version": wait until a dry run goes through.
     await eventually(`${TWIN_CRD} accepts a valid object`, async () => (dryRun(baseCloneSet(versions[0] ?? 'v1alpha1', ns, 'probe')).code === 0 ? true : undefined));
   });

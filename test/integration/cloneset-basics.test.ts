@@ -82,19 +82,27 @@ describe('CloneSet basics on a real API server', () => {
     const before = await podsOf(client, ns, 'sample');
     const victim = before[0]?.metadata.name ?? '';
     await client.delete(PODS, ns, victim);
-    const after = await eventually('a replacement', async () => {
-      const pods = await readyPods(client, ns, 'sample', 8);
-      return pods !== undefined && !pods.some((p) => p.metadata.name === victim) ? pods : undefined;
-    }, { timeoutMs: 60_000 });
+    const after = await eventually(
+      'a replacement',
+      async () => {
+        const pods = await readyPods(client, ns, 'sample', 8);
+        return pods !== undefined && !pods.some((p) => p.metadata.name === victim) ? pods : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
     assert.equal(after.length, 8);
   });
 
   it('rolls out a new template to revision sample-56dfb978d4 by recreating pods', async () => {
     await client.patch(CLONESETS, ns, 'sample', { spec: { template: { spec: { containers: [{ name: 'nginx', image: 'nginx:mainline' }] } } } }, 'merge');
-    const pods = await eventually('all pods on the new revision and ready', async () => {
-      const all = await readyPods(client, ns, 'sample', 8);
-      return all?.every((p) => p.metadata.labels?.['controller-revision-hash'] === 'sample-56dfb978d4') === true ? all : undefined;
-    }, { timeoutMs: 180_000 });
+    const pods = await eventually(
+      'all pods on the new revision and ready',
+      async () => {
+        const all = await readyPods(client, ns, 'sample', 8);
+        return all?.every((p) => p.metadata.labels?.['controller-revision-hash'] === 'sample-56dfb978d4') === true ? all : undefined;
+      },
+      { timeoutMs: 180_000 },
+    );
     assert.equal(pods.length, 8);
     const status = await eventually('status on the new revision', async () => {
       const s = (await cloneSet(client, ns, 'sample')).status;
@@ -119,7 +127,12 @@ describe('CloneSet basics on a real API server', () => {
   });
 
   it('never adopts an orphan with matching labels, and releases and replaces a pod whose labels stop matching', async () => {
-    await client.create(PODS, ns, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'orphan', labels: { app: 'sample' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } });
+    await client.create(PODS, ns, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'orphan', labels: { app: 'sample' } },
+      spec: { containers: [{ name: 'c', image: 'nginx' }] },
+    });
     const ours = (await podsOf(client, ns, 'sample')).filter((p) => p.metadata.name !== 'orphan');
     const released = ours[0]?.metadata.name ?? '';
     await client.patch(PODS, ns, released, { metadata: { labels: { app: 'gone' } } }, 'merge');
@@ -127,10 +140,14 @@ describe('CloneSet basics on a real API server', () => {
       const pod = await client.get<Pod>(PODS, ns, released);
       return (pod.metadata.ownerReferences ?? []).length === 0 ? pod : undefined;
     });
-    const pods = await eventually('8 controlled ready pods again', async () => {
-      const all = (await podsOf(client, ns, 'sample')).filter((p) => p.metadata.name !== 'orphan');
-      return all.length === 8 && all.every(isReady) ? all : undefined;
-    }, { timeoutMs: 60_000 });
+    const pods = await eventually(
+      '8 controlled ready pods again',
+      async () => {
+        const all = (await podsOf(client, ns, 'sample')).filter((p) => p.metadata.name !== 'orphan');
+        return all.length === 8 && all.every(isReady) ? all : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
     assert.ok(!pods.some((p) => p.metadata.name === released));
     const orphan = await client.get<Pod>(PODS, ns, 'orphan');
     assert.equal((orphan.metadata.ownerReferences ?? []).length, 0);
@@ -146,16 +163,24 @@ describe('restart safety', () => {
     let controller = startController(ns, ['--kube-api-qps=5', '--kube-api-burst=5']);
     try {
       await client.create(CLONESETS, ns, sample(ns, 'web', 50));
-      await eventually('some pods but not all', async () => {
-        const n = (await client.list<Pod>(PODS, ns)).items.length;
-        return n >= 5 && n < 50 ? n : undefined;
-      }, { timeoutMs: 60_000, intervalMs: 50 });
+      await eventually(
+        'some pods but not all',
+        async () => {
+          const n = (await client.list<Pod>(PODS, ns)).items.length;
+          return n >= 5 && n < 50 ? n : undefined;
+        },
+        { timeoutMs: 60_000, intervalMs: 50 },
+      );
       await controller.kill9();
       controller = startController(ns);
-      const pods = await eventually('50 pods', async () => {
-        const all = (await client.list<Pod>(PODS, ns)).items;
-        return all.length >= 50 ? all : undefined;
-      }, { timeoutMs: 120_000 });
+      const pods = await eventually(
+        '50 pods',
+        async () => {
+          const all = (await client.list<Pod>(PODS, ns)).items;
+          return all.length >= 50 ? all : undefined;
+        },
+        { timeoutMs: 120_000 },
+      );
       // Let the controller settle, then check it neither overshot nor duplicated.
       await eventually('status replicas 50', async () => ((await client.get<CloneSet>(CLONESETS, ns, 'web')).status?.replicas === 50 ? true : undefined));
       const final = (await client.list<Pod>(PODS, ns)).items;
@@ -170,4 +195,3 @@ describe('restart safety', () => {
     }
   });
 });
-

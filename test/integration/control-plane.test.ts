@@ -15,8 +15,7 @@ function kubeconfigPath(): string {
   const p = process.env['KUBECONFIG'];
   if (p === undefined || p === '') {
     throw new Error(
-      'KUBECONFIG is not set. Run the integration tests through hack/test.sh (npm test), or start a cluster with ' +
-        '`eval "$(node tools/localcluster/cli.ts up)"` first.',
+      'KUBECONFIG is not set. Run the integration tests through hack/test.sh (npm test), or start a cluster with ' + '`eval "$(node tools/localcluster/cli.ts up)"` first.',
     );
   }
   return p;
@@ -113,8 +112,7 @@ async function newNamespace(prefix: string): Promise<string> {
   const ns = `${prefix}-${randomBytes(3).toString('hex')}`;
   await kubectlOk(['create', 'namespace', ns]);
   namespaces.push(ns);
-  await eventually(`serviceaccount ${ns}/default`, async () =>
-    (await kubectl(['get', 'serviceaccount', 'default', '-n', ns, '-o', 'name'])).code === 0 ? true : undefined);
+  await eventually(`serviceaccount ${ns}/default`, async () => ((await kubectl(['get', 'serviceaccount', 'default', '-n', ns, '-o', 'name'])).code === 0 ? true : undefined));
   return ns;
 }
 
@@ -137,8 +135,7 @@ async function setGate(ns: string, name: string, type: string, status: 'True' | 
   await kubectlOk(['patch', 'pod', name, '-n', ns, '--subresource=status', '--type=strategic', '-p', patch]);
 }
 
-const isRunningReady = (p: Pod): boolean =>
-  p.spec.nodeName !== undefined && p.status?.phase === 'Running' && condition(p, 'Ready') === 'True';
+const isRunningReady = (p: Pod): boolean => p.spec.nodeName !== undefined && p.status?.phase === 'Running' && condition(p, 'Ready') === 'True';
 
 describe('local control plane', () => {
   before(() => {
@@ -167,8 +164,7 @@ describe('local control plane', () => {
   test('Ready follows the InPlaceUpdateReady readiness gate', async () => {
     const ns = await newNamespace('cp-gate');
     await kubectlOk(['apply', '-n', ns, '-f', '-'], podManifest('gated', { readinessGates: ['InPlaceUpdateReady'] }));
-    const running = await waitPod(ns, 'gated', 'Running with ready containers', (p) =>
-      p.status?.phase === 'Running' && condition(p, 'ContainersReady') === 'True');
+    const running = await waitPod(ns, 'gated', 'Running with ready containers', (p) => p.status?.phase === 'Running' && condition(p, 'ContainersReady') === 'True');
     assert.equal(condition(running, 'Ready'), 'False', 'not Ready while the gate condition is missing');
     assert.equal(running.status?.conditions?.find((c) => c.type === 'Ready')?.reason, 'ReadinessGatesNotReady');
 

@@ -45,7 +45,13 @@ describe('CloneSet conversion through the API server', () => {
   });
 
   it('pre-download fields written through v1beta1 stay fields, without annotations, after a write through v1alpha1', async () => {
-    const strategy = { podUpdatePolicy: 'InPlaceIfPossible', partition: 0, maxUnavailable: '20%', maxSurge: 0, inPlaceUpdateStrategy: { imagePreDownloadParallelism: 3, imagePreDownloadTimeoutSeconds: 60 } } as const;
+    const strategy = {
+      podUpdatePolicy: 'InPlaceIfPossible',
+      partition: 0,
+      maxUnavailable: '20%',
+      maxSurge: 0,
+      inPlaceUpdateStrategy: { imagePreDownloadParallelism: 3, imagePreDownloadTimeoutSeconds: 60 },
+    } as const;
     await client.create<CloneSetV1beta1>(CLONESETS_V1BETA1, ns, {
       apiVersion: 'apps.kruise.io/v1beta1',
       kind: 'CloneSet',
@@ -58,7 +64,11 @@ describe('CloneSet conversion through the API server', () => {
       },
     });
     const alpha = await client.get<CloneSet>(CLONESETS, ns, 'pull');
-    assert.equal(alpha.metadata.annotations?.['apps.kruise.io/image-predownload-parallelism'], '3', 'v1alpha1 shows them as the annotations (docs/features.md#v1beta1-and-conversion)');
+    assert.equal(
+      alpha.metadata.annotations?.['apps.kruise.io/image-predownload-parallelism'],
+      '3',
+      'v1alpha1 shows them as the annotations (docs/features.md#v1beta1-and-conversion)',
+    );
     assert.equal(alpha.metadata.annotations?.['apps.kruise.io/image-predownload-timeout-seconds'], '60');
     // A v1alpha1 client changes something else (a label) and writes the whole object back.
     await client.update(CLONESETS, ns, 'pull', { ...alpha, metadata: { ...alpha.metadata, labels: { team: 'a' } } });

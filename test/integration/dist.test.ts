@@ -49,12 +49,21 @@ describe('npm run dist: single files that need Node 24 and nothing else', () => 
     client.close();
   });
 
-  it('SHA256SUMS matches every file, and the krew manifest passes krew\'s rules with the archive\'s checksum', () => {
+  it("SHA256SUMS matches every file, and the krew manifest passes krew's rules with the archive's checksum", () => {
     const sums = readFileSync(path.join(RELEASE, 'SHA256SUMS'), 'utf8').trim().split('\n');
-    assert.deepEqual(sums.map((l) => l.split('  ')[1]), ['kubectl-cloneset', 'cloneset-controller.mjs', `kubectl-cloneset-v${VERSION}.tar.gz`, 'cloneset.yaml']);
+    assert.deepEqual(
+      sums.map((l) => l.split('  ')[1]),
+      ['kubectl-cloneset', 'cloneset-controller.mjs', `kubectl-cloneset-v${VERSION}.tar.gz`, 'cloneset.yaml'],
+    );
     for (const line of sums) {
       const [sum, file] = line.split('  ');
-      assert.equal(createHash('sha256').update(readFileSync(path.join(RELEASE, file ?? ''))).digest('hex'), sum, file);
+      assert.equal(
+        createHash('sha256')
+          .update(readFileSync(path.join(RELEASE, file ?? '')))
+          .digest('hex'),
+        sum,
+        file,
+      );
     }
     const manifest = parse(readFileSync(path.join(RELEASE, 'cloneset.yaml'), 'utf8')) as KrewManifest;
     assert.deepEqual(validateKrewManifest('cloneset', manifest), []);
@@ -71,12 +80,19 @@ describe('npm run dist: single files that need Node 24 and nothing else', () => 
   });
 
   it('the bundled controller reconciles a CloneSet, and kubectl-cloneset get --watch shows it live', async () => {
-    controller = spawn('node', [path.join(bin, 'cloneset-controller.mjs'), '-n', ns, '--metrics-bind-address=0', '--health-probe-bind-address=0', '--webhook-port=0'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    controller = spawn('node', [path.join(bin, 'cloneset-controller.mjs'), '-n', ns, '--metrics-bind-address=0', '--health-probe-bind-address=0', '--webhook-port=0'], {
+      env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     await client.create(CLONESETS, ns, newCloneSet(ns, 'single', 2));
-    await eventually('2 ready pods made by the bundled controller', async () => ((await readyPods(client, ns, 'single', 2))?.length === 2 ? true : undefined), { timeoutMs: 90_000 });
+    await eventually('2 ready pods made by the bundled controller', async () => ((await readyPods(client, ns, 'single', 2))?.length === 2 ? true : undefined), {
+      timeoutMs: 90_000,
+    });
     const watch = spawn('kubectl-cloneset', ['get', 'single', '-n', ns, '--watch'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
-    watch.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+    watch.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
     const exited = once(watch, 'exit');
     try {
       await eventually('the tree of the watch', async () => (/Name: +single/.test(out) && (out.match(/✔ Running/g) ?? []).length >= 2 ? true : undefined), { timeoutMs: 30_000 });

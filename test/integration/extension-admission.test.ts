@@ -26,7 +26,8 @@ describe('extension annotations at admission on a real API server', () => {
       'metadata.annotations[cloneset-controller.io/progress-deadline-action]: Invalid value: "abort": supported values: "pause", "rollback"',
       'metadata.annotations[cloneset-controller.io/pvc-retention-when-scaled]: Invalid value: "Keep": supported values: "Retain", "Delete"',
       'metadata.annotations[cloneset-controller.io/pvc-resize-policy]: Invalid value: "Recreate": supported values: "InPlace"',
-    ]) assert.ok(bad.out.includes(line), `missing: ${line}\n${bad.out}`);
+    ])
+      assert.ok(bad.out.includes(line), `missing: ${line}\n${bad.out}`);
     const good = dryRun({
       'cloneset-controller.io/inactive-pods-limit': '5',
       'cloneset-controller.io/progress-deadline-action': 'rollback',

@@ -11,10 +11,24 @@ import { ROOT } from '../helpers/kube.ts';
 
 describe('fencing', () => {
   it('a paused leader behind a slow proxy: no write of the old leader reaches the API server after its lease expired', async () => {
-    const proc = spawn(process.execPath, [
-      '--disable-warning=ExperimentalWarning', path.join(ROOT, 'bench/fencing.ts'),
-      '--pods', '200', '--pause-at', '63', '--delay', '2', '--pause', '25', '--state-dir', path.join(ROOT, '.cluster', 'fencing-test'),
-    ], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(
+      process.execPath,
+      [
+        '--disable-warning=ExperimentalWarning',
+        path.join(ROOT, 'bench/fencing.ts'),
+        '--pods',
+        '200',
+        '--pause-at',
+        '63',
+        '--delay',
+        '2',
+        '--pause',
+        '25',
+        '--state-dir',
+        path.join(ROOT, '.cluster', 'fencing-test'),
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let stdout = '';
     let stderr = '';
     proc.stdout.on('data', (b: Buffer) => (stdout += b.toString()));

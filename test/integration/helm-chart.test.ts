@@ -48,7 +48,9 @@ describe('Helm chart charts/cloneset-controller', () => {
   const renderRelease = (release: string, namespace: string, sets: readonly string[] = []): Manifest[] => {
     const r = run(helm, ['template', release, CHART, '--namespace', namespace, ...[IMAGE, ...sets].flatMap((s) => ['--set', s])]);
     assert.equal(r.code, 0, `helm template failed: ${r.stderr}`);
-    return parseAllDocuments(r.stdout).map((d) => d.toJS() as Manifest | null).filter((m): m is Manifest => m !== null);
+    return parseAllDocuments(r.stdout)
+      .map((d) => d.toJS() as Manifest | null)
+      .filter((m): m is Manifest => m !== null);
   };
   const render = (sets: readonly string[] = []): Manifest[] => renderRelease('cloneset-controller', ns, sets);
   const find = (objs: readonly Manifest[], kind: string, name: string): Manifest => {
@@ -88,7 +90,7 @@ describe('Helm chart charts/cloneset-controller', () => {
     client.close();
   });
 
-  it('the chart\'s copies of config/ are up to date (npm run gen:chart)', () => {
+  it("the chart's copies of config/ are up to date (npm run gen:chart)", () => {
     const r = run(process.execPath, ['--disable-warning=ExperimentalWarning', 'hack/gen-chart.ts', '--check']);
     assert.equal(r.code, 0, r.stderr);
   });
@@ -104,8 +106,9 @@ describe('Helm chart charts/cloneset-controller', () => {
     const objs = render();
     const crd = find(objs, 'CustomResourceDefinition', 'clonesets.apps.kruise.io');
     // A conversion webhook, when the CRD serves several versions, points at the Service in the release namespace.
-    const configCrd = parse(readFileSync(path.join(ROOT, 'config/crd/apps.kruise.io_clonesets.yaml'), 'utf8')
-      .replaceAll('namespace: cloneset-system', `namespace: ${ns}`)) as Manifest;
+    const configCrd = parse(
+      readFileSync(path.join(ROOT, 'config/crd/apps.kruise.io_clonesets.yaml'), 'utf8').replaceAll('namespace: cloneset-system', `namespace: ${ns}`),
+    ) as Manifest;
     assert.deepEqual(crd['spec'], configCrd['spec'], 'the CRD spec is the one of config/crd');
     assert.equal(crd.metadata.annotations?.['helm.sh/resource-policy'], 'keep', 'helm uninstall keeps the CRD (and so every CloneSet)');
 
@@ -125,27 +128,41 @@ describe('Helm chart charts/cloneset-controller', () => {
     assert.equal(secrets.metadata.namespace, ns);
     assert.deepEqual(secrets['rules'], configRules('Role'));
     for (const rule of secrets['rules'] as Rule[]) {
-      assert.ok(rule.resources?.join() === 'secrets' && (rule.verbs.join() === 'create' || rule.resourceNames?.join() === 'cloneset-controller-webhook-certs'),
-        `Secrets by name only (create cannot be narrowed): ${JSON.stringify(rule)}`);
+      assert.ok(
+        rule.resources?.join() === 'secrets' && (rule.verbs.join() === 'create' || rule.resourceNames?.join() === 'cloneset-controller-webhook-certs'),
+        `Secrets by name only (create cannot be narrowed): ${JSON.stringify(rule)}`,
+      );
     }
     const svc = find(objs, 'Service', 'cloneset-controller-webhook-service') as Manifest & { spec: { ports: { port: number; targetPort: string }[] } };
-    assert.deepEqual(svc.spec.ports.map((p) => [p.port, p.targetPort]), [[443, 'webhook']]);
+    assert.deepEqual(
+      svc.spec.ports.map((p) => [p.port, p.targetPort]),
+      [[443, 'webhook']],
+    );
     // The webhook configurations are exactly the ones the controller keeps in place (config/webhook/manifests.yaml),
     // pointed at the release namespace: the controller would rewrite any other content.
-    const webhookDocs = parseAllDocuments(readFileSync(path.join(ROOT, 'config/webhook/manifests.yaml'), 'utf8').replaceAll('namespace: cloneset-system', `namespace: ${ns}`))
-      .map((d) => d.toJS() as Manifest);
+    const webhookDocs = parseAllDocuments(readFileSync(path.join(ROOT, 'config/webhook/manifests.yaml'), 'utf8').replaceAll('namespace: cloneset-system', `namespace: ${ns}`)).map(
+      (d) => d.toJS() as Manifest,
+    );
     for (const kind of ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']) {
       const want = webhookDocs.find((d) => d.kind === kind);
       assert.ok(want !== undefined, kind);
       const got = find(objs, kind, want.metadata.name);
       assert.deepEqual(got['webhooks'], want['webhooks'], kind);
       const paths = (got['webhooks'] as { clientConfig: { service: { path: string } } }[]).map((w) => w.clientConfig.service.path);
-      for (const v of ['v1alpha1', 'v1beta1']) assert.ok(paths.some((p) => p.endsWith(`-apps-kruise-io-${v}-cloneset`)), `${kind} serves ${v}`);
+      for (const v of ['v1alpha1', 'v1beta1'])
+        assert.ok(
+          paths.some((p) => p.endsWith(`-apps-kruise-io-${v}-cloneset`)),
+          `${kind} serves ${v}`,
+        );
     }
   });
 
   it('the Deployment: 2 replicas, leader election, probes, resources, hardened security context, webhook flags', () => {
-    const dep = find(render(['featureGates.CloneSetShortHash=true', 'namespaceScope=team-a', 'workers=5', 'kubeAPI.qps=100', 'kubeAPI.burst=200', 'logLevel=debug']), 'Deployment', 'cloneset-controller');
+    const dep = find(
+      render(['featureGates.CloneSetShortHash=true', 'namespaceScope=team-a', 'workers=5', 'kubeAPI.qps=100', 'kubeAPI.burst=200', 'logLevel=debug']),
+      'Deployment',
+      'cloneset-controller',
+    );
     const spec = dep['spec'] as { replicas: number; template: { spec: Record<string, unknown> & { containers: Record<string, unknown>[] } } };
     assert.equal(spec.replicas, 2);
     const pod = spec.template.spec;
@@ -154,9 +171,22 @@ describe('Helm chart charts/cloneset-controller', () => {
     assert.ok(c !== undefined);
     assert.equal(c['command'], undefined, 'the image entrypoint (node as PID 1) is used');
     assert.deepEqual(c['args'], [
-      '--leader-elect', `--leader-election-namespace=${ns}`, '--leader-election-id=cloneset-controller', '--namespace=team-a',
-      '--cloneset-workers=5', '--kube-api-qps=100', '--kube-api-burst=200', '--feature-gates=CloneSetShortHash=true', '--log-level=debug',
-      '--log-format=json', '--metrics-bind-address=:8080', '--metrics-secure', '--metrics-max-clonesets=2000', '--health-probe-bind-address=:8000', '--webhook-port=9443', `--webhook-namespace=${ns}`,
+      '--leader-elect',
+      `--leader-election-namespace=${ns}`,
+      '--leader-election-id=cloneset-controller',
+      '--namespace=team-a',
+      '--cloneset-workers=5',
+      '--kube-api-qps=100',
+      '--kube-api-burst=200',
+      '--feature-gates=CloneSetShortHash=true',
+      '--log-level=debug',
+      '--log-format=json',
+      '--metrics-bind-address=:8080',
+      '--metrics-secure',
+      '--metrics-max-clonesets=2000',
+      '--health-probe-bind-address=:8000',
+      '--webhook-port=9443',
+      `--webhook-namespace=${ns}`,
       '--webhook-name-prefix=cloneset-controller',
     ]);
     assert.equal(pod.containers[0]?.['image'], 'registry.example.com/cloneset-controller:0.1.0', 'the tag defaults to the appVersion');
@@ -170,10 +200,16 @@ describe('Helm chart charts/cloneset-controller', () => {
     const objs = render(['serviceMonitor.enabled=true', 'metrics.readers[0].name=prometheus', 'metrics.readers[0].namespace=monitoring']);
     assert.deepEqual(find(objs, 'ClusterRole', 'cloneset-controller-metrics-auth')['rules'], configManifest('rbac/metrics-auth-role.yaml')['rules']);
     const binding = find(objs, 'ClusterRoleBinding', 'cloneset-controller-metrics-auth') as Manifest & { subjects: { name: string; namespace: string }[] };
-    assert.deepEqual(binding.subjects.map((x) => [x.name, x.namespace]), [['cloneset-controller', ns]]);
+    assert.deepEqual(
+      binding.subjects.map((x) => [x.name, x.namespace]),
+      [['cloneset-controller', ns]],
+    );
     assert.deepEqual(find(objs, 'ClusterRole', 'cloneset-controller-metrics-reader')['rules'], configManifest('rbac/metrics-reader-role.yaml')['rules']);
     const readers = find(objs, 'ClusterRoleBinding', 'cloneset-controller-metrics-reader') as Manifest & { subjects: { name: string; namespace: string }[] };
-    assert.deepEqual(readers.subjects.map((x) => [x.name, x.namespace]), [['prometheus', 'monitoring']]);
+    assert.deepEqual(
+      readers.subjects.map((x) => [x.name, x.namespace]),
+      [['prometheus', 'monitoring']],
+    );
     const sm = find(objs, 'ServiceMonitor', 'cloneset-controller') as Manifest & { spec: { endpoints: { scheme?: string; bearerTokenFile?: string }[] } };
     assert.equal(sm.spec.endpoints[0]?.scheme, 'https');
     assert.ok(sm.spec.endpoints[0]?.bearerTokenFile !== undefined);
@@ -196,10 +232,26 @@ describe('Helm chart charts/cloneset-controller', () => {
   it('helm template | kubectl apply --dry-run=server: the API server accepts every object, as a new install', () => {
     const r = run(helm, ['template', 'cloneset-controller', CHART, '--namespace', ns, '--set', IMAGE, '--set', 'grafanaDashboard.enabled=true']);
     assert.equal(r.code, 0, r.stderr);
-    const applied = applyDryRun(parseAllDocuments(r.stdout).map((d) => d.toJS() as Manifest | null).filter((m): m is Manifest => m !== null));
+    const applied = applyDryRun(
+      parseAllDocuments(r.stdout)
+        .map((d) => d.toJS() as Manifest | null)
+        .filter((m): m is Manifest => m !== null),
+    );
     assert.equal(applied.code, 0, `kubectl apply --dry-run=server: ${applied.stderr}`);
-    for (const kind of ['customresourcedefinition', 'clusterrole', 'clusterrolebinding', 'deployment.apps', 'service', 'poddisruptionbudget.policy', 'configmap',
-      'mutatingwebhookconfiguration', 'validatingwebhookconfiguration', 'role.rbac', 'rolebinding.rbac', 'serviceaccount']) {
+    for (const kind of [
+      'customresourcedefinition',
+      'clusterrole',
+      'clusterrolebinding',
+      'deployment.apps',
+      'service',
+      'poddisruptionbudget.policy',
+      'configmap',
+      'mutatingwebhookconfiguration',
+      'validatingwebhookconfiguration',
+      'role.rbac',
+      'rolebinding.rbac',
+      'serviceaccount',
+    ]) {
       assert.match(applied.stdout, new RegExp(`^${kind}[^ ]*/\\S+ created \\(server dry run\\)$`, 'm'), kind);
     }
   });
@@ -211,8 +263,11 @@ describe('Helm chart charts/cloneset-controller', () => {
     assert.deepEqual(cert.spec.dnsNames, [`cloneset-controller-webhook-service.${ns}.svc`, `cloneset-controller-webhook-service.${ns}.svc.cluster.local`]);
     assert.deepEqual(cert.spec.issuerRef, { kind: 'Issuer', name: 'cloneset-controller-selfsigned' });
     find(objs, 'Issuer', 'cloneset-controller-selfsigned');
-    for (const [kind, name] of [['MutatingWebhookConfiguration', 'cloneset-controller-mutating-webhook-configuration'],
-      ['ValidatingWebhookConfiguration', 'cloneset-controller-validating-webhook-configuration'], ['CustomResourceDefinition', 'clonesets.apps.kruise.io']] as const) {
+    for (const [kind, name] of [
+      ['MutatingWebhookConfiguration', 'cloneset-controller-mutating-webhook-configuration'],
+      ['ValidatingWebhookConfiguration', 'cloneset-controller-validating-webhook-configuration'],
+      ['CustomResourceDefinition', 'clonesets.apps.kruise.io'],
+    ] as const) {
       assert.equal(find(objs, kind, name).metadata.annotations?.['cert-manager.io/inject-ca-from'], `${ns}/cloneset-controller-webhook-cert`, kind);
     }
     const dep = JSON.stringify(find(objs, 'Deployment', 'cloneset-controller'));
@@ -252,17 +307,28 @@ describe('Helm chart charts/cloneset-controller', () => {
     const green = renderRelease('green', `${ns}-green`, ['crds.install=false']);
     const key = (m: Manifest): string => `${m.kind}/${m.metadata.namespace ?? ''}/${m.metadata.name}`;
     const blueKeys = new Set(blue.map(key));
-    assert.deepEqual(green.map(key).filter((k) => blueKeys.has(k)), [], 'no object of the second release has the name of one of the first');
+    assert.deepEqual(
+      green.map(key).filter((k) => blueKeys.has(k)),
+      [],
+      'no object of the second release has the name of one of the first',
+    );
     find(blue, 'Deployment', 'blue-cloneset-controller');
     find(blue, 'MutatingWebhookConfiguration', 'blue-cloneset-controller-mutating-webhook-configuration');
     const args = JSON.stringify(find(blue, 'Deployment', 'blue-cloneset-controller'));
     for (const a of ['--leader-election-id=blue-cloneset-controller', '--webhook-name-prefix=blue-cloneset-controller']) assert.ok(args.includes(a), a);
     const webhookRole = find(blue, 'ClusterRole', 'blue-cloneset-controller-webhook');
-    assert.deepEqual((webhookRole['rules'] as Rule[]).flatMap((r) => r.resourceNames ?? []),
-      ['blue-cloneset-controller-mutating-webhook-configuration', 'blue-cloneset-controller-validating-webhook-configuration', 'clonesets.apps.kruise.io']);
+    assert.deepEqual(
+      (webhookRole['rules'] as Rule[]).flatMap((r) => r.resourceNames ?? []),
+      ['blue-cloneset-controller-mutating-webhook-configuration', 'blue-cloneset-controller-validating-webhook-configuration', 'clonesets.apps.kruise.io'],
+    );
     const certs = find(blue, 'Role', 'blue-cloneset-controller-webhook-certs');
-    assert.deepEqual((certs['rules'] as Rule[]).flatMap((r) => r.resourceNames ?? []), ['blue-cloneset-controller-webhook-certs']);
-    const hooks = find(blue, 'ValidatingWebhookConfiguration', 'blue-cloneset-controller-validating-webhook-configuration')['webhooks'] as { clientConfig: { service: { name: string; namespace: string } } }[];
+    assert.deepEqual(
+      (certs['rules'] as Rule[]).flatMap((r) => r.resourceNames ?? []),
+      ['blue-cloneset-controller-webhook-certs'],
+    );
+    const hooks = find(blue, 'ValidatingWebhookConfiguration', 'blue-cloneset-controller-validating-webhook-configuration')['webhooks'] as {
+      clientConfig: { service: { name: string; namespace: string } };
+    }[];
     assert.ok(hooks.every((w) => w.clientConfig.service.name === 'blue-cloneset-controller-webhook-service' && w.clientConfig.service.namespace === `${ns}-blue`));
     assert.equal(green.filter((m) => m.kind === 'CustomResourceDefinition').length, 0, 'the CRD belongs to one release');
   });

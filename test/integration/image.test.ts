@@ -15,7 +15,11 @@ const ARCHIVE = path.join(OUT, 'cloneset-controller.oci.tar');
 
 function bash(script: string, env: Record<string, string>): { code: number; stdout: string; stderr: string } {
   const r = spawnSync('bash', [path.join(ROOT, 'hack', script)], {
-    cwd: ROOT, encoding: 'utf8', env: { ...process.env, ...env }, maxBuffer: 16 * 1024 * 1024, timeout: 600_000,
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, ...env },
+    maxBuffer: 16 * 1024 * 1024,
+    timeout: 600_000,
   });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
@@ -38,7 +42,8 @@ describe('container image (npm run image, npm run image:smoke)', () => {
       'ok: /readyz answers 200 (informers synced)',
       'ok: CloneSet image-smoke-test/sample reconciled: 3 pods Ready and counted in status',
       'ok: SIGTERM reached the entrypoint (PID 1), which exited 0',
-    ]) assert.ok(r.stderr.includes(line), `${line}\n${r.stderr}`);
+    ])
+      assert.ok(r.stderr.includes(line), `${line}\n${r.stderr}`);
     assert.match(r.stderr, /PASS: cloneset-controller\.oci\.tar \(\d+ MiB\) ran \((podman|unshare)\) read-only as 65532:65532 with in-cluster config/);
   });
 });

@@ -16,14 +16,21 @@ const isInactive = (p: Pod): boolean => p.status?.phase === 'Failed' || p.status
 /** What the kubelet writes when it evicts a pod under node pressure. */
 async function evict(client: KubeClient, ns: string, pod: Pod): Promise<void> {
   const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-  await client.patch(PODS, ns, pod.metadata.name ?? '', {
-    status: {
-      phase: 'Failed',
-      reason: 'Evicted',
-      message: 'The node was low on resource: memory.',
-      conditions: [{ type: 'Ready', status: 'False', reason: 'PodFailed', lastTransitionTime: now }],
+  await client.patch(
+    PODS,
+    ns,
+    pod.metadata.name ?? '',
+    {
+      status: {
+        phase: 'Failed',
+        reason: 'Evicted',
+        message: 'The node was low on resource: memory.',
+        conditions: [{ type: 'Ready', status: 'False', reason: 'PodFailed', lastTransitionTime: now }],
+      },
     },
-  }, 'strategic', { subresource: 'status' });
+    'strategic',
+    { subresource: 'status' },
+  );
 }
 
 describe('inactive pod clean-up on a real API server', () => {
@@ -49,10 +56,14 @@ describe('inactive pod clean-up on a real API server', () => {
     const victims = [...first].sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
     for (const pod of victims) await evict(client, ns, pod);
     // Half-way: the controller has started replacing (a new pod exists) — kill it without a chance to finish.
-    await eventually('a replacement pod', async () => {
-      const pods = await activePods(client, ns, 'web');
-      return pods.length > 0 ? pods : undefined;
-    }, { timeoutMs: 60_000, intervalMs: 50 });
+    await eventually(
+      'a replacement pod',
+      async () => {
+        const pods = await activePods(client, ns, 'web');
+        return pods.length > 0 ? pods : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 50 },
+    );
     await controller.kill9();
     controller = startController(ns);
 
@@ -60,12 +71,16 @@ describe('inactive pod clean-up on a real API server', () => {
     const byAge = (a: Pod, b: Pod): number =>
       Date.parse(a.metadata.creationTimestamp ?? '') - Date.parse(b.metadata.creationTimestamp ?? '') || (a.metadata.name ?? '').localeCompare(b.metadata.name ?? '');
     const [oldest, middle, newest] = [...victims].sort(byAge);
-    const final = await eventually('3 ready replacements and 1 inactive pod left', async () => {
-      const pods = await allPods(client, ns, 'web');
-      const inactive = pods.filter(isInactive);
-      const ready = pods.filter((p) => !isInactive(p) && isReady(p));
-      return inactive.length === 1 && ready.length === 3 && pods.length === 4 ? { inactive, ready } : undefined;
-    }, { timeoutMs: 120_000 });
+    const final = await eventually(
+      '3 ready replacements and 1 inactive pod left',
+      async () => {
+        const pods = await allPods(client, ns, 'web');
+        const inactive = pods.filter(isInactive);
+        const ready = pods.filter((p) => !isInactive(p) && isReady(p));
+        return inactive.length === 1 && ready.length === 3 && pods.length === 4 ? { inactive, ready } : undefined;
+      },
+      { timeoutMs: 120_000 },
+    );
     assert.equal(final.inactive[0]?.metadata.name, newest?.metadata.name, 'the newest evicted pod is the one kept');
     assert.equal(final.inactive[0]?.status?.reason, 'Evicted');
     // An event each (execute-extensions.test.ts pins it), never two for one pod; a SIGKILL may lose the event of a
@@ -77,7 +92,10 @@ describe('inactive pod clean-up on a real API server', () => {
     for (const name of deletedNames) assert.ok([oldest?.metadata.name, middle?.metadata.name].includes(name), `${name} is one of the two oldest`);
     for (const e of events) {
       assert.equal(e.count ?? 1, 1);
-      assert.match(e.message ?? '', /more than 1 inactive pods \(cloneset-controller\.io\/inactive-pods-limit\) and (its replacement web-\w{5} is Ready|the CloneSet has all its replicas Ready)$/);
+      assert.match(
+        e.message ?? '',
+        /more than 1 inactive pods \(cloneset-controller\.io\/inactive-pods-limit\) and (its replacement web-\w{5} is Ready|the CloneSet has all its replicas Ready)$/,
+      );
     }
     // No replacement was deleted: the 3 Ready pods are each a pod the controller created after the evictions.
     assert.ok(final.ready.every((p) => !victims.some((v) => v.metadata.uid === p.metadata.uid)));

@@ -27,7 +27,12 @@ function capturingLogger(): { logger: Logger; lines: () => { level: number; msg:
 
 function startInformer(): Informer<ConfigMap> {
   const informer = new Informer<ConfigMap>({
-    client, resource: CONFIGMAPS, namespace: ns, indexers: { owner: indexByOwnerUid }, clock: systemClock, logger: pino({ level: 'silent' }),
+    client,
+    resource: CONFIGMAPS,
+    namespace: ns,
+    indexers: { owner: indexByOwnerUid },
+    clock: systemClock,
+    logger: pino({ level: 'silent' }),
   });
   const ac = new AbortController();
   stops.push(ac);
@@ -36,7 +41,9 @@ function startInformer(): Informer<ConfigMap> {
 }
 
 const configMap = (name: string, data: Record<string, string>, owner?: ConfigMap): object => ({
-  apiVersion: 'v1', kind: 'ConfigMap', data,
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  data,
   metadata: {
     name,
     ...(owner === undefined ? {} : { ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: owner.metadata?.name, uid: owner.metadata?.uid }] }),
@@ -72,7 +79,10 @@ describe('Informer on ConfigMaps', () => {
     await client.patch(CONFIGMAPS, ns, 'after', { data: { k: 'b' } }, 'merge'); // no-op: no new RV, no event
     await client.delete(CONFIGMAPS, ns, 'before');
     await eventually('the informer to see the delete', async () => (events.includes('delete before 1') ? true : undefined), { timeoutMs: 10_000 });
-    assert.deepEqual(events.filter((e) => !e.startsWith('add kube-root-ca.crt')), ['add before', 'add after', 'update after a->b', 'delete before 1']);
+    assert.deepEqual(
+      events.filter((e) => !e.startsWith('add kube-root-ca.crt')),
+      ['add before', 'add after', 'update after a->b', 'delete before 1'],
+    );
     const cached = informer.store.get(`${ns}/after`);
     assert.ok(cached !== undefined && Object.isFrozen(cached) && cached.metadata?.managedFields === undefined);
   });
@@ -84,7 +94,11 @@ describe('Informer on ConfigMaps', () => {
     await client.create(CONFIGMAPS, ns, configMap('child-2', {}, owner));
     const informer = startInformer();
     await informer.waitForSync(AbortSignal.timeout(10_000));
-    const children = (): string[] => informer.store.byIndex('owner', uid).map((o) => o.metadata?.name ?? '').sort();
+    const children = (): string[] =>
+      informer.store
+        .byIndex('owner', uid)
+        .map((o) => o.metadata?.name ?? '')
+        .sort();
     assert.deepEqual(children(), ['child-1', 'child-2']);
     await client.patch(CONFIGMAPS, ns, 'child-1', [{ op: 'remove', path: '/metadata/ownerReferences' }], 'json');
     await client.create(CONFIGMAPS, ns, configMap('child-3', {}, owner));
@@ -103,10 +117,17 @@ describe('Informer on ConfigMaps', () => {
     stops.push(ac);
     informer.start(ac.signal);
     await informer.waitForSync(AbortSignal.timeout(20_000));
-    const msgs = (): string => lines().map((l) => l.msg).join(' | ');
+    const msgs = (): string =>
+      lines()
+        .map((l) => l.msg)
+        .join(' | ');
     assert.equal(lines().filter((l) => /watch expired at resourceVersion 1 \(410: too old resource version/.test(l.msg)).length, 1, msgs());
     assert.equal(informer.stats.lists, 1);
-    const names = (xs: readonly KubeObject[]): string => xs.map((o) => o.metadata?.name).sort().join();
+    const names = (xs: readonly KubeObject[]): string =>
+      xs
+        .map((o) => o.metadata?.name)
+        .sort()
+        .join();
     assert.equal(names(informer.store.list()), 'w1,w2');
     await client.create(WIDGETS, ns, { apiVersion: 'informer.test.dev/v1', kind: 'Widget', metadata: { name: 'w3' } });
     await client.delete(WIDGETS, ns, 'w1');
@@ -119,9 +140,12 @@ const WIDGETS: ResourceRef = { group: 'informer.test.dev', version: 'v1', plural
 /** A throwaway CRD (cluster-scoped, kept across runs: re-creating it is idempotent). */
 async function ensureWidgetCrd(): Promise<void> {
   const crd = {
-    apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'widgets.informer.test.dev' },
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'widgets.informer.test.dev' },
     spec: {
-      group: 'informer.test.dev', scope: 'Namespaced',
+      group: 'informer.test.dev',
+      scope: 'Namespaced',
       names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
       versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
     },
@@ -143,20 +167,37 @@ describe('KubeClient against the API server', () => {
     const merged = await client.patch<ConfigMap>(CONFIGMAPS, ns, 'patched', { data: { b: '2' } }, 'merge');
     assert.deepEqual(merged.data, { a: '1', b: '2' });
     const rv = merged.metadata?.resourceVersion;
-    const jsonPatched = await client.patch<ConfigMap>(CONFIGMAPS, ns, 'patched', [
-      { op: 'test', path: '/metadata/resourceVersion', value: rv },
-      { op: 'replace', path: '/data/a', value: 'x' },
-    ], 'json');
+    const jsonPatched = await client.patch<ConfigMap>(
+      CONFIGMAPS,
+      ns,
+      'patched',
+      [
+        { op: 'test', path: '/metadata/resourceVersion', value: rv },
+        { op: 'replace', path: '/data/a', value: 'x' },
+      ],
+      'json',
+    );
     assert.deepEqual(jsonPatched.data, { a: 'x', b: '2' });
     assert.notEqual(cm.metadata?.resourceVersion, jsonPatched.metadata?.resourceVersion);
 
     const pod = {
-      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p1' },
-      spec: { schedulerName: 'nobody', containers: [{ name: 'a', image: 'img-a:1' }, { name: 'b', image: 'img-b:1' }] },
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p1' },
+      spec: {
+        schedulerName: 'nobody',
+        containers: [
+          { name: 'a', image: 'img-a:1' },
+          { name: 'b', image: 'img-b:1' },
+        ],
+      },
     };
     await client.create(PODS, ns, pod);
     const sp = await client.patch<Pod>(PODS, ns, 'p1', { spec: { containers: [{ name: 'b', image: 'img-b:2' }] } }, 'strategic');
-    assert.deepEqual(sp.spec.containers.map((c) => `${c.name}=${c.image}`), ['a=img-a:1', 'b=img-b:2']);
+    assert.deepEqual(
+      sp.spec.containers.map((c) => `${c.name}=${c.image}`),
+      ['a=img-a:1', 'b=img-b:2'],
+    );
 
     const withStatus = await client.patch<Pod>(PODS, ns, 'p1', { status: { conditions: [{ type: 'Custom', status: 'True' }] } }, 'strategic', { subresource: 'status' });
     assert.ok(withStatus.status?.conditions?.some((c) => c.type === 'Custom'));
@@ -164,7 +205,12 @@ describe('KubeClient against the API server', () => {
     const nodes = await client.list<KubeObject>(NODES, undefined);
     const node = nodes.items[0]?.metadata?.name;
     assert.ok(node !== undefined, 'the local cluster has fake nodes');
-    await client.create(PODS, ns, { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'p1' }, target: { apiVersion: 'v1', kind: 'Node', name: node } }, { subresource: 'binding' });
+    await client.create(
+      PODS,
+      ns,
+      { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'p1' }, target: { apiVersion: 'v1', kind: 'Node', name: node } },
+      { subresource: 'binding' },
+    );
     assert.equal((await client.get<Pod>(PODS, ns, 'p1')).spec.nodeName, node);
   });
 
@@ -175,10 +221,16 @@ describe('KubeClient against the API server', () => {
     const types: string[] = [];
     let bookmarkRv = '';
     const started = Date.now();
-    await client.watch(CONFIGMAPS, ns, { resourceVersion: rv, timeoutSeconds: 5, allowWatchBookmarks: true }, (e) => {
-      types.push(e.type === 'ERROR' ? 'ERROR' : `${e.type}:${e.object.metadata?.name ?? ''}`);
-      if (e.type === 'BOOKMARK') bookmarkRv = e.object.metadata?.resourceVersion ?? '';
-    }, AbortSignal.timeout(20_000));
+    await client.watch(
+      CONFIGMAPS,
+      ns,
+      { resourceVersion: rv, timeoutSeconds: 5, allowWatchBookmarks: true },
+      (e) => {
+        types.push(e.type === 'ERROR' ? 'ERROR' : `${e.type}:${e.object.metadata?.name ?? ''}`);
+        if (e.type === 'BOOKMARK') bookmarkRv = e.object.metadata?.resourceVersion ?? '';
+      },
+      AbortSignal.timeout(20_000),
+    );
     assert.ok(Date.now() - started < 15_000, 'the server ended the watch at its timeoutSeconds');
     assert.ok(types.includes('ADDED:watched'), types.join());
     // Bookmarks are at the server's discretion (about once a minute; on short watches only sometimes).
@@ -212,7 +264,10 @@ describe('KubeClient against the API server', () => {
     } catch (e) {
       assert.ok(isInvalid(e) && e instanceof ApiError);
       assert.equal(e.code, 422);
-      assert.ok(e.causes.some((c) => c.field === 'metadata.name'), JSON.stringify(e.causes));
+      assert.ok(
+        e.causes.some((c) => c.field === 'metadata.name'),
+        JSON.stringify(e.causes),
+      );
     }
     const list = await client.list<ConfigMap>(CONFIGMAPS, ns, { limit: 1 });
     assert.equal((list as KubeList<ConfigMap>).items.length, 1);

@@ -55,14 +55,22 @@ const byName = <T extends { metadata: { name?: string } }>(list: readonly T[]): 
 
 /** Waits until the CloneSet's status says every pod is on the update revision and available. */
 async function rolledOut(client: KubeClient, ns: string, name: string, replicas: number, timeoutMs = 120_000): Promise<CloneSet> {
-  return eventually(`${name}: rolled out`, async () => {
-    const cs = await getCloneSet(client, ns, name);
-    const s = cs.status;
-    return s !== undefined && s.observedGeneration === cs.metadata.generation && s.updatedReplicas === replicas && s.updatedReadyReplicas === replicas &&
-      s.availableReplicas === replicas && s.currentRevision === s.updateRevision
-      ? cs
-      : undefined;
-  }, { timeoutMs });
+  return eventually(
+    `${name}: rolled out`,
+    async () => {
+      const cs = await getCloneSet(client, ns, name);
+      const s = cs.status;
+      return s !== undefined &&
+        s.observedGeneration === cs.metadata.generation &&
+        s.updatedReplicas === replicas &&
+        s.updatedReadyReplicas === replicas &&
+        s.availableReplicas === replicas &&
+        s.currentRevision === s.updateRevision
+        ? cs
+        : undefined;
+    },
+    { timeoutMs },
+  );
 }
 
 async function listRv(client: KubeClient, ns: string): Promise<string> {
@@ -83,19 +91,26 @@ describe('in-place update on a real API server', () => {
     client = await testClient();
     ns = await newNamespace(client, 'inplace');
     // A minimal ImagePullJob CRD, so the controller discovers the kind at start-up (docs/features.md#image-pre-download; Kruise pkg/controller/cloneset/cloneset_predownload_image.go).
-    await client.create(CRDS, undefined, {
-      apiVersion: 'apiextensions.k8s.io/v1',
-      kind: 'CustomResourceDefinition',
-      metadata: { name: 'imagepulljobs.apps.kruise.io' },
-      spec: {
-        group: 'apps.kruise.io',
-        names: { kind: 'ImagePullJob', listKind: 'ImagePullJobList', plural: 'imagepulljobs', singular: 'imagepulljob' },
-        scope: 'Namespaced',
-        versions: [{ name: 'v1alpha1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
-      },
-    }).then(() => { crdInstalled = true; }, (e: unknown) => {
-      if (!(e instanceof Error && /already exists/.test(e.message))) throw e;
-    });
+    await client
+      .create(CRDS, undefined, {
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'CustomResourceDefinition',
+        metadata: { name: 'imagepulljobs.apps.kruise.io' },
+        spec: {
+          group: 'apps.kruise.io',
+          names: { kind: 'ImagePullJob', listKind: 'ImagePullJobList', plural: 'imagepulljobs', singular: 'imagepulljob' },
+          scope: 'Namespaced',
+          versions: [{ name: 'v1alpha1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+        },
+      })
+      .then(
+        () => {
+          crdInstalled = true;
+        },
+        (e: unknown) => {
+          if (!(e instanceof Error && /already exists/.test(e.message))) throw e;
+        },
+      );
     await eventually('ImagePullJob served', async () => (await client.list(IMAGE_PULL_JOBS, ns)) ?? undefined);
     controller = startController(ns, [GATES]);
   });
@@ -133,7 +148,10 @@ describe('in-place update on a real API server', () => {
       assert.equal(p.metadata.labels?.['controller-revision-hash'], cs.status?.updateRevision);
       assert.equal(p.metadata.labels?.['lifecycle.apps.kruise.io/state'], 'Normal');
       assert.equal(condition(p, 'InPlaceUpdateReady'), 'True');
-      const state = JSON.parse(p.metadata.annotations?.['apps.kruise.io/inplace-update-state'] ?? '{}') as { revision?: string; lastContainerStatuses?: Record<string, { imageID?: string }> };
+      const state = JSON.parse(p.metadata.annotations?.['apps.kruise.io/inplace-update-state'] ?? '{}') as {
+        revision?: string;
+        lastContainerStatuses?: Record<string, { imageID?: string }>;
+      };
       assert.equal(state.revision, cs.status?.updateRevision);
       assert.equal(state.lastContainerStatuses?.['main']?.imageID, o.status?.containerStatuses?.[0]?.imageID);
     }
@@ -167,7 +185,11 @@ describe('in-place update on a real API server', () => {
         // During the grace period: new revision label, lifecycle Updating, old image, the grace annotation.
         assert.equal(imageOf(e.pod), 'nginx:alpine');
         assert.equal(e.pod.metadata.labels?.['lifecycle.apps.kruise.io/state'], 'Updating');
-        const grace = JSON.parse(e.pod.metadata.annotations?.['apps.kruise.io/inplace-update-grace'] ?? '{}') as { revision?: string; graceSeconds?: number; containerImages?: Record<string, string> };
+        const grace = JSON.parse(e.pod.metadata.annotations?.['apps.kruise.io/inplace-update-grace'] ?? '{}') as {
+          revision?: string;
+          graceSeconds?: number;
+          containerImages?: Record<string, string>;
+        };
         assert.deepEqual(grace, { revision: cs.status?.updateRevision, containerImages: { main: 'nginx:mainline' }, graceSeconds: 5 });
       }
       if (!newSpecAt.has(name) && imageOf(e.pod) === 'nginx:mainline') newSpecAt.set(name, e.at);
@@ -266,7 +288,9 @@ describe('in-place update on a real API server', () => {
       return c.status?.updateRevision !== c.status?.currentRevision ? c : undefined;
     });
     const rev = cs.status?.updateRevision ?? '';
-    const job = await eventually('ImagePullJob', () => client.get<{ metadata: { ownerReferences?: { uid: string }[] }; spec: Record<string, unknown> }>(IMAGE_PULL_JOBS, ns, `${rev}-main`));
+    const job = await eventually('ImagePullJob', () =>
+      client.get<{ metadata: { ownerReferences?: { uid: string }[] }; spec: Record<string, unknown> }>(IMAGE_PULL_JOBS, ns, `${rev}-main`),
+    );
     assert.equal(job.spec['image'], 'nginx:mainline');
     assert.equal(job.spec['parallelism'], 3);
     assert.deepEqual(job.spec['completionPolicy'], { type: 'Always', ttlSecondsAfterFinished: 600 });

@@ -22,7 +22,6 @@ interface Replica {
   readonly identity: string;
 }
 
-
 function readyz(port: number): Promise<number> {
   return new Promise((resolve) => {
     const req = http.get({ host: '127.0.0.1', port, path: '/readyz', timeout: 2000 }, (res) => {
@@ -47,8 +46,12 @@ function identityOf(logFile: string): string | undefined {
 async function startReplica(ns: string): Promise<Replica> {
   const probePort = await freePort();
   const proc = startController(ns, [
-    '--leader-elect', `--leader-election-namespace=${ns}`, `--leader-election-id=${LEASE}`,
-    '--kube-api-qps=5', '--kube-api-burst=5', `--health-probe-bind-address=127.0.0.1:${probePort}`,
+    '--leader-elect',
+    `--leader-election-namespace=${ns}`,
+    `--leader-election-id=${LEASE}`,
+    '--kube-api-qps=5',
+    '--kube-api-burst=5',
+    `--health-probe-bind-address=127.0.0.1:${probePort}`,
   ]);
   const identity = await eventually('the replica logged its identity', async () => identityOf(proc.logFile), { timeoutMs: 30_000 });
   return { proc, probePort, identity };
@@ -59,11 +62,15 @@ async function holder(client: KubeClient, ns: string): Promise<Lease['spec']> {
 }
 
 async function converged(client: KubeClient, ns: string, name: string, n: number): Promise<void> {
-  await eventually(`${name} at ${n} replicas`, async () => {
-    const pods = await activePods(client, ns, name);
-    const status = (await getCloneSet(client, ns, name)).status;
-    return pods.length === n && status?.replicas === n ? true : undefined;
-  }, { timeoutMs: 180_000, intervalMs: 1000 });
+  await eventually(
+    `${name} at ${n} replicas`,
+    async () => {
+      const pods = await activePods(client, ns, name);
+      const status = (await getCloneSet(client, ns, name)).status;
+      return pods.length === n && status?.replicas === n ? true : undefined;
+    },
+    { timeoutMs: 180_000, intervalMs: 1000 },
+  );
   assert.equal((await allPods(client, ns, name)).length, n, 'never more pods than replicas (no second writer)');
 }
 
@@ -98,7 +105,9 @@ describe('leader election with two replicas', () => {
     let lastChange = Date.now();
     let worstGapMs = 0;
     let done = false;
-    const scaled = converged(client, ns, 'big', 200).finally(() => { done = true; });
+    const scaled = converged(client, ns, 'big', 200).finally(() => {
+      done = true;
+    });
     while (!done) {
       const spec = await holder(client, ns);
       assert.equal(spec.holderIdentity, a.identity, 'the leader never changes');
@@ -162,7 +171,10 @@ describe('leader election with two replicas', () => {
     assert.equal(c.proc.proc.exitCode, 1);
     const exitMs = Date.now() - resumedAt;
     assert.ok(exitMs < 5000, `exited ${exitMs} ms after resuming (it sees another holder at its first renewal)`);
-    const log = readFileSync(c.proc.logFile, 'utf8').split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { time: string; msg?: string; reason?: string });
+    const log = readFileSync(c.proc.logFile, 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { time: string; msg?: string; reason?: string });
     assert.ok(log.some((e) => e.msg === 'lost the leader lease; exiting'));
     // A create sent just before the pause may have its answer read only after the resume (its SuccessfulCreate is
     // logged then): what matters is when the write reached the API server. Every pod the resumed replica reports
@@ -170,7 +182,9 @@ describe('leader election with two replicas', () => {
     // renewal started at most one retry period, 2 s, before it); creationTimestamp has whole seconds.
     const reported = log.filter((e) => Date.parse(e.time) >= resumedAt && (e.reason === 'SuccessfulCreate' || e.reason === 'SuccessfulDelete'));
     const pods = new Map((await allPods(client, ns, 'big')).map((p) => [p.metadata.name ?? '', Date.parse(p.metadata.creationTimestamp ?? '')]));
-    const late = reported.filter((e) => e.reason === 'SuccessfulDelete' || (pods.get((e as { message?: string }).message?.replace('succeed to create pod ', '') ?? '') ?? Infinity) >= pausedAt + 10_000);
+    const late = reported.filter(
+      (e) => e.reason === 'SuccessfulDelete' || (pods.get((e as { message?: string }).message?.replace('succeed to create pod ', '') ?? '') ?? Infinity) >= pausedAt + 10_000,
+    );
     assert.deepEqual(late, [], 'no pod written after the pause');
     await converged(client, ns, 'big', 280);
   });

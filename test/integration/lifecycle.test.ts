@@ -65,10 +65,14 @@ describe('lifecycle hooks on a real API server', () => {
   const label = (pod: string, labels: Record<string, string | null>): Promise<unknown> => client.patch(PODS, ns, pod, { metadata: { labels } }, 'merge');
   /** n active pods, all Running and Ready in state Normal. */
   const normalPods = (app: string, n: number): Promise<Pod[]> =>
-    eventually(`${n} ready Normal pods of ${app}`, async () => {
-      const all = await pods(app);
-      return all.length === n && all.every((p) => isReady(p) && stateOf(p) === 'Normal') ? all : undefined;
-    }, { timeoutMs: 90_000 });
+    eventually(
+      `${n} ready Normal pods of ${app}`,
+      async () => {
+        const all = await pods(app);
+        return all.length === n && all.every((p) => isReady(p) && stateOf(p) === 'Normal') ? all : undefined;
+      },
+      { timeoutMs: 90_000 },
+    );
   const waitingPod = (app: string, name?: string): Promise<Pod> =>
     eventually(`a PreparingDelete pod of ${app}`, async () => (await pods(app)).find((p) => stateOf(p) === 'PreparingDelete' && (name === undefined || p.metadata.name === name)));
   /** After the controller's passes over the CloneSet as it is now (controllerPassed), the pod count is still `n`. */
@@ -121,10 +125,14 @@ describe('lifecycle hooks on a real API server', () => {
     await create('pnl', { replicas: 1, lifecycle: { preNormal: { labelsHandler: { [TRAFFIC]: 'true' } } } });
     await create('pnf', { replicas: 1, lifecycle: { preNormal: { finalizersHandler: [BLOCKER] } } });
     for (const app of ['pnl', 'pnf']) {
-      const [pod] = await eventually(`a ready ${app} pod`, async () => {
-        const all = await pods(app);
-        return all.length === 1 && all.every(isReady) ? all : undefined;
-      }, { timeoutMs: 90_000 });
+      const [pod] = await eventually(
+        `a ready ${app} pod`,
+        async () => {
+          const all = await pods(app);
+          return all.length === 1 && all.every(isReady) ? all : undefined;
+        },
+        { timeoutMs: 90_000 },
+      );
       assert.ok(pod);
       await eventually(`${app} status ready 1`, async () => ((await cs(app)).status?.readyReplicas === 1 ? true : undefined));
       await controllerPassed(client, ns, app);
@@ -143,7 +151,10 @@ describe('lifecycle hooks on a real API server', () => {
     await create('mk', { replicas: 2, finalizers: [BLOCKER], lifecycle: { preDelete: { finalizersHandler: [BLOCKER], markPodNotReady: true } } });
     const ready = await normalPods('mk', 2);
     for (const p of ready) {
-      assert.ok(p.spec.readinessGates?.some((g) => g.conditionType === 'KruisePodReady'), 'the KruisePodReady gate is injected');
+      assert.ok(
+        p.spec.readinessGates?.some((g) => g.conditionType === 'KruisePodReady'),
+        'the KruisePodReady gate is injected',
+      );
       assert.equal(condition(p, 'KruisePodReady')?.status, 'True', 'and initialised to True');
     }
     await scale('mk', 1);
@@ -153,7 +164,10 @@ describe('lifecycle hooks on a real API server', () => {
     });
     assert.equal(condition(victim, 'KruisePodReady')?.message, '[{"userAgent":"Lifecycle","key":"preDeleteHook"}]');
     assert.equal(victim.status?.phase, 'Running');
-    assert.ok((victim.status?.containerStatuses ?? []).every((c) => c.ready === true && (c.state as { running?: unknown } | undefined)?.running !== undefined), 'containers still running');
+    assert.ok(
+      (victim.status?.containerStatuses ?? []).every((c) => c.ready === true && (c.state as { running?: unknown } | undefined)?.running !== undefined),
+      'containers still running',
+    );
     assert.equal(condition(victim, 'ContainersReady')?.status, 'True');
     // markPodNotReady: scaling back up does not bring the pod back (docs/features.md#scaling; Kruise pkg/controller/cloneset/sync/cloneset_scale.go)
     await scale('mk', 2);
@@ -252,20 +266,28 @@ describe('lifecycle hooks on a real API server', () => {
     assert.equal(still.spec.containers[0]?.image, 'nginx:alpine', 'not updated while hooked');
     // the user controller drained the pod: it releases the hook
     await dropFinalizers(name);
-    const updated = await eventually('updated in place, Updated, KruisePodReady True', async () => {
-      const p = await client.get<Pod>(PODS, ns, name);
-      return stateOf(p) === 'Updated' && condition(p, 'KruisePodReady')?.status === 'True' ? p : undefined;
-    }, { timeoutMs: 60_000 });
+    const updated = await eventually(
+      'updated in place, Updated, KruisePodReady True',
+      async () => {
+        const p = await client.get<Pod>(PODS, ns, name);
+        return stateOf(p) === 'Updated' && condition(p, 'KruisePodReady')?.status === 'True' ? p : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
     assert.equal(updated.metadata.uid, uid, 'the same pod: updated in place');
     assert.equal(updated.spec.containers[0]?.image, 'nginx:mainline');
     assert.equal(condition(updated, 'KruisePodReady')?.message, '[]');
     assert.equal((await cs('ip')).status?.availableReplicas, 0, 'Updated is not available');
     // the user controller takes the pod back (endpoints, finalizer): Normal, Ready, available
     await client.patch(PODS, ns, name, { metadata: { finalizers: [BLOCKER] } }, 'merge');
-    await eventually('Normal, Ready and available', async () => {
-      const p = await client.get<Pod>(PODS, ns, name);
-      return stateOf(p) === 'Normal' && isReady(p) && (await cs('ip')).status?.availableReplicas === 1 ? true : undefined;
-    }, { timeoutMs: 60_000 });
+    await eventually(
+      'Normal, Ready and available',
+      async () => {
+        const p = await client.get<Pod>(PODS, ns, name);
+        return stateOf(p) === 'Normal' && isReady(p) && (await cs('ip')).status?.availableReplicas === 1 ? true : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
   });
 
   it('the drain-on-predelete example drains pods from a Service before deletion and in-place update', async () => {
@@ -281,8 +303,26 @@ describe('lifecycle hooks on a real API server', () => {
       updateType: 'InPlaceIfPossible',
       lifecycle: { preNormal: hook, preDelete: { ...hook, markPodNotReady: true }, inPlaceUpdate: { ...hook, markPodNotReady: true } },
     });
-    const drain = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', path.join(ROOT, 'examples/drain-on-predelete/drain.ts'),
-      '--kubeconfig', kubeconfigPath(), '-n', ns, '-l', 'app=web', '--service', 'web', '--drain-seconds', '1', '--interval-ms', '250'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const drain = spawn(
+      process.execPath,
+      [
+        '--disable-warning=ExperimentalWarning',
+        path.join(ROOT, 'examples/drain-on-predelete/drain.ts'),
+        '--kubeconfig',
+        kubeconfigPath(),
+        '-n',
+        ns,
+        '-l',
+        'app=web',
+        '--service',
+        'web',
+        '--drain-seconds',
+        '1',
+        '--interval-ms',
+        '250',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let log = '';
     drain.stdout.on('data', (b: Buffer) => (log += b.toString()));
     drain.stderr.on('data', (b: Buffer) => (log += b.toString()));
@@ -302,11 +342,15 @@ describe('lifecycle hooks on a real API server', () => {
       assert.ok(left);
       await eventually('the endpoints list only the remaining pod', async () => (JSON.stringify(await endpoints()) === JSON.stringify([left.metadata.name]) ? true : undefined));
       await patchSpec('web', { template: { spec: { containers: [{ name: 'main', image: 'nginx:mainline' }] } } });
-      await eventually('updated in place, Normal and back in the endpoints', async () => {
-        const p = await client.get<Pod>(PODS, ns, left.metadata.name ?? '');
-        const ok = p.metadata.uid === left.metadata.uid && p.spec.containers[0]?.image === 'nginx:mainline' && stateOf(p) === 'Normal' && isReady(p);
-        return ok && JSON.stringify(await endpoints()) === JSON.stringify([left.metadata.name]) ? true : undefined;
-      }, { timeoutMs: 60_000 });
+      await eventually(
+        'updated in place, Normal and back in the endpoints',
+        async () => {
+          const p = await client.get<Pod>(PODS, ns, left.metadata.name ?? '');
+          const ok = p.metadata.uid === left.metadata.uid && p.spec.containers[0]?.image === 'nginx:mainline' && stateOf(p) === 'Normal' && isReady(p);
+          return ok && JSON.stringify(await endpoints()) === JSON.stringify([left.metadata.name]) ? true : undefined;
+        },
+        { timeoutMs: 60_000 },
+      );
       assert.match(log, new RegExp(`drain ${left.metadata.name ?? ''}[\\s\\S]*release ${left.metadata.name ?? ''}[\\s\\S]*admit ${left.metadata.name ?? ''}`));
     } finally {
       drain.kill('SIGTERM');

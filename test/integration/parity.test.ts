@@ -73,24 +73,32 @@ describe('Kruise parity on a real API server', () => {
     client.close();
   });
 
-  for (const [form, opts] of [['env KRUISE_CONTAINER_PRIORITY', { priorityEnv: true }], ['annotation Ordered', { ordered: true }]] as const) {
+  for (const [form, opts] of [
+    ['env KRUISE_CONTAINER_PRIORITY', { priorityEnv: true }],
+    ['annotation Ordered', { ordered: true }],
+  ] as const) {
     it(`launch priority (${form}): the higher-priority container is updated first, the other only once it is ready`, async () => {
       const name = form.startsWith('env') ? 'prio-env' : 'prio-ordered';
       await client.create(CLONESETS, ns, twoContainers(ns, name, opts));
       const [before] = await eventually('1 ready pod', () => readyPods(client, ns, name, 1), { timeoutMs: 90_000 });
       assert.ok(before !== undefined);
-      assert.ok(before.spec.containers.every((c) => !JSON.stringify(c['env'] ?? []).includes('KRUISE_CONTAINER_BARRIER')), 'nothing injected into the pod');
+      assert.ok(
+        before.spec.containers.every((c) => !JSON.stringify(c['env'] ?? []).includes('KRUISE_CONTAINER_BARRIER')),
+        'nothing injected into the pod',
+      );
       const watch = new PodWatch(client, ns, name, await listRv(client, ns));
       const cs = await client.get<CloneSet>(CLONESETS, ns, name);
       const containers = cs.spec.template.spec.containers.map((c) => ({ ...c, image: c.name === 'app' ? 'nginx:mainline' : 'envoy:v2' }));
       await client.patch(CLONESETS, ns, name, { spec: { template: { spec: { containers } } } }, 'merge');
-      const done = await eventually('both containers updated and ready', async () => {
-        const [p] = await activePods(client, ns, name);
-        const s = p === undefined ? undefined : stateOf(p);
-        return p !== undefined && s?.containerBatchesRecord?.length === 2 && statusOf(p, 'app')?.ready === true && statusOf(p, 'app')?.image === 'nginx:mainline'
-          ? p
-          : undefined;
-      }, { timeoutMs: 90_000 });
+      const done = await eventually(
+        'both containers updated and ready',
+        async () => {
+          const [p] = await activePods(client, ns, name);
+          const s = p === undefined ? undefined : stateOf(p);
+          return p !== undefined && s?.containerBatchesRecord?.length === 2 && statusOf(p, 'app')?.ready === true && statusOf(p, 'app')?.image === 'nginx:mainline' ? p : undefined;
+        },
+        { timeoutMs: 90_000 },
+      );
       await watch.stop();
       assert.equal(done.metadata.uid, before.metadata.uid, 'updated in place');
 
@@ -112,7 +120,10 @@ describe('Kruise parity on a real API server', () => {
       const proxyReady = watch.events.findIndex((e) => statusOf(e.pod, 'proxy')?.image === 'envoy:v2' && statusOf(e.pod, 'proxy')?.ready === true);
       assert.ok(proxyReady >= 0 && secondBatch > proxyReady, `app updated at event ${secondBatch}, proxy ready at event ${proxyReady}`);
       const final = stateOf(done);
-      assert.deepEqual(final?.containerBatchesRecord?.map((b) => b.containers), [['proxy'], ['app']]);
+      assert.deepEqual(
+        final?.containerBatchesRecord?.map((b) => b.containers),
+        [['proxy'], ['app']],
+      );
       assert.equal(final?.nextContainerImages, undefined);
       assert.equal(final?.preCheckBeforeNext, undefined);
     });
@@ -125,20 +136,39 @@ describe('Kruise parity on a real API server', () => {
     const [pod] = await eventually('1 ready pod', () => readyPods(client, ns, 'removal', 1), { timeoutMs: 90_000 });
     assert.ok(pod !== undefined);
     // What someone else put on the pod is not the template's to remove.
-    await client.patch(PODS, ns, pod.metadata.name ?? '', { metadata: { labels: { theirs: 'y' }, annotations: { theirs: 'y' }, finalizers: ['example.com/keep', 'example.com/gone', 'other.io/foreign'] } }, 'merge');
-    await client.patch(CLONESETS, ns, 'removal', [
-      { op: 'remove', path: '/spec/template/metadata/labels/extra' },
-      { op: 'remove', path: '/spec/template/metadata/annotations/note' },
-      { op: 'replace', path: '/spec/template/metadata/finalizers', value: ['example.com/keep'] },
-    ], 'json');
-    const updated = await eventually('the pod on the new revision', async () => {
-      const [p] = await activePods(client, ns, 'removal');
-      const c = await getCloneSet(client, ns, 'removal');
-      return p !== undefined && c.status !== undefined && c.status.observedGeneration === c.metadata.generation && p.metadata.labels?.['controller-revision-hash'] === c.status.updateRevision &&
-        c.status.updatedReadyReplicas === 1
-        ? p
-        : undefined;
-    }, { timeoutMs: 60_000 });
+    await client.patch(
+      PODS,
+      ns,
+      pod.metadata.name ?? '',
+      { metadata: { labels: { theirs: 'y' }, annotations: { theirs: 'y' }, finalizers: ['example.com/keep', 'example.com/gone', 'other.io/foreign'] } },
+      'merge',
+    );
+    await client.patch(
+      CLONESETS,
+      ns,
+      'removal',
+      [
+        { op: 'remove', path: '/spec/template/metadata/labels/extra' },
+        { op: 'remove', path: '/spec/template/metadata/annotations/note' },
+        { op: 'replace', path: '/spec/template/metadata/finalizers', value: ['example.com/keep'] },
+      ],
+      'json',
+    );
+    const updated = await eventually(
+      'the pod on the new revision',
+      async () => {
+        const [p] = await activePods(client, ns, 'removal');
+        const c = await getCloneSet(client, ns, 'removal');
+        return p !== undefined &&
+          c.status !== undefined &&
+          c.status.observedGeneration === c.metadata.generation &&
+          p.metadata.labels?.['controller-revision-hash'] === c.status.updateRevision &&
+          c.status.updatedReadyReplicas === 1
+          ? p
+          : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
     assert.equal(updated.metadata.uid, pod.metadata.uid, 'updated in place');
     assert.equal(updated.metadata.labels?.['extra'], undefined);
     assert.equal(updated.metadata.annotations?.['note'], undefined);
@@ -161,18 +191,29 @@ describe('Kruise parity on a real API server', () => {
         metadata: { name, labels: { app: 'adopt' }, ownerReferences } as Pod['metadata'],
         spec: { containers: [{ name: 'nginx', image: 'nginx:alpine' }] },
       });
-      const loose = await client.create<Pod>(PODS, ans, podOf('loose', [{ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', name: 'adopt', uid: cs.metadata.uid, controller: false }]));
-      await client.create<Pod>(PODS, ans, podOf('foreign', [
-        { apiVersion: 'v1', kind: 'ConfigMap', name: 'other-owner', uid: owner.metadata.uid, controller: true },
-        { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', name: 'adopt', uid: cs.metadata.uid, controller: false },
-      ]));
+      const loose = await client.create<Pod>(
+        PODS,
+        ans,
+        podOf('loose', [{ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', name: 'adopt', uid: cs.metadata.uid, controller: false }]),
+      );
+      await client.create<Pod>(
+        PODS,
+        ans,
+        podOf('foreign', [
+          { apiVersion: 'v1', kind: 'ConfigMap', name: 'other-owner', uid: owner.metadata.uid, controller: true },
+          { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', name: 'adopt', uid: cs.metadata.uid, controller: false },
+        ]),
+      );
       adoptController = startController(ans);
       const adopted = await eventually('the loose pod adopted', async () => {
         const p = await client.get<Pod>(PODS, ans, 'loose');
         return p.metadata.ownerReferences?.some((r) => r.controller === true) === true ? p : undefined;
       });
       assert.equal(adopted.metadata.uid, loose.metadata.uid);
-      assert.deepEqual(adopted.metadata.ownerReferences?.map((r) => [r.kind, r.name, r.uid, r.controller, r.blockOwnerDeletion]), [['CloneSet', 'adopt', cs.metadata.uid, true, true]]);
+      assert.deepEqual(
+        adopted.metadata.ownerReferences?.map((r) => [r.kind, r.name, r.uid, r.controller, r.blockOwnerDeletion]),
+        [['CloneSet', 'adopt', cs.metadata.uid, true, true]],
+      );
       await eventually('status.replicas 2', async () => ((await getCloneSet(client, ans, 'adopt')).status?.replicas === 2 ? true : undefined));
       // The adopted pod carries no revision label, so the rollout may replace it right after (ReCreate, as Kruise
       // does): wait for 2 controlled pods rather than reading them once at status.replicas 2.
@@ -181,7 +222,13 @@ describe('Kruise parity on a real API server', () => {
         return owned.length === 2 ? true : undefined;
       });
       const foreign = await client.get<Pod>(PODS, ans, 'foreign');
-      assert.deepEqual(foreign.metadata.ownerReferences?.map((r) => [r.kind, r.controller]), [['ConfigMap', true], ['CloneSet', false]]);
+      assert.deepEqual(
+        foreign.metadata.ownerReferences?.map((r) => [r.kind, r.controller]),
+        [
+          ['ConfigMap', true],
+          ['CloneSet', false],
+        ],
+      );
     } finally {
       await adoptController?.stop();
       await client.delete(NAMESPACES, undefined, ans).catch(() => undefined);
@@ -209,10 +256,14 @@ describe('Kruise parity on a real API server', () => {
       assert.equal((await activePods(client, qns, 'quota')).length, 2);
 
       await client.patch(RESOURCE_QUOTAS, qns, 'pods', { spec: { hard: { pods: '4' } } }, 'merge');
-      const recovered = await eventually('4 ready replicas, FailedScale gone', async () => {
-        const c = await getCloneSet(client, qns, 'quota');
-        return c.status?.readyReplicas === 4 && c.status.replicas === 4 && c.status.conditions?.some((x) => x.type === 'FailedScale') !== true ? c : undefined;
-      }, { timeoutMs: 120_000 });
+      const recovered = await eventually(
+        '4 ready replicas, FailedScale gone',
+        async () => {
+          const c = await getCloneSet(client, qns, 'quota');
+          return c.status?.readyReplicas === 4 && c.status.replicas === 4 && c.status.conditions?.some((x) => x.type === 'FailedScale') !== true ? c : undefined;
+        },
+        { timeoutMs: 120_000 },
+      );
       assert.equal(recovered.status?.replicas, 4);
       assert.equal((await activePods(client, qns, 'quota')).length, 4);
     } finally {

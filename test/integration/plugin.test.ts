@@ -24,7 +24,11 @@ function installedPluginPath(): string {
 
 const PATH_WITH_PLUGIN = installedPluginPath();
 
-interface Result { readonly code: number; readonly stdout: string; readonly stderr: string }
+interface Result {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
 
 /** `kubectl cloneset ARGS` as a user types it: kubectl finds the plugin on PATH. */
 function kubectlCloneset(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<Result> {
@@ -32,8 +36,12 @@ function kubectlCloneset(args: readonly string[], env: NodeJS.ProcessEnv = {}): 
     const child = spawn('kubectl', ['cloneset', ...args], { env: { ...process.env, PATH: PATH_WITH_PLUGIN, KUBECONFIG: kubeconfigPath(), ...env } });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
-    child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
     child.on('error', reject);
     child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
   });
@@ -46,12 +54,22 @@ async function ok(args: readonly string[]): Promise<string> {
 }
 
 async function rolledOut(client: KubeClient, ns: string, name: string, replicas: number): Promise<CloneSet> {
-  return eventually(`${name} rolled out`, async () => {
-    const cs = await getCloneSet(client, ns, name);
-    const s = cs.status;
-    return s !== undefined && s.observedGeneration === cs.metadata.generation && s.updatedReplicas === replicas &&
-      s.availableReplicas === replicas && s.currentRevision === s.updateRevision && s.replicas === replicas ? cs : undefined;
-  }, { timeoutMs: 120_000 });
+  return eventually(
+    `${name} rolled out`,
+    async () => {
+      const cs = await getCloneSet(client, ns, name);
+      const s = cs.status;
+      return s !== undefined &&
+        s.observedGeneration === cs.metadata.generation &&
+        s.updatedReplicas === replicas &&
+        s.availableReplicas === replicas &&
+        s.currentRevision === s.updateRevision &&
+        s.replicas === replicas
+        ? cs
+        : undefined;
+    },
+    { timeoutMs: 120_000 },
+  );
 }
 
 const imageOf = (p: Pod): string => p.spec.containers[0]?.image ?? '';
@@ -125,7 +143,18 @@ describe('kubectl cloneset (the kubectl plugin)', () => {
     const list = spawnSync('kubectl', ['plugin', 'list'], { env: { ...process.env, PATH: PATH_WITH_PLUGIN }, encoding: 'utf8' });
     assert.match(list.stdout, /kubectl-cloneset/);
     const help = await ok(['--help']);
-    for (const command of ['get NAME', 'plan NAME', 'rollout status', 'rollout history', 'rollout undo', 'rollout pause', 'rollout resume', 'rollout restart', 'set image', 'scale NAME']) {
+    for (const command of [
+      'get NAME',
+      'plan NAME',
+      'rollout status',
+      'rollout history',
+      'rollout undo',
+      'rollout pause',
+      'rollout resume',
+      'rollout restart',
+      'set image',
+      'scale NAME',
+    ]) {
       assert.ok(help.includes(command), `--help mentions ${command}`);
     }
   });
@@ -141,11 +170,18 @@ describe('kubectl cloneset (the kubectl plugin)', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'plugin-kubeconfig-'));
     const file = path.join(dir, 'kubeconfig');
     // Port 1 on loopback: nothing listens there, the connection is refused at once.
-    writeFileSync(file, [
-      'apiVersion: v1', 'kind: Config', 'current-context: dead',
-      'clusters: [{name: dead, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]',
-      'users: [{name: u, user: {token: x}}]', 'contexts: [{name: dead, context: {cluster: dead, user: u}}]', '',
-    ].join('\n'));
+    writeFileSync(
+      file,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'current-context: dead',
+        'clusters: [{name: dead, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]',
+        'users: [{name: u, user: {token: x}}]',
+        'contexts: [{name: dead, context: {cluster: dead, user: u}}]',
+        '',
+      ].join('\n'),
+    );
     const r = await kubectlCloneset(['get', 'sample', '-n', ns, '--kubeconfig', file]);
     assert.equal(r.code, 1);
     assert.match(r.stderr, /127\.0\.0\.1:1/);
@@ -177,10 +213,14 @@ describe('kubectl cloneset (the kubectl plugin)', () => {
     assert.match(await ok(['rollout', 'history', 'web', '-n', ns, '--revision', '1']), /image: nginx:alpine/);
 
     assert.match(await ok(['rollout', 'undo', 'web', '-n', ns]), /rolled back to revision 1/);
-    const undone = await eventually('undo rolled out', async () => {
-      const cs = await rolledOut(client, ns, 'web', 3);
-      return cs.status?.updateRevision === first.status?.updateRevision ? cs : undefined;
-    }, { timeoutMs: 120_000 });
+    const undone = await eventually(
+      'undo rolled out',
+      async () => {
+        const cs = await rolledOut(client, ns, 'web', 3);
+        return cs.status?.updateRevision === first.status?.updateRevision ? cs : undefined;
+      },
+      { timeoutMs: 120_000 },
+    );
     // docs/features.md#revisions (Kruise pkg/controller/cloneset/core/cloneset_core.go): the old revision is reused under a new number, no new name.
     assert.equal(undone.status?.updateRevision, first.status?.updateRevision);
     assert.ok((await activePods(client, ns, 'web')).every((p) => imageOf(p) === 'nginx:alpine'));
@@ -190,9 +230,13 @@ describe('kubectl cloneset (the kubectl plugin)', () => {
 
   it('runs every command against a v1beta1 OnDelete CloneSet and a v1alpha1 CloneSet (writes go through the preferred version)', async () => {
     await client.create<CloneSetV1beta1>(CLONESETS_V1BETA1, ns, {
-      apiVersion: 'apps.kruise.io/v1beta1', kind: 'CloneSet', metadata: { name: 'od', namespace: ns },
+      apiVersion: 'apps.kruise.io/v1beta1',
+      kind: 'CloneSet',
+      metadata: { name: 'od', namespace: ns },
       spec: {
-        replicas: 2, selector: { matchLabels: { app: 'od' } }, updateStrategy: { type: 'OnDelete' },
+        replicas: 2,
+        selector: { matchLabels: { app: 'od' } },
+        updateStrategy: { type: 'OnDelete' },
         template: { metadata: { labels: { app: 'od' } }, spec: { containers: [{ name: 'nginx', image: 'nginx:alpine' }] } },
       },
     });
@@ -219,7 +263,11 @@ describe('kubectl cloneset (the kubectl plugin)', () => {
       await run(['rollout', 'restart', name]);
       await run(['rollout', 'undo', name]);
     }
-    assert.deepEqual(transcript.filter((t) => !t.endsWith('exit 0')), [], transcript.join('\n'));
+    assert.deepEqual(
+      transcript.filter((t) => !t.endsWith('exit 0')),
+      [],
+      transcript.join('\n'),
+    );
     const od = await client.get<CloneSetV1beta1>(CLONESETS_V1BETA1, ns, 'od');
     assert.equal(od.spec.updateStrategy?.type, 'OnDelete');
     assert.equal(od.spec.replicas, 3);
@@ -268,10 +316,17 @@ describe('kubectl cloneset (the kubectl plugin)', () => {
     await ok(['rollout', 'status', 'rs', '-n', ns, '--timeout', '2m']);
     const after = await activePods(client, ns, 'rs');
     assert.equal(after.length, 2);
-    assert.ok(after.every((p) => !before.has(p.metadata.uid)), 'every pod is new');
+    assert.ok(
+      after.every((p) => !before.has(p.metadata.uid)),
+      'every pod is new',
+    );
     assert.ok(after.every((p) => p.metadata.annotations?.['kubectl.kubernetes.io/restartedAt'] !== undefined));
     const restarted = await getCloneSet(client, ns, 'rs');
-    assert.deepEqual(restarted.spec.template.spec.containers.map((c) => c['env']), [undefined], 'no env var: the containers are as the user wrote them');
+    assert.deepEqual(
+      restarted.spec.template.spec.containers.map((c) => c['env']),
+      [undefined],
+      'no env var: the containers are as the user wrote them',
+    );
 
     await client.create(CLONESETS, ns, newCloneSet(ns, 'ip', 2, { spec: { updateStrategy: { type: 'InPlaceIfPossible', maxUnavailable: 1 } } }));
     await rolledOut(client, ns, 'ip', 2);
@@ -279,11 +334,18 @@ describe('kubectl cloneset (the kubectl plugin)', () => {
     const inPlace = await ok(['rollout', 'restart', 'ip', '-n', ns]);
     assert.match(inPlace, /metadata-only in-place update/);
     assert.match(await ok(['rollout', 'status', 'ip', '-n', ns, '--timeout', '2m']), /successfully rolled out/);
-    const patched = await eventually('both pods annotated in place', async () => {
-      const pods = await activePods(client, ns, 'ip');
-      return pods.length === 2 && pods.every((p) => p.metadata.annotations?.['kubectl.kubernetes.io/restartedAt'] !== undefined) ? pods : undefined;
-    }, { timeoutMs: 60_000 });
-    assert.ok(patched.every((p) => uids.has(p.metadata.uid)), 'the same pods');
+    const patched = await eventually(
+      'both pods annotated in place',
+      async () => {
+        const pods = await activePods(client, ns, 'ip');
+        return pods.length === 2 && pods.every((p) => p.metadata.annotations?.['kubectl.kubernetes.io/restartedAt'] !== undefined) ? pods : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
+    assert.ok(
+      patched.every((p) => uids.has(p.metadata.uid)),
+      'the same pods',
+    );
   });
 
   it('restarts an InPlaceIfPossible CloneSet with --mode=recreate, and refuses --mode=in-place without kruise-daemon', async () => {
@@ -299,7 +361,10 @@ describe('kubectl cloneset (the kubectl plugin)', () => {
     await ok(['rollout', 'status', 'ipr', '-n', ns, '--timeout', '2m']);
     const after = await activePods(client, ns, 'ipr');
     assert.equal(after.length, 2);
-    assert.ok(after.every((p) => !original.has(p.metadata.uid)), 'every pod is new');
+    assert.ok(
+      after.every((p) => !original.has(p.metadata.uid)),
+      'every pod is new',
+    );
   });
 
   it('fails rollout status with the reason on ProgressDeadlineExceeded', async () => {
@@ -307,7 +372,17 @@ describe('kubectl cloneset (the kubectl plugin)', () => {
     await client.create(CLONESETS, ns, newCloneSet(ns, 'stuck', 2, { spec: { progressDeadlineSeconds: 3, updateStrategy: { type: 'ReCreate', maxUnavailable: 1 } } }));
     await rolledOut(client, ns, 'stuck', 2);
     const cs = await getCloneSet(client, ns, 'stuck');
-    await client.patch(CLONESETS, ns, 'stuck', { spec: { template: { spec: { readinessGates: [{ conditionType: 'example.com/never' }], containers: [{ ...cs.spec.template.spec.containers[0], image: 'nginx:mainline' }] } } } }, 'merge');
+    await client.patch(
+      CLONESETS,
+      ns,
+      'stuck',
+      {
+        spec: {
+          template: { spec: { readinessGates: [{ conditionType: 'example.com/never' }], containers: [{ ...cs.spec.template.spec.containers[0], image: 'nginx:mainline' }] } },
+        },
+      },
+      'merge',
+    );
     const started = Date.now();
     const r = await kubectlCloneset(['rollout', 'status', 'stuck', '-n', ns, '--timeout', '90s']);
     assert.equal(r.code, 1, r.stdout);
@@ -322,18 +397,34 @@ describe('kubectl cloneset (the kubectl plugin)', () => {
     const results: string[] = [];
     for (let i = 1; i <= 10; i++) {
       // A template whose pods wait for a readiness gate nobody sets: the rollout misses its 3 s deadline.
-      await client.patch(CLONESETS, ns, 'undo', { spec: { template: { spec: { readinessGates: [{ conditionType: 'example.com/never' }], containers: [{ ...container, image: `nginx:broken-${i}` }] } } } }, 'merge');
-      await eventually(`attempt ${i}: the deadline exceeded for the broken revision`, async () => {
-        const cs = await getCloneSet(client, ns, 'undo');
-        const c = cs.status?.conditions?.find((x) => x.type === 'Progressing');
-        return cs.status?.observedGeneration === cs.metadata.generation && c?.reason === 'ProgressDeadlineExceeded' &&
-          c.message === `CloneSet revision ${cs.status?.updateRevision ?? '?'} has timed out progressing` ? true : undefined;
-      }, { timeoutMs: 60_000 });
+      await client.patch(
+        CLONESETS,
+        ns,
+        'undo',
+        { spec: { template: { spec: { readinessGates: [{ conditionType: 'example.com/never' }], containers: [{ ...container, image: `nginx:broken-${i}` }] } } } },
+        'merge',
+      );
+      await eventually(
+        `attempt ${i}: the deadline exceeded for the broken revision`,
+        async () => {
+          const cs = await getCloneSet(client, ns, 'undo');
+          const c = cs.status?.conditions?.find((x) => x.type === 'Progressing');
+          return cs.status?.observedGeneration === cs.metadata.generation &&
+            c?.reason === 'ProgressDeadlineExceeded' &&
+            c.message === `CloneSet revision ${cs.status?.updateRevision ?? '?'} has timed out progressing`
+            ? true
+            : undefined;
+        },
+        { timeoutMs: 60_000 },
+      );
       assert.match(await ok(['rollout', 'undo', 'undo', '-n', ns]), /rolled back to revision/);
       const status = await kubectlCloneset(['rollout', 'status', 'undo', '-n', ns, '--timeout', '90s']);
       results.push(`${i}: exit ${status.code}${status.code === 0 ? '' : ` ${status.stderr.trim()}`}`);
     }
-    assert.deepEqual(results, Array.from({ length: 10 }, (_, k) => `${k + 1}: exit 0`));
+    assert.deepEqual(
+      results,
+      Array.from({ length: 10 }, (_, k) => `${k + 1}: exit 0`),
+    );
     assert.ok((await activePods(client, ns, 'undo')).every((p) => imageOf(p) === container?.image));
   });
 
@@ -341,20 +432,37 @@ describe('kubectl cloneset (the kubectl plugin)', () => {
     await client.create(CLONESETS, ns, newCloneSet(ns, 'blocked', 4, { spec: { updateStrategy: { type: 'ReCreate', maxUnavailable: 1 } } }));
     await rolledOut(client, ns, 'blocked', 4);
     const cs = await getCloneSet(client, ns, 'blocked');
-    await client.patch(CLONESETS, ns, 'blocked', { spec: { template: { spec: { readinessGates: [{ conditionType: 'example.com/never' }], containers: [{ ...cs.spec.template.spec.containers[0], image: 'nginx:mainline' }] } } } }, 'merge');
+    await client.patch(
+      CLONESETS,
+      ns,
+      'blocked',
+      {
+        spec: {
+          template: { spec: { readinessGates: [{ conditionType: 'example.com/never' }], containers: [{ ...cs.spec.template.spec.containers[0], image: 'nginx:mainline' }] } },
+        },
+      },
+      'merge',
+    );
     // One pod is recreated at the new revision and stays not ready: the budget of 1 is spent.
-    const stuckPod = await eventually('one new pod, not ready', async () => {
-      const pods = await activePods(client, ns, 'blocked');
-      const fresh = pods.filter((p) => imageOf(p) === 'nginx:mainline');
-      return pods.length === 4 && fresh.length === 1 ? fresh[0] : undefined;
-    }, { timeoutMs: 60_000 });
+    const stuckPod = await eventually(
+      'one new pod, not ready',
+      async () => {
+        const pods = await activePods(client, ns, 'blocked');
+        const fresh = pods.filter((p) => imageOf(p) === 'nginx:mainline');
+        return pods.length === 4 && fresh.length === 1 ? fresh[0] : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
     const text = await ok(['plan', 'blocked', '-n', ns]);
     assert.match(text, /Next reconcile \(\w+\): nothing to write/);
     assert.match(text, new RegExp(`maxUnavailable: a budget of 1 unavailable pods \\(maxUnavailable 1\\); 1 unavailable now \\(${stuckPod.metadata.name ?? 'x'}\\): 3 more`));
     assert.match(text, /3 more pod\(s\) wait/);
     assert.equal((text.match(/ wait {2}blocked-/g) ?? []).length, 3);
     assert.match(text, /Not visible from outside the controller:\n {2}- expectations/);
-    const json = JSON.parse(await ok(['plan', 'blocked', '-n', ns, '-o', 'json'])) as { actions: unknown[]; explanation: { unavailable: string[]; candidates: { next: boolean }[] } };
+    const json = JSON.parse(await ok(['plan', 'blocked', '-n', ns, '-o', 'json'])) as {
+      actions: unknown[];
+      explanation: { unavailable: string[]; candidates: { next: boolean }[] };
+    };
     assert.deepEqual(json.actions, []);
     assert.deepEqual(json.explanation.unavailable, [stuckPod.metadata.name]);
     assert.ok(json.explanation.candidates.every((c) => !c.next));
@@ -371,7 +479,10 @@ describe('kubectl cloneset (the kubectl plugin)', () => {
     const view = JSON.parse(await ok(['get', 'tree', '-n', ns, '-o', 'json'])) as { status: string; revisions: { role: string; pods: { status: string }[] }[] };
     assert.equal(view.status, 'Healthy');
     assert.equal(view.revisions[0]?.role, 'update,current');
-    assert.deepEqual(view.revisions[0]?.pods.map((p) => p.status), ['Running', 'Running']);
+    assert.deepEqual(
+      view.revisions[0]?.pods.map((p) => p.status),
+      ['Running', 'Running'],
+    );
     const plain = await ok(['get', 'tree', '-n', ns]);
     assert.match(plain, /└──# revision:1/);
     assert.doesNotMatch(plain, /\x1b\[/, 'no escape codes when piped');
@@ -388,24 +499,31 @@ describe('kubectl cloneset (the kubectl plugin)', () => {
       await ok(['set', 'image', 'tall', '-n', ns, 'nginx=nginx:mainline']);
       // Frames sampled while the rollout redraws the view many times a second.
       const frames: string[] = [];
-      await eventually('20 frames of the rollout', async () => {
-        frames.push(term.capture());
-        return frames.length >= 20 ? true : undefined;
-      }, { timeoutMs: 60_000, intervalMs: 200 });
+      await eventually(
+        '20 frames of the rollout',
+        async () => {
+          frames.push(term.capture());
+          return frames.length >= 20 ? true : undefined;
+        },
+        { timeoutMs: 60_000, intervalMs: 200 },
+      );
       for (const [i, frame] of frames.entries()) {
         const lines = frame.replace(/\n+$/, '').split('\n');
         assert.match(lines[0] ?? '', /^Name: +tall$/, `frame ${i} starts with the header:\n${frame}`);
         assert.match(frame, /^Status: +\S/m, `frame ${i} shows the status`);
         assert.ok(lines.length <= 24, `frame ${i} fits 24 rows`);
-        assert.ok(lines.every((l) => [...l].length <= 80), `frame ${i}: no line wider than 80:\n${frame}`);
+        assert.ok(
+          lines.every((l) => [...l].length <= 80),
+          `frame ${i}: no line wider than 80:\n${frame}`,
+        );
         assert.match(frame, /└── … \d+ more pods/, `frame ${i} folds the pods`);
       }
       assert.equal(term.format('#{history_size}'), '0', 'nothing scrolled off the screen');
       term.keys('q');
       term.keys('echo "exit=$?"', 'Enter');
       await eventually('the view ended on q', async () => (/exit=0/.test(term.capture()) ? true : undefined));
-      assert.equal(term.format('#{alternate_on}'), '0', 'the shell\'s screen is back');
-      assert.doesNotMatch(term.capture(), /Name: +tall/, 'the view left nothing on the shell\'s screen');
+      assert.equal(term.format('#{alternate_on}'), '0', "the shell's screen is back");
+      assert.doesNotMatch(term.capture(), /Name: +tall/, "the view left nothing on the shell's screen");
       assert.equal(term.format('#{history_size}'), '0', 'and nothing in the scrollback');
     } finally {
       term.stop();
@@ -413,24 +531,36 @@ describe('kubectl cloneset (the kubectl plugin)', () => {
   });
 
   it('redraws the live tree in a real terminal during an in-place rollout', async () => {
-    await client.create(CLONESETS, ns, newCloneSet(ns, 'live', 3, {
-      spec: { updateStrategy: { type: 'InPlaceIfPossible', maxUnavailable: 1, inPlaceUpdateStrategy: { gracePeriodSeconds: 3 } } },
-    }));
+    await client.create(
+      CLONESETS,
+      ns,
+      newCloneSet(ns, 'live', 3, {
+        spec: { updateStrategy: { type: 'InPlaceIfPossible', maxUnavailable: 1, inPlaceUpdateStrategy: { gracePeriodSeconds: 3 } } },
+      }),
+    );
     await rolledOut(client, ns, 'live', 3);
     const uids = new Set((await activePods(client, ns, 'live')).map((p) => p.metadata.uid));
     const term = new Terminal();
     try {
       term.start(`kubectl cloneset get live -n ${ns} --watch`);
-      await eventually('the tree in the terminal', async () => (/Status: +✔ Healthy/.test(term.capture()) && (term.capture().match(/✔ Running/g) ?? []).length === 3 ? true : undefined));
+      await eventually('the tree in the terminal', async () =>
+        /Status: +✔ Healthy/.test(term.capture()) && (term.capture().match(/✔ Running/g) ?? []).length === 3 ? true : undefined,
+      );
       assert.match(term.captureAnsi(), /\x1b\[32m✔ Healthy/, 'colours in a terminal');
       await ok(['set', 'image', 'live', '-n', ns, 'nginx=nginx:mainline']);
       // The grace period of an in-place update counts down in the view.
-      await eventually('an in-place update in the terminal', async () => (/in-place → live-\w+: grace period \d+s left \(nginx\)/.test(term.capture()) ? true : undefined), { timeoutMs: 60_000 });
+      await eventually('an in-place update in the terminal', async () => (/in-place → live-\w+: grace period \d+s left \(nginx\)/.test(term.capture()) ? true : undefined), {
+        timeoutMs: 60_000,
+      });
       assert.match(term.capture(), /Status: +◌ Progressing/);
-      await eventually('the finished rollout in the terminal', async () => {
-        const screen = term.capture();
-        return /Status: +✔ Healthy/.test(screen) && /└──# revision:2 .*update,current/.test(screen) && !/revision:1/.test(screen) ? screen : undefined;
-      }, { timeoutMs: 120_000 });
+      await eventually(
+        'the finished rollout in the terminal',
+        async () => {
+          const screen = term.capture();
+          return /Status: +✔ Healthy/.test(screen) && /└──# revision:2 .*update,current/.test(screen) && !/revision:1/.test(screen) ? screen : undefined;
+        },
+        { timeoutMs: 120_000 },
+      );
       term.keys('C-c');
       term.keys('echo "exit=$?"', 'Enter');
       await eventually('the command ended on Ctrl-C', async () => (/exit=0/.test(term.capture()) ? true : undefined));

@@ -18,7 +18,10 @@ import { eventually, kubeconfigPath, newNamespace, ROOT, startController, testCl
 function kubectlCloneset(args: readonly string[]): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'plugin-bin-'));
   symlinkSync(path.join(ROOT, 'bin', 'kubectl-cloneset'), path.join(dir, 'kubectl-cloneset'));
-  const r = spawnSync('kubectl', ['cloneset', ...args], { encoding: 'utf8', env: { ...process.env, PATH: `${dir}${path.delimiter}${process.env.PATH ?? ''}`, KUBECONFIG: kubeconfigPath() } });
+  const r = spawnSync('kubectl', ['cloneset', ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, PATH: `${dir}${path.delimiter}${process.env.PATH ?? ''}`, KUBECONFIG: kubeconfigPath() },
+  });
   return `${r.stdout}${r.stderr}`;
 }
 
@@ -47,7 +50,13 @@ async function pushNeverReadyRevision(client: KubeClient, ns: string, name: stri
   const template = withGate(cs.spec.template);
   const spec = template.spec;
   const containers = spec.containers.map((c) => ({ ...c, image: 'nginx:never-ready' }));
-  await client.patch(CLONESETS, ns, name, [{ op: 'replace', path: '/spec/template', value: { ...template, spec: { ...spec, containers, readinessGates: [{ conditionType: 'example.com/never' }] } } }], 'json');
+  await client.patch(
+    CLONESETS,
+    ns,
+    name,
+    [{ op: 'replace', path: '/spec/template', value: { ...template, spec: { ...spec, containers, readinessGates: [{ conditionType: 'example.com/never' }] } } }],
+    'json',
+  );
 }
 
 /** How often an event was recorded (the recorder folds repeats into one Event's count, as client-go does). */
@@ -83,11 +92,15 @@ describe('progress deadline action on a real API server', () => {
       const st = (await getCloneSet(client, ns, 'web')).status;
       return st?.updateRevision !== undefined && st.updateRevision !== before.status?.currentRevision ? st.updateRevision : undefined;
     });
-    const rolledBack = await eventually('the CloneSet rolled back and available again', async () => {
-      const cs = await getCloneSet(client, ns, 'web');
-      const available = cs.status?.conditions?.find((c) => c.type === 'Progressing')?.reason === 'CloneSetAvailable';
-      return available && cs.status?.updateRevision === before.status?.currentRevision && cs.status?.updatedReadyReplicas === 3 ? cs : undefined;
-    }, { timeoutMs: 120_000 });
+    const rolledBack = await eventually(
+      'the CloneSet rolled back and available again',
+      async () => {
+        const cs = await getCloneSet(client, ns, 'web');
+        const available = cs.status?.conditions?.find((c) => c.type === 'Progressing')?.reason === 'CloneSetAvailable';
+        return available && cs.status?.updateRevision === before.status?.currentRevision && cs.status?.updatedReadyReplicas === 3 ? cs : undefined;
+      },
+      { timeoutMs: 120_000 },
+    );
     assert.equal(rolledBack.spec.template.spec.containers[0]?.image, image);
     assert.equal(rolledBack.spec.template.spec.readinessGates, undefined);
     assert.equal(rolledBack.spec.updateStrategy?.paused ?? false, false);
@@ -103,24 +116,36 @@ describe('progress deadline action on a real API server', () => {
 
   it('a rollback that itself misses the deadline pauses (never a second rollback), and a SIGKILL right after the rollback changes nothing', async () => {
     await client.create<CloneSet>(CLONESETS, ns, manifest(ns, 'gated', { gated: true }));
-    const first = await eventually('3 pods of the gated revision', async () => {
-      const pods = await activePods(client, ns, 'gated');
-      return pods.length === 3 && pods.every((p) => p.status?.phase === 'Running') ? pods : undefined;
-    }, { timeoutMs: 90_000 });
+    const first = await eventually(
+      '3 pods of the gated revision',
+      async () => {
+        const pods = await activePods(client, ns, 'gated');
+        return pods.length === 3 && pods.every((p) => p.status?.phase === 'Running') ? pods : undefined;
+      },
+      { timeoutMs: 90_000 },
+    );
     for (const pod of first) await approve(client, ns, pod);
-    const before = await eventually('the first revision available', async () => {
-      const cs = await getCloneSet(client, ns, 'gated');
-      return cs.status?.updatedAvailableReplicas === 3 ? cs : undefined;
-    }, { timeoutMs: 60_000 });
+    const before = await eventually(
+      'the first revision available',
+      async () => {
+        const cs = await getCloneSet(client, ns, 'gated');
+        return cs.status?.updatedAvailableReplicas === 3 ? cs : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
     await pushNeverReadyRevision(client, ns, 'gated');
     // The rollback replaces the never-Ready pod by a pod of the first revision, whose gate nobody approves now.
     await eventually('the rollback', async () => ((await reasons(client, ns, 'gated', 'ProgressDeadlineRollback')) > 0 ? true : undefined), { timeoutMs: 90_000, intervalMs: 100 });
     await controller.kill9();
     controller = startController(ns);
-    const paused = await eventually('paused after the rollback missed its own deadline', async () => {
-      const cs = await getCloneSet(client, ns, 'gated');
-      return cs.spec.updateStrategy?.paused === true ? cs : undefined;
-    }, { timeoutMs: 90_000 });
+    const paused = await eventually(
+      'paused after the rollback missed its own deadline',
+      async () => {
+        const cs = await getCloneSet(client, ns, 'gated');
+        return cs.spec.updateStrategy?.paused === true ? cs : undefined;
+      },
+      { timeoutMs: 90_000 },
+    );
     assert.equal(paused.spec.template.spec.containers[0]?.image, before.spec.template.spec.containers[0]?.image, 'the rolled-back template stays');
     const record = JSON.parse(paused.metadata.annotations?.['cloneset-controller.io/progress-deadline-last-action'] ?? '{}') as { action?: string; from?: string };
     assert.equal(record.action, 'pause');

@@ -20,8 +20,14 @@ import { newCloneSet, readyPods } from '../helpers/cloneset.ts';
 import { vectorSelectors } from '../helpers/promql.ts';
 import { ROOT, eventually, kubectl, kubectlOk, newNamespace, startController, testClient, type ControllerProcess } from '../helpers/kube.ts';
 
-interface Series { readonly metric: Record<string, string> }
-interface Panel { readonly title: string; readonly targets?: readonly Target[]; readonly type: string }
+interface Series {
+  readonly metric: Record<string, string>;
+}
+interface Panel {
+  readonly title: string;
+  readonly targets?: readonly Target[];
+  readonly type: string;
+}
 
 const RATE_WINDOW = '30s';
 const JOB = 'cloneset-controller';
@@ -33,16 +39,23 @@ function freePort(): number {
 /** An HTTPS request that accepts the controller's self-signed certificates. */
 function httpsRequest(url: string, opts: { method?: string; token?: string; body?: string } = {}): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = https.request(url, {
-      method: opts.method ?? 'GET',
-      rejectUnauthorized: false,
-      // a new connection each time: the kernel spreads connections (not requests) over the processes on a port
-      agent: false,
-      headers: { ...(opts.token !== undefined ? { authorization: `Bearer ${opts.token}` } : {}), ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    }, (res) => {
-      let body = '';
-      res.setEncoding('utf8').on('data', (d: string) => (body += d)).on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
+    const req = https.request(
+      url,
+      {
+        method: opts.method ?? 'GET',
+        rejectUnauthorized: false,
+        // a new connection each time: the kernel spreads connections (not requests) over the processes on a port
+        agent: false,
+        headers: { ...(opts.token !== undefined ? { authorization: `Bearer ${opts.token}` } : {}), ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      },
+      (res) => {
+        let body = '';
+        res
+          .setEncoding('utf8')
+          .on('data', (d: string) => (body += d))
+          .on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
     req.on('error', reject);
     req.end(opts.body);
   });
@@ -91,22 +104,40 @@ describe('Prometheus scraping the controller during rollouts: every dashboard qu
     const metricsPort = freePort();
     metricsUrl = `https://127.0.0.1:${metricsPort}/metrics`;
     controller = startController(ns, [
-      `--metrics-bind-address=127.0.0.1:${metricsPort}`, '--metrics-secure', '--log-format=text', '--log-level=info', '--rollout-blocked-warning-after=5s',
-      '--leader-elect', `--leader-election-namespace=${ns}`,
-      '--webhook-host=127.0.0.1', `--webhook-port=${webhookPort}`, `--webhook-cert-validity=${process.env.WEBHOOK_CERT_VALIDITY ?? '2m'}`,
+      `--metrics-bind-address=127.0.0.1:${metricsPort}`,
+      '--metrics-secure',
+      '--log-format=text',
+      '--log-level=info',
+      '--rollout-blocked-warning-after=5s',
+      '--leader-elect',
+      `--leader-election-namespace=${ns}`,
+      '--webhook-host=127.0.0.1',
+      `--webhook-port=${webhookPort}`,
+      `--webhook-cert-validity=${process.env.WEBHOOK_CERT_VALIDITY ?? '2m'}`,
     ]);
     const promPort = freePort();
     prometheusUrl = `http://127.0.0.1:${promPort}`;
-    writeFileSync(path.join(dir, 'prometheus.yml'), JSON.stringify({
-      global: { scrape_interval: '2s', evaluation_interval: '2s' },
-      rule_files: [path.join(ROOT, 'config/prometheus/alerts.yaml')],
-      scrape_configs: [{
-        job_name: JOB, scheme: 'https', authorization: { credentials_file: path.join(dir, 'token') }, tls_config: { insecure_skip_verify: true },
-        static_configs: [{ targets: [`127.0.0.1:${metricsPort}`] }],
-      }],
-    }));
-    prometheus = spawn(path.join(bin, 'prometheus'), [`--config.file=${path.join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${path.join(dir, 'data')}`,
-      `--web.listen-address=127.0.0.1:${promPort}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+    writeFileSync(
+      path.join(dir, 'prometheus.yml'),
+      JSON.stringify({
+        global: { scrape_interval: '2s', evaluation_interval: '2s' },
+        rule_files: [path.join(ROOT, 'config/prometheus/alerts.yaml')],
+        scrape_configs: [
+          {
+            job_name: JOB,
+            scheme: 'https',
+            authorization: { credentials_file: path.join(dir, 'token') },
+            tls_config: { insecure_skip_verify: true },
+            static_configs: [{ targets: [`127.0.0.1:${metricsPort}`] }],
+          },
+        ],
+      }),
+    );
+    prometheus = spawn(
+      path.join(bin, 'prometheus'),
+      [`--config.file=${path.join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${path.join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${promPort}`],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     prometheus.stderr?.pipe(createWriteStream(path.join(dir, 'prometheus.log')));
     await eventually('Prometheus ready', async () => ((await fetch(`${prometheusUrl}/-/ready`).catch(() => undefined))?.ok === true ? true : undefined), { timeoutMs: 60_000 });
   });
@@ -137,7 +168,11 @@ describe('Prometheus scraping the controller during rollouts: every dashboard qu
     const inPlace = { updateStrategy: { type: 'InPlaceIfPossible' as const, maxUnavailable: 1 } };
     await client.create(CLONESETS, ns, newCloneSet(ns, 'web', 4, { spec: inPlace }));
     await client.create(CLONESETS, ns, newCloneSet(ns, 'stuck', 3, { spec: { ...inPlace, progressDeadlineSeconds: 10 } }));
-    await eventually('web and stuck ready', async () => ((await readyPods(client, ns, 'web', 4)) !== undefined && (await readyPods(client, ns, 'stuck', 3)) !== undefined ? true : undefined), { timeoutMs: 120_000 });
+    await eventually(
+      'web and stuck ready',
+      async () => ((await readyPods(client, ns, 'web', 4)) !== undefined && (await readyPods(client, ns, 'stuck', 3)) !== undefined ? true : undefined),
+      { timeoutMs: 120_000 },
+    );
     // an in-place update of web (the image): timed per pod and as a whole
     const web = await client.get<CloneSet>(CLONESETS, ns, 'web');
     const containers = web.spec.template.spec.containers.map((c) => ({ ...c, image: 'nginx:mainline' }));
@@ -146,29 +181,64 @@ describe('Prometheus scraping the controller during rollouts: every dashboard qu
     // be applied in place). The first new pod stays unavailable, spends the maxUnavailable budget of 1, and the
     // other two wait; the 10 s progress deadline passes.
     const stuck = await client.get<CloneSet>(CLONESETS, ns, 'stuck');
-    await client.patch(CLONESETS, ns, 'stuck', { spec: { template: { spec: {
-      containers: stuck.spec.template.spec.containers.map((c) => ({ ...c, image: 'nginx:mainline' })),
-      readinessGates: [{ conditionType: 'example.com/never' }],
-    } } } }, 'merge');
-    await eventually('web rolled out', async () => {
-      const cs = await client.get<CloneSet>(CLONESETS, ns, 'web');
-      return cs.status?.updatedReadyReplicas === 4 && cs.status.updateRevision === cs.status.currentRevision ? true : undefined;
-    }, { timeoutMs: 180_000 });
-    await eventually('stuck past its progress deadline', async () => {
-      const cs = await client.get<CloneSet>(CLONESETS, ns, 'stuck');
-      return cs.status?.conditions?.some((c) => c.type === 'Progressing' && c.reason === 'ProgressDeadlineExceeded') === true ? true : undefined;
-    }, { timeoutMs: 90_000 });
+    await client.patch(
+      CLONESETS,
+      ns,
+      'stuck',
+      {
+        spec: {
+          template: {
+            spec: {
+              containers: stuck.spec.template.spec.containers.map((c) => ({ ...c, image: 'nginx:mainline' })),
+              readinessGates: [{ conditionType: 'example.com/never' }],
+            },
+          },
+        },
+      },
+      'merge',
+    );
+    await eventually(
+      'web rolled out',
+      async () => {
+        const cs = await client.get<CloneSet>(CLONESETS, ns, 'web');
+        return cs.status?.updatedReadyReplicas === 4 && cs.status.updateRevision === cs.status.currentRevision ? true : undefined;
+      },
+      { timeoutMs: 180_000 },
+    );
+    await eventually(
+      'stuck past its progress deadline',
+      async () => {
+        const cs = await client.get<CloneSet>(CLONESETS, ns, 'stuck');
+        return cs.status?.conditions?.some((c) => c.type === 'Progressing' && c.reason === 'ProgressDeadlineExceeded') === true ? true : undefined;
+      },
+      { timeoutMs: 90_000 },
+    );
     // webhook answers that are not 200: malformed conversion reviews (some reach this controller's process)
     for (let i = 0; i < 20; i++) await httpsRequest(`https://127.0.0.1:${webhookPort}/convert`, { method: 'POST', body: 'not a review' });
-    const body = await eventually('stuck blocked by the maxUnavailable budget, a readiness gate and its deadline', async () => {
-      const r = await httpsRequest(metricsUrl, { token });
-      writeFileSync(path.join(dir, 'metrics-stuck.txt'), `${r.body.split('\n').filter((l) => l.includes('cloneset="stuck"')).join('\n')}\n`);
-      return ['maxUnavailable', 'readinessGate', 'progressDeadline'].every((reason) => r.body.includes(`cloneset_rollout_blocked{namespace="${ns}",cloneset="stuck",reason="${reason}"} 1`)) ? r.body : undefined;
-    }, { timeoutMs: 60_000 });
+    const body = await eventually(
+      'stuck blocked by the maxUnavailable budget, a readiness gate and its deadline',
+      async () => {
+        const r = await httpsRequest(metricsUrl, { token });
+        writeFileSync(
+          path.join(dir, 'metrics-stuck.txt'),
+          `${r.body
+            .split('\n')
+            .filter((l) => l.includes('cloneset="stuck"'))
+            .join('\n')}\n`,
+        );
+        return ['maxUnavailable', 'readinessGate', 'progressDeadline'].every((reason) =>
+          r.body.includes(`cloneset_rollout_blocked{namespace="${ns}",cloneset="stuck",reason="${reason}"} 1`),
+        )
+          ? r.body
+          : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
     const stuckLines = body.split('\n').filter((l) => l.includes('cloneset="stuck"'));
     writeFileSync(path.join(dir, 'metrics-stuck.txt'), `${stuckLines.join('\n')}\n`);
     console.log(`/metrics for CloneSet ${ns}/stuck mid-rollout:\n${stuckLines.join('\n')}`);
-    for (const reason of ['maxUnavailable', 'readinessGate', 'progressDeadline']) assert.match(body, new RegExp(`^cloneset_rollout_blocked\\{namespace="${ns}",cloneset="stuck",reason="${reason}"\\} 1$`, 'm'));
+    for (const reason of ['maxUnavailable', 'readinessGate', 'progressDeadline'])
+      assert.match(body, new RegExp(`^cloneset_rollout_blocked\\{namespace="${ns}",cloneset="stuck",reason="${reason}"\\} 1$`, 'm'));
     assert.doesNotMatch(body, /cloneset_rollout_blocked\{[^}]*cloneset="web"/, 'web is rolled out: nothing blocks it');
     assert.match(body, new RegExp(`^cloneset_rollout_duration_seconds_count\\{namespace="${ns}",cloneset="web"\\} [1-9]`, 'm'));
     assert.match(body, new RegExp(`^cloneset_inplace_update_duration_seconds_count\\{namespace="${ns}",cloneset="web"\\} [1-9]`, 'm'));
@@ -177,12 +247,19 @@ describe('Prometheus scraping the controller during rollouts: every dashboard qu
     await eventually('the blocked-rollout warning', async () => (/ WARN {2}rollout blocked: maxUnavailable budget/.test(log()) ? true : undefined), { timeoutMs: 60_000 });
     const lines = log().split('\n');
     assert.equal(lines.filter((l) => l.includes('rollout blocked: maxUnavailable') && l.includes(`cloneset=${ns}/stuck`)).length, 1, 'warned once');
-    assert.ok(lines.some((l) => / INFO {2}API write {2}cloneset=\S+\/web object=pods\/web-\w+ action=patch reason="update: in-place update to web-\w+"/.test(l)), 'a line per write, with the planner\'s reason');
+    assert.ok(
+      lines.some((l) => / INFO {2}API write {2}cloneset=\S+\/web object=pods\/web-\w+ action=patch reason="update: in-place update to web-\w+"/.test(l)),
+      "a line per write, with the planner's reason",
+    );
   });
 
   it('every dashboard panel query returns series', async () => {
     // Prometheus has scraped the state above (2 s interval) and has two samples of each counter for rate()
-    await eventually('the blocked rollout in Prometheus', async () => ((await query('cloneset_rollout_blocked{cloneset="stuck",reason="maxUnavailable"}')).length > 0 ? true : undefined), { timeoutMs: 60_000 });
+    await eventually(
+      'the blocked rollout in Prometheus',
+      async () => ((await query('cloneset_rollout_blocked{cloneset="stuck",reason="maxUnavailable"}')).length > 0 ? true : undefined),
+      { timeoutMs: 60_000 },
+    );
     await new Promise((r) => setTimeout(r, 6_000));
     const d = dashboard() as { panels: Panel[] };
     const empty: string[] = [];
@@ -214,8 +291,13 @@ describe('Prometheus scraping the controller during rollouts: every dashboard qu
     report.push(...lines);
     console.log(lines.join('\n'));
     assert.deepEqual(missing, [], 'alert expressions reading series that do not exist');
-    const firing = (await (await fetch(`${prometheusUrl}/api/v1/alerts`)).json()) as { data: { alerts: { labels: { alertname: string; cloneset?: string } ; state: string }[] } };
-    console.log(`alerts now: ${firing.data.alerts.map((a) => `${a.labels.alertname}${a.labels.cloneset !== undefined ? `(${a.labels.cloneset})` : ''} ${a.state}`).join(', ') || 'none'}`);
-    assert.ok(firing.data.alerts.some((a) => a.labels.alertname === 'CloneSetRolloutStuck' && a.labels.cloneset === 'stuck'), 'the stuck rollout is pending or firing');
+    const firing = (await (await fetch(`${prometheusUrl}/api/v1/alerts`)).json()) as { data: { alerts: { labels: { alertname: string; cloneset?: string }; state: string }[] } };
+    console.log(
+      `alerts now: ${firing.data.alerts.map((a) => `${a.labels.alertname}${a.labels.cloneset !== undefined ? `(${a.labels.cloneset})` : ''} ${a.state}`).join(', ') || 'none'}`,
+    );
+    assert.ok(
+      firing.data.alerts.some((a) => a.labels.alertname === 'CloneSetRolloutStuck' && a.labels.cloneset === 'stuck'),
+      'the stuck rollout is pending or firing',
+    );
   });
 });

@@ -19,16 +19,25 @@ async function bindClaims(client: KubeClient, ns: string, app: string): Promise<
   const list = await pvcsOf(client, ns, app);
   for (const pvc of list) {
     if ((pvc.status as { phase?: string } | undefined)?.phase === 'Bound') continue;
-    await client.patch(PVCS, ns, pvc.metadata.name ?? '', { status: { phase: 'Bound', accessModes: ['ReadWriteOnce'], capacity: { storage: requestOf(pvc) } } }, 'merge', { subresource: 'status' });
+    await client.patch(PVCS, ns, pvc.metadata.name ?? '', { status: { phase: 'Bound', accessModes: ['ReadWriteOnce'], capacity: { storage: requestOf(pvc) } } }, 'merge', {
+      subresource: 'status',
+    });
   }
   return pvcsOf(client, ns, app);
 }
 
 async function reportResize(client: KubeClient, ns: string, name: string, capacity: string, conditions: readonly string[]): Promise<void> {
   const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-  await client.patch(PVCS, ns, name, {
-    status: { capacity: { storage: capacity }, conditions: conditions.map((type) => ({ type, status: 'True', lastTransitionTime: now })) },
-  }, 'merge', { subresource: 'status' });
+  await client.patch(
+    PVCS,
+    ns,
+    name,
+    {
+      status: { capacity: { storage: capacity }, conditions: conditions.map((type) => ({ type, status: 'True', lastTransitionTime: now })) },
+    },
+    'merge',
+    { subresource: 'status' },
+  );
 }
 
 async function setTemplateStorage(client: KubeClient, ns: string, name: string, storage: string): Promise<void> {
@@ -46,11 +55,15 @@ function manifest(ns: string, name: string, replicas: number, storageClassName: 
 }
 
 async function settledWithBoundClaims(client: KubeClient, ns: string, name: string, n: number): Promise<Pod[]> {
-  return eventually(`${n} ready pods of ${name} with bound claims`, async () => {
-    const claims = await bindClaims(client, ns, name);
-    const pods = await activePods(client, ns, name);
-    return pods.length === n && pods.every(isReady) && claims.length === n ? pods : undefined;
-  }, { timeoutMs: 120_000 });
+  return eventually(
+    `${n} ready pods of ${name} with bound claims`,
+    async () => {
+      const claims = await bindClaims(client, ns, name);
+      const pods = await activePods(client, ns, name);
+      return pods.length === n && pods.every(isReady) && claims.length === n ? pods : undefined;
+    },
+    { timeoutMs: 120_000 },
+  );
 }
 
 describe('in-place PVC resize on a real API server', () => {
@@ -65,8 +78,20 @@ describe('in-place PVC resize on a real API server', () => {
     ns = await newNamespace(client, 'resize');
     expandable = `${ns}-expandable`;
     fixed = `${ns}-fixed`;
-    await client.create(STORAGE_CLASSES, undefined, { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: expandable }, provisioner: 'example.com/none', allowVolumeExpansion: true });
-    await client.create(STORAGE_CLASSES, undefined, { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: fixed }, provisioner: 'example.com/none', allowVolumeExpansion: false });
+    await client.create(STORAGE_CLASSES, undefined, {
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'StorageClass',
+      metadata: { name: expandable },
+      provisioner: 'example.com/none',
+      allowVolumeExpansion: true,
+    });
+    await client.create(STORAGE_CLASSES, undefined, {
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'StorageClass',
+      metadata: { name: fixed },
+      provisioner: 'example.com/none',
+      allowVolumeExpansion: false,
+    });
     controller = startController(ns);
   });
   after(async () => {
@@ -82,28 +107,43 @@ describe('in-place PVC resize on a real API server', () => {
     await eventually('PVCResize Resized at 1Gi', async () => ((await resizeCondition(client, ns, 'grow'))?.reason === 'Resized' ? true : undefined));
 
     await setTemplateStorage(client, ns, 'grow', '2Gi');
-    await eventually('a claim asks for 2Gi', async () => ((await pvcsOf(client, ns, 'grow')).some((c) => requestOf(c) === '2Gi') ? true : undefined), { timeoutMs: 60_000, intervalMs: 50 });
+    await eventually('a claim asks for 2Gi', async () => ((await pvcsOf(client, ns, 'grow')).some((c) => requestOf(c) === '2Gi') ? true : undefined), {
+      timeoutMs: 60_000,
+      intervalMs: 50,
+    });
     await controller.kill9();
     controller = startController(ns);
 
-    const claims = await eventually('both claims ask for 2Gi', async () => {
-      const list = await pvcsOf(client, ns, 'grow');
-      return list.length === 2 && list.every((c) => requestOf(c) === '2Gi') ? list : undefined;
-    }, { timeoutMs: 60_000 });
+    const claims = await eventually(
+      'both claims ask for 2Gi',
+      async () => {
+        const list = await pvcsOf(client, ns, 'grow');
+        return list.length === 2 && list.every((c) => requestOf(c) === '2Gi') ? list : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
     const [first, second] = claims.map((c) => c.metadata.name ?? '').sort();
     await reportResize(client, ns, first ?? '', '2Gi', []);
     await reportResize(client, ns, second ?? '', '1Gi', ['FileSystemResizePending']);
-    const progress = await eventually('the condition shows the pending file system resize', async () => {
-      const c = await resizeCondition(client, ns, 'grow');
-      return c?.reason === 'Resizing' && (c.message ?? '').includes('FileSystemResizePending') ? c : undefined;
-    }, { timeoutMs: 30_000 });
+    const progress = await eventually(
+      'the condition shows the pending file system resize',
+      async () => {
+        const c = await resizeCondition(client, ns, 'grow');
+        return c?.reason === 'Resizing' && (c.message ?? '').includes('FileSystemResizePending') ? c : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
     assert.equal(progress.message, `1 of 2 PVCs have the requested size; ${second ?? ''}: capacity 1Gi of 2Gi (FileSystemResizePending)`);
 
     await reportResize(client, ns, second ?? '', '2Gi', []);
-    const done = await eventually('PVCResize Resized at 2Gi', async () => {
-      const c = await resizeCondition(client, ns, 'grow');
-      return c?.reason === 'Resized' && c.status === 'True' ? c : undefined;
-    }, { timeoutMs: 30_000 });
+    const done = await eventually(
+      'PVCResize Resized at 2Gi',
+      async () => {
+        const c = await resizeCondition(client, ns, 'grow');
+        return c?.reason === 'Resized' && c.status === 'True' ? c : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
     assert.equal(done.message, 'all 2 PVCs have the size their template asks for');
     const events = await eventsOf(client, ns, 'grow');
     // Never grown twice: at most one ResizingPVC per claim (a SIGKILL may lose the event of a write that landed).
@@ -147,10 +187,20 @@ describe('in-place PVC resize on a real API server', () => {
         const list = (await eventsOf(client, ns, name)).filter((e) => e.reason === 'PVCResizeRefused' && e.type === 'Warning');
         return list.length > 0 ? list : undefined;
       });
-      assert.deepEqual(warnings.map((e) => e.count ?? 1), [1], 'told once');
+      assert.deepEqual(
+        warnings.map((e) => e.count ?? 1),
+        [1],
+        'told once',
+      );
     }
-    assert.deepEqual((await pvcsOf(client, ns, 'shrink')).map((c) => [c.metadata.uid, requestOf(c)]), shrinkClaims.map((c) => [c.metadata.uid, '1Gi']));
-    assert.deepEqual((await pvcsOf(client, ns, 'fixed')).map((c) => [c.metadata.uid, requestOf(c)]), fixedClaims.map((c) => [c.metadata.uid, '1Gi']));
+    assert.deepEqual(
+      (await pvcsOf(client, ns, 'shrink')).map((c) => [c.metadata.uid, requestOf(c)]),
+      shrinkClaims.map((c) => [c.metadata.uid, '1Gi']),
+    );
+    assert.deepEqual(
+      (await pvcsOf(client, ns, 'fixed')).map((c) => [c.metadata.uid, requestOf(c)]),
+      fixedClaims.map((c) => [c.metadata.uid, '1Gi']),
+    );
     assert.deepEqual(uidsOf(await activePods(client, ns, 'shrink')), uidsOf(shrinkPods));
     assert.deepEqual(uidsOf(await activePods(client, ns, 'fixed')), uidsOf(fixedPods));
   });

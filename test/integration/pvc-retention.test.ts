@@ -17,13 +17,17 @@ const idOf = (o: Pod | PersistentVolumeClaim): string => o.metadata.labels?.[ID]
 const ownedBy = (pvc: PersistentVolumeClaim, uid: string | undefined): boolean => (pvc.metadata.ownerReferences ?? []).some((r) => r.uid === uid);
 
 async function settled(client: KubeClient, ns: string, name: string, n: number): Promise<Pod[]> {
-  return eventually(`${n} settled pods of ${name}`, async () => {
-    const pods = await activePods(client, ns, name);
-    if (pods.length !== n || !pods.every(isReady)) return undefined;
-    const all = await allPods(client, ns, name);
-    const s = (await getCloneSet(client, ns, name)).status;
-    return all.length === n && s?.replicas === n && s.readyReplicas === n ? pods : undefined;
-  }, { timeoutMs: 120_000 });
+  return eventually(
+    `${n} settled pods of ${name}`,
+    async () => {
+      const pods = await activePods(client, ns, name);
+      if (pods.length !== n || !pods.every(isReady)) return undefined;
+      const all = await allPods(client, ns, name);
+      const s = (await getCloneSet(client, ns, name)).status;
+      return all.length === n && s?.replicas === n && s.readyReplicas === n ? pods : undefined;
+    },
+    { timeoutMs: 120_000 },
+  );
 }
 
 async function scale(client: KubeClient, ns: string, name: string, replicas: number): Promise<void> {
@@ -47,10 +51,14 @@ describe('PVC retention policy on a real API server', () => {
   });
 
   it('whenScaled=Retain: scale 3 → 1 keeps both PVCs released (SIGKILL half-way), scale back to 3 mounts and re-adopts the very same claims', async () => {
-    const cs = await client.create<CloneSet>(CLONESETS, ns, newCloneSet(ns, 'db', 3, {
-      claims: ['data'],
-      annotations: { 'cloneset-controller.io/pvc-retention-when-scaled': 'Retain' },
-    }));
+    const cs = await client.create<CloneSet>(
+      CLONESETS,
+      ns,
+      newCloneSet(ns, 'db', 3, {
+        claims: ['data'],
+        annotations: { 'cloneset-controller.io/pvc-retention-when-scaled': 'Retain' },
+      }),
+    );
     await settled(client, ns, 'db', 3);
     const original = await eventually('3 owned PVCs', async () => {
       const list = await pvcsOf(client, ns, 'db');
@@ -60,16 +68,23 @@ describe('PVC retention policy on a real API server', () => {
 
     await scale(client, ns, 'db', 1);
     // Half-way: the first retained PVC is released — the controller dies before it finishes the scale-in.
-    await eventually('a released PVC', async () => ((await pvcsOf(client, ns, 'db')).some((c) => c.metadata.labels?.[RETAINED_BY] === 'db') ? true : undefined), { timeoutMs: 60_000, intervalMs: 50 });
+    await eventually('a released PVC', async () => ((await pvcsOf(client, ns, 'db')).some((c) => c.metadata.labels?.[RETAINED_BY] === 'db') ? true : undefined), {
+      timeoutMs: 60_000,
+      intervalMs: 50,
+    });
     await controller.kill9();
     controller = startController(ns);
 
     const [survivor] = await settled(client, ns, 'db', 1);
-    const afterScaleIn = await eventually('1 owned and 2 released PVCs', async () => {
-      const list = await pvcsOf(client, ns, 'db');
-      const released = list.filter((c) => c.metadata.labels?.[RETAINED_BY] === 'db' && (c.metadata.ownerReferences ?? []).length === 0);
-      return list.length === 3 && released.length === 2 ? { list, released } : undefined;
-    }, { timeoutMs: 60_000 });
+    const afterScaleIn = await eventually(
+      '1 owned and 2 released PVCs',
+      async () => {
+        const list = await pvcsOf(client, ns, 'db');
+        const released = list.filter((c) => c.metadata.labels?.[RETAINED_BY] === 'db' && (c.metadata.ownerReferences ?? []).length === 0);
+        return list.length === 3 && released.length === 2 ? { list, released } : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
     assert.deepEqual(names(afterScaleIn.list), [...uids.keys()].sort(), 'no PVC deleted');
     assert.ok(afterScaleIn.list.every((c) => c.metadata.deletionTimestamp === undefined && uids.get(c.metadata.name ?? '') === c.metadata.uid));
     assert.ok(ownedBy(afterScaleIn.list.find((c) => idOf(c) === idOf(survivor as Pod)) as PersistentVolumeClaim, cs.metadata.uid), 'the survivor keeps its owned PVC');
@@ -79,11 +94,22 @@ describe('PVC retention policy on a real API server', () => {
 
     await scale(client, ns, 'db', 3);
     const back = await settled(client, ns, 'db', 3);
-    assert.deepEqual(back.map(idOf).filter((id) => id !== idOf(survivor as Pod)).sort(), retainedIds, 'the new pods got the retained instance ids');
-    const readopted = await eventually('3 owned PVCs again, no label', async () => {
-      const list = await pvcsOf(client, ns, 'db');
-      return list.length === 3 && list.every((c) => ownedBy(c, cs.metadata.uid) && c.metadata.labels?.[RETAINED_BY] === undefined) ? list : undefined;
-    }, { timeoutMs: 60_000 });
+    assert.deepEqual(
+      back
+        .map(idOf)
+        .filter((id) => id !== idOf(survivor as Pod))
+        .sort(),
+      retainedIds,
+      'the new pods got the retained instance ids',
+    );
+    const readopted = await eventually(
+      '3 owned PVCs again, no label',
+      async () => {
+        const list = await pvcsOf(client, ns, 'db');
+        return list.length === 3 && list.every((c) => ownedBy(c, cs.metadata.uid) && c.metadata.labels?.[RETAINED_BY] === undefined) ? list : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
     for (const pvc of readopted) assert.equal(pvc.metadata.uid, uids.get(pvc.metadata.name ?? ''), `${pvc.metadata.name ?? ''} is the same claim`);
     for (const pod of back) {
       const claim = pod.spec.volumes?.find((v) => v.name === 'data')?.persistentVolumeClaim?.claimName;
@@ -100,7 +126,9 @@ describe('PVC retention policy on a real API server', () => {
       return list.length === 2 && list.every((c) => (c.metadata.ownerReferences ?? []).length === 0 && c.metadata.labels?.[RETAINED_BY] === 'keep') ? list : undefined;
     });
     await client.delete(CLONESETS, ns, 'keep', { propagationPolicy: 'Background' });
-    await eventually('the pods garbage-collected', async () => ((await client.list<Pod>(PODS, ns, { labelSelector: 'app=keep' })).items.length === 0 ? true : undefined), { timeoutMs: 90_000 });
+    await eventually('the pods garbage-collected', async () => ((await client.list<Pod>(PODS, ns, { labelSelector: 'app=keep' })).items.length === 0 ? true : undefined), {
+      timeoutMs: 90_000,
+    });
     const left = await pvcsOf(client, ns, 'keep');
     assert.deepEqual(left.map((c) => c.metadata.uid).sort(), pvcs.map((c) => c.metadata.uid).sort(), 'both PVCs survive the CloneSet');
     assert.ok(left.every((c) => c.metadata.deletionTimestamp === undefined));

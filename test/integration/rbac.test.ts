@@ -18,13 +18,17 @@ const manifest = (f: string): string => readFileSync(path.join(ROOT, 'config/rba
 
 /** `n` active pods, all Ready and on `image`, and a status that counts them. */
 async function settled(client: KubeClient, ns: string, name: string, n: number, image: string): Promise<Pod[]> {
-  return eventually(`${n} Ready pods of ${name} on ${image}`, async () => {
-    const pods = await activePods(client, ns, name);
-    if (pods.length !== n || !pods.every(isReady)) return undefined;
-    if (!pods.every((p) => p.status?.containerStatuses?.[0]?.image === image)) return undefined;
-    const s = (await getCloneSet(client, ns, name)).status;
-    return s?.replicas === n && s.readyReplicas === n && s.updatedReadyReplicas === n ? pods : undefined;
-  }, { timeoutMs: 120_000 });
+  return eventually(
+    `${n} Ready pods of ${name} on ${image}`,
+    async () => {
+      const pods = await activePods(client, ns, name);
+      if (pods.length !== n || !pods.every(isReady)) return undefined;
+      if (!pods.every((p) => p.status?.containerStatuses?.[0]?.image === image)) return undefined;
+      const s = (await getCloneSet(client, ns, name)).status;
+      return s?.replicas === n && s.readyReplicas === n && s.updatedReadyReplicas === n ? pods : undefined;
+    },
+    { timeoutMs: 120_000 },
+  );
 }
 
 describe('least-privilege RBAC (config/rbac) on a real API server', () => {
@@ -56,16 +60,23 @@ describe('least-privilege RBAC (config/rbac) on a real API server', () => {
     const cluster = admin.clusters[0];
     assert.ok(cluster !== undefined);
     const kubeconfig = path.join(ROOT, '.cluster', 'test-logs', `${ns}.kubeconfig`);
-    writeFileSync(kubeconfig, JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      clusters: [cluster],
-      users: [{ name: SA, user: { token } }],
-      contexts: [{ name: SA, context: { cluster: cluster.name, user: SA, namespace: ns } }],
-      'current-context': SA,
-    }), { mode: 0o600 });
-    controller = startController(ns, ['--leader-elect', `--leader-election-namespace=${ns}`,
-      '--feature-gates=InPlaceWorkloadVerticalScaling=true,PreDownloadImageForInPlaceUpdate=true'], { kubeconfig });
+    writeFileSync(
+      kubeconfig,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [cluster],
+        users: [{ name: SA, user: { token } }],
+        contexts: [{ name: SA, context: { cluster: cluster.name, user: SA, namespace: ns } }],
+        'current-context': SA,
+      }),
+      { mode: 0o600 },
+    );
+    controller = startController(
+      ns,
+      ['--leader-elect', `--leader-election-namespace=${ns}`, '--feature-gates=InPlaceWorkloadVerticalScaling=true,PreDownloadImageForInPlaceUpdate=true'],
+      { kubeconfig },
+    );
   });
 
   after(async () => {
@@ -76,10 +87,14 @@ describe('least-privilege RBAC (config/rbac) on a real API server', () => {
   });
 
   it('the ServiceAccount runs the controller: leader lease, scale up with PVCs, in-place update, scale down, events, no 403', async () => {
-    await client.create<CloneSet>(CLONESETS, ns, newCloneSet(ns, 'web', 3, {
-      claims: ['data'],
-      spec: { updateStrategy: { type: 'InPlaceIfPossible' } },
-    }));
+    await client.create<CloneSet>(
+      CLONESETS,
+      ns,
+      newCloneSet(ns, 'web', 3, {
+        claims: ['data'],
+        spec: { updateStrategy: { type: 'InPlaceIfPossible' } },
+      }),
+    );
     await settled(client, ns, 'web', 3, 'nginx:alpine');
     assert.equal((await pvcsOf(client, ns, 'web')).length, 3, 'one PVC per pod');
     const lease = await client.get<{ spec?: { holderIdentity?: string } }>(LEASES, ns, 'cloneset-controller');
@@ -100,7 +115,8 @@ describe('least-privilege RBAC (config/rbac) on a real API server', () => {
     assert.ok(!(await activePods(client, ns, 'web')).some((p) => p.metadata.name === victim));
     await eventually('1 PVC left', async () => ((await pvcsOf(client, ns, 'web')).filter((c) => c.metadata.deletionTimestamp === undefined).length === 1 ? true : undefined));
     await eventually('podsToDelete truncated by the controller', async () =>
-      ((await getCloneSet(client, ns, 'web')).spec.scaleStrategy?.podsToDelete ?? []).length === 0 ? true : undefined);
+      ((await getCloneSet(client, ns, 'web')).spec.scaleStrategy?.podsToDelete ?? []).length === 0 ? true : undefined,
+    );
 
     const reasons = new Set((await eventsOf(client, ns, 'web')).map((e) => e.reason));
     for (const r of ['SuccessfulCreate', 'SuccessfulUpdatePodInPlace', 'SuccessfulDelete']) assert.ok(reasons.has(r), `event ${r} in ${[...reasons].join(', ')}`);
@@ -119,19 +135,41 @@ describe('least-privilege RBAC (config/rbac) on a real API server', () => {
       return r.stdout.trim() === 'yes';
     };
     const allowed: string[][] = [
-      ['create', 'pods', '-n', ns], ['patch', 'pods', '--subresource=status', '-n', ns], ['patch', 'pods', '--subresource=resize', '-n', ns],
-      ['update', 'clonesets.apps.kruise.io', '--subresource=status', '-n', ns], ['patch', 'clonesets.apps.kruise.io', '-n', ns],
-      ['watch', 'nodes'], ['update', 'controllerrevisions.apps', '-n', ns], ['delete', 'persistentvolumeclaims', '-n', 'default'],
-      ['create', 'events', '-n', ns], ['update', 'leases.coordination.k8s.io', '-n', ns], ['watch', 'leases.coordination.k8s.io', '-n', ns],
+      ['create', 'pods', '-n', ns],
+      ['patch', 'pods', '--subresource=status', '-n', ns],
+      ['patch', 'pods', '--subresource=resize', '-n', ns],
+      ['update', 'clonesets.apps.kruise.io', '--subresource=status', '-n', ns],
+      ['patch', 'clonesets.apps.kruise.io', '-n', ns],
+      ['watch', 'nodes'],
+      ['update', 'controllerrevisions.apps', '-n', ns],
+      ['delete', 'persistentvolumeclaims', '-n', 'default'],
+      ['create', 'events', '-n', ns],
+      ['update', 'leases.coordination.k8s.io', '-n', ns],
+      ['watch', 'leases.coordination.k8s.io', '-n', ns],
     ];
     const denied: string[][] = [
-      ['delete', 'namespaces'], ['get', 'secrets', '-n', ns], ['list', 'secrets', '-A'], ['get', 'configmaps', '-n', ns],
-      ['create', 'clusterroles'], ['create', 'clusterrolebindings'], ['impersonate', 'serviceaccounts'],
-      ['update', 'pods', '-n', ns], ['get', 'pods', '-n', ns], ['create', 'pods', '--subresource=exec', '-n', ns], ['create', 'pods', '--subresource=eviction', '-n', ns],
-      ['delete', 'nodes'], ['patch', 'nodes'], ['update', 'clonesets.apps.kruise.io', '-n', ns], ['delete', 'clonesets.apps.kruise.io', '-n', ns],
-      ['create', 'clonesets.apps.kruise.io', '-n', ns], ['create', 'deployments.apps', '-n', ns], ['get', 'events', '-n', ns],
-      ['update', 'leases.coordination.k8s.io', '-n', 'kube-system'], ['create', 'leases.coordination.k8s.io', '-n', 'default'],
-      ['create', 'serviceaccounts/token', '-n', ns], ['list', 'leases.coordination.k8s.io', '-n', ns],
+      ['delete', 'namespaces'],
+      ['get', 'secrets', '-n', ns],
+      ['list', 'secrets', '-A'],
+      ['get', 'configmaps', '-n', ns],
+      ['create', 'clusterroles'],
+      ['create', 'clusterrolebindings'],
+      ['impersonate', 'serviceaccounts'],
+      ['update', 'pods', '-n', ns],
+      ['get', 'pods', '-n', ns],
+      ['create', 'pods', '--subresource=exec', '-n', ns],
+      ['create', 'pods', '--subresource=eviction', '-n', ns],
+      ['delete', 'nodes'],
+      ['patch', 'nodes'],
+      ['update', 'clonesets.apps.kruise.io', '-n', ns],
+      ['delete', 'clonesets.apps.kruise.io', '-n', ns],
+      ['create', 'clonesets.apps.kruise.io', '-n', ns],
+      ['create', 'deployments.apps', '-n', ns],
+      ['get', 'events', '-n', ns],
+      ['update', 'leases.coordination.k8s.io', '-n', 'kube-system'],
+      ['create', 'leases.coordination.k8s.io', '-n', 'default'],
+      ['create', 'serviceaccounts/token', '-n', ns],
+      ['list', 'leases.coordination.k8s.io', '-n', ns],
     ];
     for (const a of allowed) assert.equal(can(a), true, `should be allowed: ${a.join(' ')}`);
     for (const d of denied) assert.equal(can(d), false, `should be denied: ${d.join(' ')}`);

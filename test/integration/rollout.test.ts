@@ -41,31 +41,38 @@ describe('rollouts on a real API server', () => {
 
   const get = (name: string): Promise<CloneSet> => client.get<CloneSet>(CLONESETS, ns, name);
   const patch = (name: string, body: unknown): Promise<CloneSet> => client.patch<CloneSet>(CLONESETS, ns, name, body, 'merge');
-  const setImage = (name: string, image: string): Promise<CloneSet> =>
-    patch(name, { spec: { template: { spec: { containers: [{ name: 'nginx', image }] } } } });
+  const setImage = (name: string, image: string): Promise<CloneSet> => patch(name, { spec: { template: { spec: { containers: [{ name: 'nginx', image }] } } } });
   const pods = (app: string): Promise<Pod[]> => activePods(client, ns, app);
 
   /** Every pod on the update revision and Ready, the count right, and the status saying so for this generation. */
   async function rolledOut(name: string, replicas: number, timeoutMs = 180_000): Promise<CloneSet> {
-    return eventually(`${name}: ${replicas} ready pods on the update revision`, async () => {
-      const cs = await get(name);
-      const s = cs.status;
-      if (s === undefined || s.observedGeneration !== cs.metadata.generation) return undefined;
-      const all = await pods(name);
-      const done = all.length === replicas && all.every((p) => isReady(p) && revisionOf(p) === s.updateRevision);
-      return done && s.updatedReadyReplicas === replicas && s.replicas === replicas && s.currentRevision === s.updateRevision ? cs : undefined;
-    }, { timeoutMs });
+    return eventually(
+      `${name}: ${replicas} ready pods on the update revision`,
+      async () => {
+        const cs = await get(name);
+        const s = cs.status;
+        if (s === undefined || s.observedGeneration !== cs.metadata.generation) return undefined;
+        const all = await pods(name);
+        const done = all.length === replicas && all.every((p) => isReady(p) && revisionOf(p) === s.updateRevision);
+        return done && s.updatedReadyReplicas === replicas && s.replicas === replicas && s.currentRevision === s.updateRevision ? cs : undefined;
+      },
+      { timeoutMs },
+    );
   }
 
   it("the manual's partition example: 5 replicas, partition 3 → exactly 2 pods on sample-56dfb978d4", async () => {
     await client.create(CLONESETS, ns, cloneSetOf(ns, 'sample', { replicas: 5, progressDeadlineSeconds: 600 }));
     await rolledOut('sample', 5);
     await patch('sample', { spec: { updateStrategy: { partition: 3 }, template: { spec: { containers: [{ name: 'nginx', image: 'nginx:mainline' }] } } } });
-    const cs = await eventually('2 updated ready pods and the partition available', async () => {
-      const c = await get('sample');
-      const s = c.status;
-      return s?.observedGeneration === 2 && s.updatedReadyReplicas === 2 && s.readyReplicas === 5 && progressing(s)?.reason === 'ProgressPartitionAvailable' ? c : undefined;
-    }, { timeoutMs: 120_000 });
+    const cs = await eventually(
+      '2 updated ready pods and the partition available',
+      async () => {
+        const c = await get('sample');
+        const s = c.status;
+        return s?.observedGeneration === 2 && s.updatedReadyReplicas === 2 && s.readyReplicas === 5 && progressing(s)?.reason === 'ProgressPartitionAvailable' ? c : undefined;
+      },
+      { timeoutMs: 120_000 },
+    );
     assert.equal(cs.metadata.generation, 2);
     const s = cs.status;
     assert.equal(s?.replicas, 5);
@@ -84,10 +91,14 @@ describe('rollouts on a real API server', () => {
 
     // A percent partition: 40 % of 5 = ceil(2) pods stay old → 3 updated (docs/features.md#scaling; Kruise pkg/controller/cloneset/sync/cloneset_sync_utils.go).
     await patch('sample', { spec: { updateStrategy: { partition: '40%' } } });
-    const pct = await eventually('3 updated pods', async () => {
-      const st = (await get('sample')).status;
-      return st?.updatedReadyReplicas === 3 && st.expectedUpdatedReplicas === 3 && st.readyReplicas === 5 ? st : undefined;
-    }, { timeoutMs: 120_000 });
+    const pct = await eventually(
+      '3 updated pods',
+      async () => {
+        const st = (await get('sample')).status;
+        return st?.updatedReadyReplicas === 3 && st.expectedUpdatedReplicas === 3 && st.readyReplicas === 5 ? st : undefined;
+      },
+      { timeoutMs: 120_000 },
+    );
     assert.equal(pct.updatedReplicas, 3);
     // kruise#953: a percent that rounds up to every replica still updates one pod — 99 % of 5 → 4 old, 1 new.
     // Without CloneSetPartitionRollback the 3 updated pods stay; only the expectation changes.
@@ -176,7 +187,7 @@ describe('rollouts on a real API server', () => {
       const s = (await get('pz')).status;
       return s?.updateRevision !== undefined && s.updateRevision !== initial.status?.updateRevision ? s.updateRevision : undefined;
     });
-    await eventually('3 pods updated', async () => ((await get('pz')).status?.updatedReplicas ?? 0) >= 3 ? true : undefined, { intervalMs: 50 });
+    await eventually('3 pods updated', async () => (((await get('pz')).status?.updatedReplicas ?? 0) >= 3 ? true : undefined), { intervalMs: 50 });
     const pausedAt = await patch('pz', { spec: { updateStrategy: { paused: true } } });
     await eventually('the controller acknowledged the pause', async () => {
       const cs = await get('pz');
@@ -185,15 +196,22 @@ describe('rollouts on a real API server', () => {
     const atPause = await pods('pz');
     const frozen = atPause.filter((p) => revisionOf(p) !== target && p.metadata.labels?.['apps.kruise.io/specified-delete'] === undefined);
     const updatedBefore = atPause.filter((p) => revisionOf(p) === target).map((p) => p.metadata.name ?? '');
-    assert.ok(frozen.length > 0 && frozen.length < 10, `${frozen.length} old pods left unmarked at the pause: ${JSON.stringify(atPause.map((p) => [p.metadata.name, revisionOf(p), p.metadata.labels?.['apps.kruise.io/specified-delete'], isReady(p)]))}`);
+    assert.ok(
+      frozen.length > 0 && frozen.length < 10,
+      `${frozen.length} old pods left unmarked at the pause: ${JSON.stringify(atPause.map((p) => [p.metadata.name, revisionOf(p), p.metadata.labels?.['apps.kruise.io/specified-delete'], isReady(p)]))}`,
+    );
 
     // Scaling continues while paused: 10 → 12, the new pods at the update revision.
     kubectlOk(['scale', 'clone', 'pz', '-n', ns, '--replicas=12']);
-    await eventually('12 ready pods while paused', async () => {
-      const cs = await get('pz');
-      const all = await pods('pz');
-      return all.length === 12 && all.every(isReady) && cs.status?.readyReplicas === 12 && cs.status.observedGeneration === cs.metadata.generation ? true : undefined;
-    }, { timeoutMs: 120_000 });
+    await eventually(
+      '12 ready pods while paused',
+      async () => {
+        const cs = await get('pz');
+        const all = await pods('pz');
+        return all.length === 12 && all.every(isReady) && cs.status?.readyReplicas === 12 && cs.status.observedGeneration === cs.metadata.generation ? true : undefined;
+      },
+      { timeoutMs: 120_000 },
+    );
     const whilePaused = await pods('pz');
     for (const p of frozen) {
       const now = whilePaused.find((q) => q.metadata.uid === p.metadata.uid);
@@ -207,7 +225,11 @@ describe('rollouts on a real API server', () => {
     const done = await rolledOut('pz', 12);
     assert.equal(done.status?.updateRevision, target);
     const final = await pods('pz');
-    for (const name of updatedBefore) assert.ok(final.some((p) => p.metadata.name === name), `${name}, updated before the pause, was not recreated`);
+    for (const name of updatedBefore)
+      assert.ok(
+        final.some((p) => p.metadata.name === name),
+        `${name}, updated before the pause, was not recreated`,
+      );
     await eventually('CloneSetAvailable after the resume', async () => (progressing((await get('pz')).status)?.reason === 'CloneSetAvailable' ? true : undefined));
   });
 
@@ -265,18 +287,32 @@ describe('CloneSetPartitionRollback and FailedScale on a real API server', () =>
   it('raising the partition rolls updated pods back to the current revision', async () => {
     await client.create(CLONESETS, ns, cloneSetOf(ns, 'sample', { replicas: 5, updateStrategy: { maxUnavailable: 2 } }));
     await eventually('5 ready pods', async () => ((await status('sample'))?.updatedReadyReplicas === 5 ? true : undefined), { timeoutMs: 90_000 });
-    await client.patch(CLONESETS, ns, 'sample', { spec: { updateStrategy: { partition: 2 }, template: { spec: { containers: [{ name: 'nginx', image: 'nginx:mainline' }] } } } }, 'merge');
-    await eventually('3 updated ready pods', async () => {
-      const s = await status('sample');
-      return s?.updatedReadyReplicas === 3 && s.readyReplicas === 5 && s.replicas === 5 ? true : undefined;
-    }, { timeoutMs: 90_000 });
+    await client.patch(
+      CLONESETS,
+      ns,
+      'sample',
+      { spec: { updateStrategy: { partition: 2 }, template: { spec: { containers: [{ name: 'nginx', image: 'nginx:mainline' }] } } } },
+      'merge',
+    );
+    await eventually(
+      '3 updated ready pods',
+      async () => {
+        const s = await status('sample');
+        return s?.updatedReadyReplicas === 3 && s.readyReplicas === 5 && s.replicas === 5 ? true : undefined;
+      },
+      { timeoutMs: 90_000 },
+    );
     await client.patch(CLONESETS, ns, 'sample', { spec: { updateStrategy: { partition: 5 } } }, 'merge');
-    const s = await eventually('every pod back on the current revision', async () => {
-      const st = await status('sample');
-      const all = (await client.list<Pod>(PODS, ns, { labelSelector: 'app=sample' })).items.filter(isActive);
-      const back = all.length === 5 && all.every((p) => isReady(p) && revisionOf(p) === 'sample-d4d4fb5bd');
-      return back && st?.updatedReplicas === 0 && st.readyReplicas === 5 ? st : undefined;
-    }, { timeoutMs: 90_000 });
+    const s = await eventually(
+      'every pod back on the current revision',
+      async () => {
+        const st = await status('sample');
+        const all = (await client.list<Pod>(PODS, ns, { labelSelector: 'app=sample' })).items.filter(isActive);
+        const back = all.length === 5 && all.every((p) => isReady(p) && revisionOf(p) === 'sample-d4d4fb5bd');
+        return back && st?.updatedReplicas === 0 && st.readyReplicas === 5 ? st : undefined;
+      },
+      { timeoutMs: 90_000 },
+    );
     assert.equal(s.expectedUpdatedReplicas, 0);
     assert.equal(s.currentRevision, 'sample-d4d4fb5bd');
     assert.equal(s.updateRevision, 'sample-56dfb978d4');
@@ -285,7 +321,10 @@ describe('CloneSetPartitionRollback and FailedScale on a real API server', () =>
   it('a pod create refused by the API server shows up as a FailedScale condition with its error', async () => {
     // LimitRanger admission (no controller needed): containers may not ask for more than 100m cpu.
     await client.create({ group: '', version: 'v1', plural: 'limitranges', namespaced: true }, ns, {
-      apiVersion: 'v1', kind: 'LimitRange', metadata: { name: 'small' }, spec: { limits: [{ type: 'Container', max: { cpu: '100m' } }] },
+      apiVersion: 'v1',
+      kind: 'LimitRange',
+      metadata: { name: 'small' },
+      spec: { limits: [{ type: 'Container', max: { cpu: '100m' } }] },
     });
     const cs = cloneSetOf(ns, 'greedy', { replicas: 2 });
     const template = { ...cs.spec.template, spec: { containers: [{ name: 'nginx', image: 'nginx:alpine', resources: { limits: { cpu: '200m' } } }] } };

@@ -26,13 +26,17 @@ const idOf = (o: Pod | PersistentVolumeClaim): string => o.metadata.labels?.[ID]
 
 /** `n` active pods, all Ready, lifecycle Normal and counted by the status: a settled CloneSet. */
 async function settled(client: KubeClient, ns: string, name: string, n: number, timeoutMs = 90_000): Promise<Pod[]> {
-  return eventually(`${n} settled pods of ${name}`, async () => {
-    const pods = await activePods(client, ns, name);
-    if (pods.length !== n || !pods.every(isReady)) return undefined;
-    if (!pods.every((p) => p.metadata.labels?.['lifecycle.apps.kruise.io/state'] === 'Normal')) return undefined;
-    const s = (await getCloneSet(client, ns, name)).status;
-    return s?.replicas === n && s.readyReplicas === n ? pods : undefined;
-  }, { timeoutMs });
+  return eventually(
+    `${n} settled pods of ${name}`,
+    async () => {
+      const pods = await activePods(client, ns, name);
+      if (pods.length !== n || !pods.every(isReady)) return undefined;
+      if (!pods.every((p) => p.metadata.labels?.['lifecycle.apps.kruise.io/state'] === 'Normal')) return undefined;
+      const s = (await getCloneSet(client, ns, name)).status;
+      return s?.replicas === n && s.readyReplicas === n ? pods : undefined;
+    },
+    { timeoutMs },
+  );
 }
 
 describe('scaling on a real API server', () => {
@@ -73,16 +77,26 @@ describe('scaling on a real API server', () => {
       const id = idOf(pod);
       assert.equal(pod.metadata.name, `vol-${id}`);
       assert.deepEqual(
-        (pod.spec.volumes ?? []).filter((v) => v.persistentVolumeClaim !== undefined).map((v) => [v.name, v.persistentVolumeClaim?.claimName]).sort(),
-        [['data', `data-vol-${id}`], ['logs', `logs-vol-${id}`]],
+        (pod.spec.volumes ?? [])
+          .filter((v) => v.persistentVolumeClaim !== undefined)
+          .map((v) => [v.name, v.persistentVolumeClaim?.claimName])
+          .sort(),
+        [
+          ['data', `data-vol-${id}`],
+          ['logs', `logs-vol-${id}`],
+        ],
       );
     }
     // Background cascading deletion: the garbage collector deletes pods and PVCs owned by the CloneSet.
     await client.delete(CLONESETS, ns, 'vol');
-    await eventually('pods and PVCs of vol collected', async () => {
-      const [p, c] = await Promise.all([allPods(client, ns, 'vol'), pvcsOf(client, ns, 'vol')]);
-      return p.length === 0 && c.length === 0 ? true : undefined;
-    }, { timeoutMs: 90_000 });
+    await eventually(
+      'pods and PVCs of vol collected',
+      async () => {
+        const [p, c] = await Promise.all([allPods(client, ns, 'vol'), pvcsOf(client, ns, 'vol')]);
+        return p.length === 0 && c.length === 0 ? true : undefined;
+      },
+      { timeoutMs: 90_000 },
+    );
   });
 
   it('scale-in deletes the removed pods together with their PVCs; the others keep theirs', async () => {
@@ -109,11 +123,15 @@ describe('scaling on a real API server', () => {
     const id = idOf(victim);
     const pvcBefore = await client.get<PersistentVolumeClaim>(PVCS, ns, `data-reuse-${id}`);
     await client.delete(PODS, ns, victim.metadata.name ?? '');
-    const back = await eventually('a new pod with the same name', async () => {
-      const all = await settled(client, ns, 'reuse', 2, 5_000).catch(() => undefined);
-      const again = all?.find((p) => p.metadata.name === victim.metadata.name);
-      return again !== undefined && again.metadata.uid !== victim.metadata.uid ? again : undefined;
-    }, { timeoutMs: 60_000 });
+    const back = await eventually(
+      'a new pod with the same name',
+      async () => {
+        const all = await settled(client, ns, 'reuse', 2, 5_000).catch(() => undefined);
+        const again = all?.find((p) => p.metadata.name === victim.metadata.name);
+        return again !== undefined && again.metadata.uid !== victim.metadata.uid ? again : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
     assert.equal(idOf(back), id);
     const pvcAfter = await client.get<PersistentVolumeClaim>(PVCS, ns, `data-reuse-${id}`);
     assert.equal(pvcAfter.metadata.uid, pvcBefore.metadata.uid, 'the same PVC, not a new one');
@@ -130,14 +148,22 @@ describe('scaling on a real API server', () => {
     const oldId = idOf(victim);
     const oldPvc = await client.get<PersistentVolumeClaim>(PVCS, ns, `data-noreuse-${oldId}`);
     await client.delete(PODS, ns, victim.metadata.name ?? '');
-    const replaced = await eventually('a replacement under a new id', async () => {
-      const all = await settled(client, ns, 'noreuse', 2, 5_000).catch(() => undefined);
-      return all !== undefined && !all.some((p) => idOf(p) === oldId) ? all : undefined;
-    }, { timeoutMs: 60_000 });
-    const pvcs = await eventually('the old PVC gone, one PVC per pod', async () => {
-      const list = await pvcsOf(client, ns, 'noreuse');
-      return list.length === 2 && !list.some((c) => c.metadata.uid === oldPvc.metadata.uid) ? list : undefined;
-    }, { timeoutMs: 60_000 });
+    const replaced = await eventually(
+      'a replacement under a new id',
+      async () => {
+        const all = await settled(client, ns, 'noreuse', 2, 5_000).catch(() => undefined);
+        return all !== undefined && !all.some((p) => idOf(p) === oldId) ? all : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
+    const pvcs = await eventually(
+      'the old PVC gone, one PVC per pod',
+      async () => {
+        const list = await pvcsOf(client, ns, 'noreuse');
+        return list.length === 2 && !list.some((c) => c.metadata.uid === oldPvc.metadata.uid) ? list : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
     assert.deepEqual(names(pvcs), names(replaced.map((p) => ({ metadata: { name: `data-noreuse-${idOf(p)}` } }))));
     await assert.rejects(client.get(PVCS, ns, oldPvc.metadata.name ?? ''), /not found/i);
   });
@@ -175,9 +201,19 @@ describe('scaling on a real API server', () => {
     // Distinct deletion costs make the deletion order of the others unambiguous: the cheapest goes first.
     const cheapest = others[2];
     assert.ok(cheapest);
-    await Promise.all(others.map((p, i) => client.patch(PODS, ns, p.metadata.name ?? '', {
-      metadata: { annotations: { 'controller.kubernetes.io/pod-deletion-cost': p === cheapest ? '1' : String(10 + i) } },
-    }, 'merge')));
+    await Promise.all(
+      others.map((p, i) =>
+        client.patch(
+          PODS,
+          ns,
+          p.metadata.name ?? '',
+          {
+            metadata: { annotations: { 'controller.kubernetes.io/pod-deletion-cost': p === cheapest ? '1' : String(10 + i) } },
+          },
+          'merge',
+        ),
+      ),
+    );
     await client.patch(CLONESETS, ns, 'pick', { spec: { replicas: 3, scaleStrategy: { podsToDelete: [x.metadata.name] } } }, 'merge');
     const left = await settled(client, ns, 'pick', 3);
     assert.deepEqual(names(left), names(others.filter((p) => p !== cheapest)));
@@ -193,10 +229,14 @@ describe('scaling on a real API server', () => {
     const victim = pods[1];
     assert.ok(victim);
     await client.patch(CLONESETS, ns, 'listed', { spec: { scaleStrategy: { podsToDelete: [victim.metadata.name] } } }, 'merge');
-    const after = await eventually('victim replaced', async () => {
-      const all = await settled(client, ns, 'listed', 3, 5_000).catch(() => undefined);
-      return all !== undefined && !all.some((p) => p.metadata.name === victim.metadata.name) ? all : undefined;
-    }, { timeoutMs: 60_000 });
+    const after = await eventually(
+      'victim replaced',
+      async () => {
+        const all = await settled(client, ns, 'listed', 3, 5_000).catch(() => undefined);
+        return all !== undefined && !all.some((p) => p.metadata.name === victim.metadata.name) ? all : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
     assert.equal(after.filter((p) => pods.some((q) => q.metadata.uid === p.metadata.uid)).length, 2, 'the two others are untouched');
     await eventually('podsToDelete truncated', async () => {
       const list = (await getCloneSet(client, ns, 'listed')).spec.scaleStrategy?.podsToDelete ?? [];
@@ -210,10 +250,14 @@ describe('scaling on a real API server', () => {
     const victim = pods[2];
     assert.ok(victim);
     await client.patch(PODS, ns, victim.metadata.name ?? '', { metadata: { labels: { 'apps.kruise.io/specified-delete': 'true' } } }, 'merge');
-    const after = await eventually('victim replaced', async () => {
-      const all = await settled(client, ns, 'labelled', 3, 5_000).catch(() => undefined);
-      return all !== undefined && !all.some((p) => p.metadata.uid === victim.metadata.uid) ? all : undefined;
-    }, { timeoutMs: 60_000 });
+    const after = await eventually(
+      'victim replaced',
+      async () => {
+        const all = await settled(client, ns, 'labelled', 3, 5_000).catch(() => undefined);
+        return all !== undefined && !all.some((p) => p.metadata.uid === victim.metadata.uid) ? all : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
     assert.equal(after.filter((p) => pods.some((q) => q.metadata.uid === p.metadata.uid)).length, 2);
     assert.ok(!after.some((p) => p.metadata.labels?.['apps.kruise.io/specified-delete'] !== undefined));
   });
@@ -238,10 +282,14 @@ describe('scaling on a real API server', () => {
     const watch = new PodWatch(client, ns, 'limited', list.metadata?.resourceVersion ?? '', 300);
     try {
       await client.patch(CLONESETS, ns, 'limited', { spec: { replicas: 10 } }, 'merge');
-      await eventually('10 available pods', async () => {
-        const s = (await getCloneSet(client, ns, 'limited')).status;
-        return s?.availableReplicas === 10 ? true : undefined;
-      }, { timeoutMs: 120_000 });
+      await eventually(
+        '10 available pods',
+        async () => {
+          const s = (await getCloneSet(client, ns, 'limited')).status;
+          return s?.availableReplicas === 10 ? true : undefined;
+        },
+        { timeoutMs: 120_000 },
+      );
     } finally {
       await watch.stop();
     }
@@ -268,10 +316,14 @@ describe('scaling on a real API server', () => {
     const victim = pods[0];
     assert.ok(victim);
     await client.patch(PODS, ns, victim.metadata.name ?? '', { status: { phase: 'Failed' } }, 'merge', { subresource: 'status' });
-    const active = await eventually('3 active pods besides the Failed one', async () => {
-      const all = await settled(client, ns, 'failing', 3, 5_000).catch(() => undefined);
-      return all !== undefined && !all.some((p) => p.metadata.uid === victim.metadata.uid) ? all : undefined;
-    }, { timeoutMs: 60_000 });
+    const active = await eventually(
+      '3 active pods besides the Failed one',
+      async () => {
+        const all = await settled(client, ns, 'failing', 3, 5_000).catch(() => undefined);
+        return all !== undefined && !all.some((p) => p.metadata.uid === victim.metadata.uid) ? all : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
     assert.equal(active.length, 3);
     assert.ok(!active.some((p) => idOf(p) === idOf(victim)), 'the replacement has a new id');
     const failed = await client.get<Pod>(PODS, ns, victim.metadata.name ?? '');

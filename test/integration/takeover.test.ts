@@ -33,7 +33,14 @@ const claimTemplates = (claims: readonly string[]): PersistentVolumeClaim[] =>
   claims.map((c) => defaultVolumeClaimTemplate({ metadata: { name: c }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }));
 
 /** A pod as Kruise's CloneSet controller creates it (docs/features.md#scaling; Kruise pkg/controller/cloneset/core/cloneset_core.go), owned through `ownerApiVersion`. */
-function kruisePod(cs: { metadata: { name?: string; uid?: string } }, revision: string, id: string, ownerApiVersion: string, claims: readonly string[], annotations: Record<string, string> = {}): Pod {
+function kruisePod(
+  cs: { metadata: { name?: string; uid?: string } },
+  revision: string,
+  id: string,
+  ownerApiVersion: string,
+  claims: readonly string[],
+  annotations: Record<string, string> = {},
+): Pod {
   const t = template(claims);
   return {
     apiVersion: 'v1',
@@ -148,10 +155,17 @@ describe('taking over CloneSets, pods, PVCs and revisions that Kruise wrote', ()
       },
     });
 
-    for (const [ns, cs, claims] of [[beta, b, []], [alpha, a, ['data']]] as const) {
+    for (const [ns, cs, claims] of [
+      [beta, b, []],
+      [alpha, a, ['data']],
+    ] as const) {
       const { volumeClaimTemplates: _v, ...specWithoutClaims } = a.spec;
       const revision = newRevision(
-        { ...a, metadata: { ...cs.metadata }, spec: { ...specWithoutClaims, template: template(claims), ...(claims.length > 0 ? { volumeClaimTemplates: claimTemplates(claims) } : {}) } },
+        {
+          ...a,
+          metadata: { ...cs.metadata },
+          spec: { ...specWithoutClaims, template: template(claims), ...(claims.length > 0 ? { volumeClaimTemplates: claimTemplates(claims) } : {}) },
+        },
         1,
         0,
       );
@@ -160,9 +174,27 @@ describe('taking over CloneSets, pods, PVCs and revisions that Kruise wrote', ()
       const { ownerReferences: _o, ...md } = revision.metadata;
       await client.create(CONTROLLER_REVISIONS, ns, {
         ...revision,
-        metadata: { ...md, ownerReferences: [{ apiVersion: ns === beta ? 'apps.kruise.io/v1beta1' : 'apps.kruise.io/v1alpha1', kind: 'CloneSet', name: 'sample', uid: cs.metadata.uid ?? '', controller: true, blockOwnerDeletion: true }] },
+        metadata: {
+          ...md,
+          ownerReferences: [
+            {
+              apiVersion: ns === beta ? 'apps.kruise.io/v1beta1' : 'apps.kruise.io/v1alpha1',
+              kind: 'CloneSet',
+              name: 'sample',
+              uid: cs.metadata.uid ?? '',
+              controller: true,
+              blockOwnerDeletion: true,
+            },
+          ],
+        },
       });
-      await client.update(CLONESETS_V1BETA1, ns, 'sample', { ...(await client.get<CloneSetV1beta1>(CLONESETS_V1BETA1, ns, 'sample')), status: kruiseStatus(cs.metadata.generation ?? 1, kruiseRevision[ns] ?? '') }, { subresource: 'status' });
+      await client.update(
+        CLONESETS_V1BETA1,
+        ns,
+        'sample',
+        { ...(await client.get<CloneSetV1beta1>(CLONESETS_V1BETA1, ns, 'sample')), status: kruiseStatus(cs.metadata.generation ?? 1, kruiseRevision[ns] ?? '') },
+        { subresource: 'status' },
+      );
     }
 
     for (const [i, id] of IDS.entries()) {
@@ -199,10 +231,14 @@ describe('taking over CloneSets, pods, PVCs and revisions that Kruise wrote', ()
   for (const which of ['beta', 'alpha'] as const) {
     it(`adopts the ${which === 'beta' ? 'v1beta1-stored' : 'v1alpha1-created'} CloneSet: status correct, no pod deleted, created or restarted, revisions unchanged`, async () => {
       const ns = which === 'beta' ? beta : alpha;
-      const status = await eventually('our status: 3 ready and available on the Kruise revision', async () => {
-        const s = (await client.get<CloneSetV1beta1>(CLONESETS_V1BETA1, ns, 'sample')).status;
-        return s?.readyReplicas === 3 && s.availableReplicas === 3 && s.updatedAvailableReplicas === 3 ? s : undefined;
-      }, { timeoutMs: 60_000 });
+      const status = await eventually(
+        'our status: 3 ready and available on the Kruise revision',
+        async () => {
+          const s = (await client.get<CloneSetV1beta1>(CLONESETS_V1BETA1, ns, 'sample')).status;
+          return s?.readyReplicas === 3 && s.availableReplicas === 3 && s.updatedAvailableReplicas === 3 ? s : undefined;
+        },
+        { timeoutMs: 60_000 },
+      );
       assert.equal(status.replicas, 3);
       assert.equal(status.updatedReplicas, 3);
       assert.equal(status.expectedUpdatedReplicas, 3);
@@ -215,16 +251,25 @@ describe('taking over CloneSets, pods, PVCs and revisions that Kruise wrote', ()
       assert.deepEqual(await revisionsOf(client, ns), revisionsBefore[ns], 'same ControllerRevisions, same data');
       const reasons = (await eventsOf(client, ns, 'sample')).map((e) => e.reason ?? '');
       assert.ok(!reasons.some((r) => /SuccessfulCreate|SuccessfulDelete|SuccessfulUpdatePod/.test(r)), `no create/delete/update events: ${reasons.join(', ')}`);
-      if (which === 'alpha') assert.deepEqual(names(await pvcsOf(client, ns, 'sample')), IDS.map((id) => `data-sample-${id}`), 'the PVCs are kept');
+      if (which === 'alpha')
+        assert.deepEqual(
+          names(await pvcsOf(client, ns, 'sample')),
+          IDS.map((id) => `data-sample-${id}`),
+          'the PVCs are kept',
+        );
     });
   }
 
   it('rolls the v1beta1 CloneSet out in place (same pods, new image) after the takeover', async () => {
     await client.patch(CLONESETS_V1BETA1, beta, 'sample', { spec: { template: { spec: { containers: [{ name: 'nginx', image: 'nginx:mainline' }] } } } }, 'merge');
-    const pods = await eventually('3 ready pods on nginx:mainline', async () => {
-      const list = await activePods(client, beta, 'sample');
-      return list.length === 3 && list.every((p) => p.spec.containers[0]?.image === 'nginx:mainline' && isReady(p) && revisionOf(p) !== REVISION) ? list : undefined;
-    }, { timeoutMs: 90_000 });
+    const pods = await eventually(
+      '3 ready pods on nginx:mainline',
+      async () => {
+        const list = await activePods(client, beta, 'sample');
+        return list.length === 3 && list.every((p) => p.spec.containers[0]?.image === 'nginx:mainline' && isReady(p) && revisionOf(p) !== REVISION) ? list : undefined;
+      },
+      { timeoutMs: 90_000 },
+    );
     assert.deepEqual(pods.map((p) => p.metadata.uid).sort(), [...(before_[beta]?.values() ?? [])].map((f) => f.uid).sort(), 'updated in place: the same pods');
     const s = await eventually('status: all updated', async () => {
       const st = (await client.get<CloneSetV1beta1>(CLONESETS_V1BETA1, beta, 'sample')).status;
@@ -234,15 +279,29 @@ describe('taking over CloneSets, pods, PVCs and revisions that Kruise wrote', ()
   });
 
   it('rolls the v1alpha1 CloneSet out (ReCreate) through the v1alpha1 endpoint after the takeover', async () => {
-    await client.patch(CLONESETS, alpha, 'sample', { spec: { template: { spec: { containers: [{ name: 'nginx', image: 'nginx:mainline', volumeMounts: [{ name: 'data', mountPath: '/mnt/data' }] }] } } } }, 'merge');
-    await eventually('3 ready pods on the new revision', async () => {
-      const list = await activePods(client, alpha, 'sample');
-      return list.length === 3 && list.every((p) => p.spec.containers[0]?.image === 'nginx:mainline' && isReady(p)) ? list : undefined;
-    }, { timeoutMs: 120_000 });
-    const s = await eventually('status: all updated', async () => {
-      const st = (await client.get<CloneSet>(CLONESETS, alpha, 'sample')).status;
-      return st?.updatedReadyReplicas === 3 && st.currentRevision === st.updateRevision ? st : undefined;
-    }, { timeoutMs: 60_000 });
+    await client.patch(
+      CLONESETS,
+      alpha,
+      'sample',
+      { spec: { template: { spec: { containers: [{ name: 'nginx', image: 'nginx:mainline', volumeMounts: [{ name: 'data', mountPath: '/mnt/data' }] }] } } } },
+      'merge',
+    );
+    await eventually(
+      '3 ready pods on the new revision',
+      async () => {
+        const list = await activePods(client, alpha, 'sample');
+        return list.length === 3 && list.every((p) => p.spec.containers[0]?.image === 'nginx:mainline' && isReady(p)) ? list : undefined;
+      },
+      { timeoutMs: 120_000 },
+    );
+    const s = await eventually(
+      'status: all updated',
+      async () => {
+        const st = (await client.get<CloneSet>(CLONESETS, alpha, 'sample')).status;
+        return st?.updatedReadyReplicas === 3 && st.currentRevision === st.updateRevision ? st : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
     assert.notEqual(s.updateRevision, kruiseRevision[alpha]);
   });
 
@@ -254,7 +313,11 @@ describe('taking over CloneSets, pods, PVCs and revisions that Kruise wrote', ()
       assert.equal(v1alpha1, v1beta1.replace('v1beta1', 'v1alpha1'), 'the same object through either version');
       for (const version of ['v1alpha1', 'v1beta1']) {
         const table = kubectlOk(['get', `clonesets.${version}.apps.kruise.io`, '-n', ns]);
-        assert.match(table, /NAME\s+DESIRED\s+UPDATED\s+UPDATED_READY\s+UPDATED_AVAILABLE\s+READY\s+TOTAL\s+AGE\n\S+\s+3\s+3\s+3\s+3\s+3\s+3\s/, `printer columns through ${version}`);
+        assert.match(
+          table,
+          /NAME\s+DESIRED\s+UPDATED\s+UPDATED_READY\s+UPDATED_AVAILABLE\s+READY\s+TOTAL\s+AGE\n\S+\s+3\s+3\s+3\s+3\s+3\s+3\s/,
+          `printer columns through ${version}`,
+        );
       }
     }
   });
@@ -288,10 +351,14 @@ describe('updateStrategy OnDelete (v1beta1)', () => {
         updateStrategy: { type: 'OnDelete' },
       },
     });
-    const first = await eventually('3 ready pods', async () => {
-      const list = await activePods(client, ns, 'od');
-      return list.length === 3 && list.every(isReady) ? list : undefined;
-    }, { timeoutMs: 60_000 });
+    const first = await eventually(
+      '3 ready pods',
+      async () => {
+        const list = await activePods(client, ns, 'od');
+        return list.length === 3 && list.every(isReady) ? list : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
     const oldRevision = revisionOf(first[0] ?? { metadata: {}, spec: { containers: [] } });
 
     await client.patch(CLONESETS_V1BETA1, ns, 'od', { spec: { template: { spec: { containers: [{ name: 'nginx', image: 'nginx:mainline' }] } } } }, 'merge');
@@ -306,13 +373,26 @@ describe('updateStrategy OnDelete (v1beta1)', () => {
 
     const victim = first[0]?.metadata.name ?? '';
     await client.delete(PODS, ns, victim);
-    const after = await eventually('a replacement on the new revision, the other two untouched', async () => {
-      const list = await activePods(client, ns, 'od');
-      const fresh = list.filter((p) => revisionOf(p) === seen?.updateRevision);
-      return list.length === 3 && fresh.length === 1 && list.every(isReady) && !list.some((p) => p.metadata.name === victim) ? list : undefined;
-    }, { timeoutMs: 60_000 });
+    const after = await eventually(
+      'a replacement on the new revision, the other two untouched',
+      async () => {
+        const list = await activePods(client, ns, 'od');
+        const fresh = list.filter((p) => revisionOf(p) === seen?.updateRevision);
+        return list.length === 3 && fresh.length === 1 && list.every(isReady) && !list.some((p) => p.metadata.name === victim) ? list : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
     assert.equal(after.filter((p) => p.spec.containers[0]?.image === 'nginx:mainline').length, 1);
-    assert.deepEqual(after.filter((p) => revisionOf(p) === oldRevision).map((p) => p.metadata.uid).sort(), first.slice(1).map((p) => p.metadata.uid).sort());
+    assert.deepEqual(
+      after
+        .filter((p) => revisionOf(p) === oldRevision)
+        .map((p) => p.metadata.uid)
+        .sort(),
+      first
+        .slice(1)
+        .map((p) => p.metadata.uid)
+        .sort(),
+    );
     const status = await eventually('status: 1 of 3 updated', async () => {
       const s = (await client.get<CloneSetV1beta1>(CLONESETS_V1BETA1, ns, 'od')).status;
       return s?.updatedReadyReplicas === 1 && s.readyReplicas === 3 ? s : undefined;

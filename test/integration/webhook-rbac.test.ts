@@ -43,17 +43,38 @@ describe('webhook RBAC (config/rbac/webhook-role.yaml) on a real API server', ()
     const dir = path.join(ROOT, '.cluster', 'test-logs');
     mkdirSync(dir, { recursive: true });
     const kubeconfig = path.join(dir, `${ns}.kubeconfig`);
-    writeFileSync(kubeconfig, JSON.stringify({
-      apiVersion: 'v1', kind: 'Config', clusters: [cluster], users: [{ name: SA, user: { token } }],
-      contexts: [{ name: SA, context: { cluster: cluster.name, user: SA } }], 'current-context': SA,
-    }), { mode: 0o600 });
+    writeFileSync(
+      kubeconfig,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [cluster],
+        users: [{ name: SA, user: { token } }],
+        contexts: [{ name: SA, context: { cluster: cluster.name, user: SA } }],
+        'current-context': SA,
+      }),
+      { mode: 0o600 },
+    );
     // on the URL the API server already calls (the port is shared, SO_REUSEPORT)
     const url = JSON.parse(kubectlOk(['get', 'validatingwebhookconfiguration', VALIDATING_CONFIGURATION, '-o', 'json'])) as { webhooks: { clientConfig: { url?: string } }[] };
     const port = new URL(url.webhooks[0]?.clientConfig.url ?? 'https://127.0.0.1:0').port;
     logFile = path.join(dir, `webhook-rbac-${Date.now()}.log`);
     const out = createWriteStream(logFile);
-    proc = spawn(process.execPath, [builtControllerMain(), 'webhook', '--kubeconfig', kubeconfig,
-      '--webhook-host', '127.0.0.1', '--webhook-port', port, `--webhook-cert-validity=${process.env.WEBHOOK_CERT_VALIDITY ?? '2m'}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+    proc = spawn(
+      process.execPath,
+      [
+        builtControllerMain(),
+        'webhook',
+        '--kubeconfig',
+        kubeconfig,
+        '--webhook-host',
+        '127.0.0.1',
+        '--webhook-port',
+        port,
+        `--webhook-cert-validity=${process.env.WEBHOOK_CERT_VALIDITY ?? '2m'}`,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     proc.stdout?.pipe(out);
     proc.stderr?.pipe(out);
   });
@@ -72,13 +93,20 @@ describe('webhook RBAC (config/rbac/webhook-role.yaml) on a real API server', ()
 
   it('the ServiceAccount runs the webhook: Secret adopted, configurations and CRD checked, ready, no error', async () => {
     const lines = (): { level: string; msg: string; err?: string }[] =>
-      readFileSync(logFile, 'utf8').split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { level: string; msg: string; err?: string });
+      readFileSync(logFile, 'utf8')
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as { level: string; msg: string; err?: string });
     const isError = (l: { level: string }): boolean => l.level === 'error' || l.level === 'fatal';
-    await eventually('the webhook process to be ready', async () => {
-      const errors = lines().filter(isError);
-      if (errors.length > 0) throw new Error(`errors in ${logFile}: ${errors.map((e) => `${e.msg} ${e.err ?? ''}`).join('; ')}`);
-      return lines().some((l) => l.msg === 'webhook ready') ? true : undefined;
-    }, { timeoutMs: 30_000 });
+    await eventually(
+      'the webhook process to be ready',
+      async () => {
+        const errors = lines().filter(isError);
+        if (errors.length > 0) throw new Error(`errors in ${logFile}: ${errors.map((e) => `${e.msg} ${e.err ?? ''}`).join('; ')}`);
+        return lines().some((l) => l.msg === 'webhook ready') ? true : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
     assert.deepEqual(lines().filter(isError), []);
   });
 
@@ -86,18 +114,36 @@ describe('webhook RBAC (config/rbac/webhook-role.yaml) on a real API server', ()
     const as = `--as=system:serviceaccount:${ns}:${SA}`;
     const can = (...args: string[]): boolean => kubectl(['auth', 'can-i', as, ...args]).stdout.trim() === 'yes';
     const allowed: string[][] = [
-      ['create', 'secrets', '-n', WEBHOOK_NAMESPACE], ['get', `secrets/${SECRET_NAME}`, '-n', WEBHOOK_NAMESPACE], ['patch', `secrets/${SECRET_NAME}`, '-n', WEBHOOK_NAMESPACE],
-      ['create', 'mutatingwebhookconfigurations'], ['patch', `mutatingwebhookconfigurations/${MUTATING_CONFIGURATION}`],
-      ['create', 'validatingwebhookconfigurations'], ['patch', `validatingwebhookconfigurations/${VALIDATING_CONFIGURATION}`],
-      ['get', 'customresourcedefinitions/clonesets.apps.kruise.io'], ['patch', 'customresourcedefinitions/clonesets.apps.kruise.io'],
+      ['create', 'secrets', '-n', WEBHOOK_NAMESPACE],
+      ['get', `secrets/${SECRET_NAME}`, '-n', WEBHOOK_NAMESPACE],
+      ['patch', `secrets/${SECRET_NAME}`, '-n', WEBHOOK_NAMESPACE],
+      ['create', 'mutatingwebhookconfigurations'],
+      ['patch', `mutatingwebhookconfigurations/${MUTATING_CONFIGURATION}`],
+      ['create', 'validatingwebhookconfigurations'],
+      ['patch', `validatingwebhookconfigurations/${VALIDATING_CONFIGURATION}`],
+      ['get', 'customresourcedefinitions/clonesets.apps.kruise.io'],
+      ['patch', 'customresourcedefinitions/clonesets.apps.kruise.io'],
       ['get', 'pods', '-n', 'default'],
     ];
     const denied: string[][] = [
-      ['list', 'secrets', '-n', WEBHOOK_NAMESPACE], ['get', 'secrets/other', '-n', WEBHOOK_NAMESPACE], ['create', 'secrets', '-n', 'default'],
-      ['delete', `mutatingwebhookconfigurations/${MUTATING_CONFIGURATION}`], ['patch', 'validatingwebhookconfigurations/someone-elses'],
-      ['patch', 'customresourcedefinitions/other.example.com'], ['list', 'pods', '-n', 'default'], ['delete', 'pods', '-n', 'default'],
+      ['list', 'secrets', '-n', WEBHOOK_NAMESPACE],
+      ['get', 'secrets/other', '-n', WEBHOOK_NAMESPACE],
+      ['create', 'secrets', '-n', 'default'],
+      ['delete', `mutatingwebhookconfigurations/${MUTATING_CONFIGURATION}`],
+      ['patch', 'validatingwebhookconfigurations/someone-elses'],
+      ['patch', 'customresourcedefinitions/other.example.com'],
+      ['list', 'pods', '-n', 'default'],
+      ['delete', 'pods', '-n', 'default'],
     ];
-    assert.deepEqual(allowed.filter((a) => !can(...a)).map((a) => a.join(' ')), [], 'allowed');
-    assert.deepEqual(denied.filter((a) => can(...a)).map((a) => a.join(' ')), [], 'denied');
+    assert.deepEqual(
+      allowed.filter((a) => !can(...a)).map((a) => a.join(' ')),
+      [],
+      'allowed',
+    );
+    assert.deepEqual(
+      denied.filter((a) => can(...a)).map((a) => a.join(' ')),
+      [],
+      'denied',
+    );
   });
 });

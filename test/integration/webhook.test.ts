@@ -43,17 +43,23 @@ describe('admission webhook (mutating, validating, conversion) through the API s
     const stray: Pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'stray', namespace: ns }, spec: { containers: [{ name: 'c', image: 'nginx:alpine' }] } } as Pod;
     await client.create(PODS, ns, stray);
     const cs = newCloneSet(ns, 'steal', 1, { spec: { scaleStrategy: { podsToDelete: ['stray'] } } });
-    const err = await client.create(CLONESETS, ns, cs, { dryRun: true }).then(() => undefined, (e: unknown) => e);
+    const err = await client.create(CLONESETS, ns, cs, { dryRun: true }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     assert.ok(err instanceof ApiError, String(err));
     assert.equal(err.code, 422);
     assert.equal(err.reason, 'Invalid');
     const status = err.status as { message: string; details: { causes: { field: string; message: string }[] } };
-    assert.deepEqual(status.details.causes.map((c) => c.field), ['spec.scaleStrategy.podsToDelete']);
+    assert.deepEqual(
+      status.details.causes.map((c) => c.field),
+      ['spec.scaleStrategy.podsToDelete'],
+    );
     assert.match(status.details.causes[0]?.message ?? '', /find pod stray owner is not this CloneSet/);
     assert.match(status.message, /admission webhook "vcloneset\.kb\.io" denied the request: CloneSet\.apps\.kruise\.io "steal" is invalid: spec\.scaleStrategy\.podsToDelete/);
   });
 
-  it('a created v1alpha1 CloneSet is stored with Kruise\'s defaults (strategy and pod template)', async () => {
+  it("a created v1alpha1 CloneSet is stored with Kruise's defaults (strategy and pod template)", async () => {
     kubectlOk(['create', '-f', '-'], stringify(newCloneSet(ns, 'defaults', 0)));
     const got = await client.get<Obj>(CLONESETS, ns, 'defaults');
     const spec = got.spec as { revisionHistoryLimit: number; updateStrategy: Obj; template: { spec: Obj & { containers: Obj[] } } };
@@ -68,8 +74,14 @@ describe('admission webhook (mutating, validating, conversion) through the API s
 
   it('a CloneSet created as v1beta1 is defaulted as v1beta1 and listed by both versions (conversion webhook)', async () => {
     const v1beta1: Obj = {
-      apiVersion: 'apps.kruise.io/v1beta1', kind: 'CloneSet', metadata: { name: 'beta', namespace: ns },
-      spec: { replicas: 0, selector: { matchLabels: { app: 'beta' } }, template: { metadata: { labels: { app: 'beta' } }, spec: { containers: [{ name: 'c', image: 'nginx:alpine' }] } } },
+      apiVersion: 'apps.kruise.io/v1beta1',
+      kind: 'CloneSet',
+      metadata: { name: 'beta', namespace: ns },
+      spec: {
+        replicas: 0,
+        selector: { matchLabels: { app: 'beta' } },
+        template: { metadata: { labels: { app: 'beta' } }, spec: { containers: [{ name: 'c', image: 'nginx:alpine' }] } },
+      },
     };
     await client.create(CLONESETS_V1BETA1, ns, v1beta1);
     const beta = await client.get<Obj>(CLONESETS_V1BETA1, ns, 'beta');

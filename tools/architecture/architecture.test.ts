@@ -43,7 +43,8 @@ test('no module but the executor writes to the API (cloneset/execute*.ts, write-
 });
 
 test('the API-write rule reports a write in the reconciler, but not in the executor, tests, comments or other receivers', () => {
-  const body = 'export async function f(ports, client, set) {\n  await ports.cloneSets.updateStatus(cs, s);\n  await client.patch(R, ns, n, p, "merge");\n  set.delete(1);\n  // ports.createPod(x) in a comment\n}\n';
+  const body =
+    'export async function f(ports, client, set) {\n  await ports.cloneSets.updateStatus(cs, s);\n  await client.patch(R, ns, n, p, "merge");\n  set.delete(1);\n  // ports.createPod(x) in a comment\n}\n';
   assert.deepEqual(apiWritesOutsideExecutor('cloneset/reconciler.ts', body), [
     { line: 2, call: 'cloneSets.updateStatus()' },
     { line: 3, call: 'client.patch()' },

@@ -6,9 +6,7 @@ import { join } from 'node:path';
 import { stringify as toYaml } from 'yaml';
 import { auditFlags } from './audit.ts';
 import type { BinaryName, BinaryPaths } from './binaries.ts';
-import {
-  allocatePorts, apiserverArgs, controllerManagerArgs, etcdArgs, etcdClientUrl, kwokArgs, schedulerArgs, schedulerConfiguration,
-} from './components.ts';
+import { allocatePorts, apiserverArgs, controllerManagerArgs, etcdArgs, etcdClientUrl, kwokArgs, schedulerArgs, schedulerConfiguration } from './components.ts';
 import { request, type HttpResponse } from './http.ts';
 import { writeKubeconfig } from './kubeconfig.ts';
 import { createFakeNodes, nodeNames } from './nodes.ts';
@@ -78,10 +76,15 @@ export async function bringUp(dir: string, bins: BinaryPaths, opts: BringUpOptio
 
   await step(progress, 'starting etcd', async () => {
     const etcd = await launch('etcd', etcdArgs(ports, data));
-    await waitFor('etcd /health', timeoutMs, async () => {
-      const r = await request(`${etcdClientUrl(ports)}/health`, { timeoutMs: 2000 });
-      return r.status === 200 && r.body.includes('"true"');
-    }, etcd.exited);
+    await waitFor(
+      'etcd /health',
+      timeoutMs,
+      async () => {
+        const r = await request(`${etcdClientUrl(ports)}/health`, { timeoutMs: 2000 });
+        return r.status === 200 && r.body.includes('"true"');
+      },
+      etcd.exited,
+    );
   });
 
   // kubeconfigs (the server URL is known before the API server starts)
@@ -89,15 +92,18 @@ export async function bringUp(dir: string, bins: BinaryPaths, opts: BringUpOptio
   const kcmKc = await writeKubeconfig(join(cfg, 'kube-controller-manager.kubeconfig'), server, pki.ca.cert, client('kube-controller-manager'), 'kube-controller-manager');
   const schedKc = await writeKubeconfig(join(cfg, 'kube-scheduler.kubeconfig'), server, pki.ca.cert, client('kube-scheduler'), 'kube-scheduler');
   const kwokKc = await writeKubeconfig(join(cfg, 'kwok.kubeconfig'), server, pki.ca.cert, client('kwok'), 'kwok');
-  const api = (path: string, o: { method?: string; body?: unknown } = {}): Promise<HttpResponse> =>
-    request(`${server}${path}`, { ...o, tls: admin.tls, timeoutMs: 10_000 });
+  const api = (path: string, o: { method?: string; body?: unknown } = {}): Promise<HttpResponse> => request(`${server}${path}`, { ...o, tls: admin.tls, timeoutMs: 10_000 });
 
   await step(progress, 'starting kube-apiserver', async () => {
     const audit = opts.auditLog === true ? await auditFlags(dir, cfg) : [];
     const apiserver = await launch('kube-apiserver', [...apiserverArgs(dir, ports, pki), ...audit]);
     await waitFor('kube-apiserver /readyz', timeoutMs, async () => (await api('/readyz')).status === 200, apiserver.exited);
-    await waitFor('namespaces default and kube-system', timeoutMs, async () =>
-      isJsonOk(await api('/api/v1/namespaces/default')) && isJsonOk(await api('/api/v1/namespaces/kube-system')), apiserver.exited);
+    await waitFor(
+      'namespaces default and kube-system',
+      timeoutMs,
+      async () => isJsonOk(await api('/api/v1/namespaces/default')) && isJsonOk(await api('/api/v1/namespaces/kube-system')),
+      apiserver.exited,
+    );
   });
 
   // kube-controller-manager, kube-scheduler, kwok: started together, waited for separately
@@ -127,7 +133,8 @@ export async function bringUp(dir: string, bins: BinaryPaths, opts: BringUpOptio
   allDied.catch(() => {});
   await step(progress, `creating ${String(nodes)} fake nodes`, () => createFakeNodes(api, nodeNames(nodes), timeoutMs, allDied));
   await step(progress, 'waiting for the default ServiceAccount', () =>
-    waitFor('serviceaccount default/default', timeoutMs, async () => isJsonOk(await api('/api/v1/namespaces/default/serviceaccounts/default')), allDied));
+    waitFor('serviceaccount default/default', timeoutMs, async () => isJsonOk(await api('/api/v1/namespaces/default/serviceaccounts/default')), allDied),
+  );
 
   return server;
 }

@@ -17,7 +17,6 @@ export interface ComponentPorts {
   readonly kwok: number;
 }
 
-
 /** Six distinct free local ports. */
 export async function allocatePorts(): Promise<ComponentPorts> {
   const ports = new Set<number>();
@@ -106,20 +105,17 @@ export function schedulerConfiguration(kubeconfig: string): unknown {
     // VolumeRestrictions and NodeVolumeLimits read each claim from the scheduler's PVC informer: when that lags
     // (it backs off after an API server restart) the pod is marked unschedulable ("persistentvolumeclaim … not
     // found") and parked for minutes, though its claim was created first (seen in `npm run chaos`).
-    profiles: [{
-      schedulerName: 'default-scheduler',
-      plugins: { multiPoint: { disabled: [{ name: 'VolumeBinding' }, { name: 'VolumeZone' }, { name: 'VolumeRestrictions' }, { name: 'NodeVolumeLimits' }] } },
-    }],
+    profiles: [
+      {
+        schedulerName: 'default-scheduler',
+        plugins: { multiPoint: { disabled: [{ name: 'VolumeBinding' }, { name: 'VolumeZone' }, { name: 'VolumeRestrictions' }, { name: 'NodeVolumeLimits' }] } },
+      },
+    ],
   };
 }
 
 export function schedulerArgs(stateDir: string, ports: ComponentPorts, configFile: string): string[] {
-  return [
-    `--config=${configFile}`,
-    '--bind-address=127.0.0.1',
-    `--secure-port=${String(ports.kubeScheduler)}`,
-    `--cert-dir=${join(stateDir, 'pki', 'scheduler-generated')}`,
-  ];
+  return [`--config=${configFile}`, '--bind-address=127.0.0.1', `--secure-port=${String(ports.kubeScheduler)}`, `--cert-dir=${join(stateDir, 'pki', 'scheduler-generated')}`];
 }
 
 export function kwokArgs(ports: ComponentPorts, kubeconfig: string): string[] {

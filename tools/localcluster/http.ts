@@ -15,10 +15,7 @@ export interface TlsMaterial {
   readonly insecure?: boolean;
 }
 
-export function request(
-  url: string,
-  opts: { method?: string; body?: unknown; tls?: TlsMaterial; timeoutMs?: number } = {},
-): Promise<HttpResponse> {
+export function request(url: string, opts: { method?: string; body?: unknown; tls?: TlsMaterial; timeoutMs?: number } = {}): Promise<HttpResponse> {
   const u = new URL(url);
   const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
   const headers: Record<string, string> = { Accept: 'application/json' };

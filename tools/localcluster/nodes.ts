@@ -49,13 +49,18 @@ export async function createFakeNodes(api: ApiRequest, names: readonly string[],
     const r = await api('/api/v1/nodes', { method: 'POST', body: fakeNode(name, i) });
     if (!isJsonOk(r) && r.status !== 409) throw new Error(`creating node ${name}: HTTP ${String(r.status)} ${r.body}`);
   }
-  await waitFor('nodes Ready', timeoutMs, async () => {
-    const r = await api('/api/v1/nodes');
-    if (!isJsonOk(r)) return false;
-    const list = JSON.parse(r.body) as NodeList;
-    const ready = new Set((list.items ?? [])
-      .filter((n) => (n.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'))
-      .map((n) => n.metadata?.name ?? ''));
-    return names.every((n) => ready.has(n));
-  }, died);
+  await waitFor(
+    'nodes Ready',
+    timeoutMs,
+    async () => {
+      const r = await api('/api/v1/nodes');
+      if (!isJsonOk(r)) return false;
+      const list = JSON.parse(r.body) as NodeList;
+      const ready = new Set(
+        (list.items ?? []).filter((n) => (n.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')).map((n) => n.metadata?.name ?? ''),
+      );
+      return names.every((n) => ready.has(n));
+    },
+    died,
+  );
 }

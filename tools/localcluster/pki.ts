@@ -53,8 +53,24 @@ async function signedLeaf(dir: string, name: string, subj: string, extensions: s
   await writeFile(join(dir, ext), extensions);
   await openssl(['req', ...EC_KEY, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subj], dir);
   await openssl(
-    ['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-set_serial', `0x${randomBytes(16).toString('hex')}`,
-      '-out', `${name}.crt`, '-days', DAYS, '-extfile', ext],
+    [
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      'ca.crt',
+      '-CAkey',
+      'ca.key',
+      '-set_serial',
+      `0x${randomBytes(16).toString('hex')}`,
+      '-out',
+      `${name}.crt`,
+      '-days',
+      DAYS,
+      '-extfile',
+      ext,
+    ],
     dir,
   );
   return { cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`) };
@@ -63,13 +79,33 @@ async function signedLeaf(dir: string, name: string, subj: string, extensions: s
 export async function generatePki(dir: string, clients: readonly ClientIdentity[]): Promise<Pki> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
   await openssl(
-    ['req', '-x509', ...EC_KEY, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', DAYS, '-subj', '/CN=cloneset-local-ca',
-      '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign'],
+    [
+      'req',
+      '-x509',
+      ...EC_KEY,
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.crt',
+      '-days',
+      DAYS,
+      '-subj',
+      '/CN=cloneset-local-ca',
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign',
+    ],
     dir,
   );
   const sans = [
-    'DNS:localhost', 'DNS:kubernetes', 'DNS:kubernetes.default', 'DNS:kubernetes.default.svc',
-    'DNS:kubernetes.default.svc.cluster.local', 'IP:127.0.0.1', `IP:${KUBERNETES_SERVICE_IP}`,
+    'DNS:localhost',
+    'DNS:kubernetes',
+    'DNS:kubernetes.default',
+    'DNS:kubernetes.default.svc',
+    'DNS:kubernetes.default.svc.cluster.local',
+    'IP:127.0.0.1',
+    `IP:${KUBERNETES_SERVICE_IP}`,
   ].join(',');
   const serverExt = `subjectAltName=${sans}\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n`;
   const clientExt = 'extendedKeyUsage=clientAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n';

@@ -68,7 +68,9 @@ export function isAlive(pid: number): boolean {
 /** argv of a running process, or undefined. */
 export function cmdline(pid: number): readonly string[] | undefined {
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((s) => s !== '');
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+      .split('\0')
+      .filter((s) => s !== '');
   } catch {
     return undefined;
   }

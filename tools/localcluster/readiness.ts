@@ -27,10 +27,15 @@ export async function waitFor(what: string, timeoutMs: number, check: () => Prom
 
 /** Waits for a component's /healthz (self-signed certificates: not verified) to answer 200. */
 export function waitForHealthz(url: string, timeoutMs: number, died: Promise<never>): Promise<void> {
-  return waitFor(url, timeoutMs, async () => {
-    const r = await request(url, { tls: { insecure: true }, timeoutMs: 2000 });
-    return r.status === 200;
-  }, died);
+  return waitFor(
+    url,
+    timeoutMs,
+    async () => {
+      const r = await request(url, { tls: { insecure: true }, timeoutMs: 2000 });
+      return r.status === 200;
+    },
+    died,
+  );
 }
 
 export function isJsonOk(res: HttpResponse): boolean {

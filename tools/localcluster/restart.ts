@@ -13,7 +13,8 @@ import { processMarker, readState, withLock, writeState, type ClusterState, type
 function component(dir: string, name: BinaryName): { state: ClusterState; c: ComponentState } {
   const state = readState(dir);
   const c = state?.components.find((x) => x.name === name);
-  if (state === undefined || c === undefined) throw new Error(`no ${name} recorded in ${dir}/state.json: is the cluster up (node tools/localcluster/cli.ts up --state-dir ${dir})?`);
+  if (state === undefined || c === undefined)
+    throw new Error(`no ${name} recorded in ${dir}/state.json: is the cluster up (node tools/localcluster/cli.ts up --state-dir ${dir})?`);
   if (!isOurProcess(c.pid, c.binary.split('/').pop() ?? name, processMarker(dir))) throw new Error(`${name} (pid ${String(c.pid)}) of ${dir} is not running`);
   return { state, c };
 }

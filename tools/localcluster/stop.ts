@@ -49,9 +49,7 @@ export async function stopUnlocked(dir: string, progress: Progress): Promise<voi
       progress.write(`stopped stray process ${String(pid)} (${how})\n`);
     }),
   );
-  await Promise.all(
-    ['data', 'pki', 'config', 'kwok-home', 'kubeconfig', 'state.json'].map((p) => rm(join(dir, p), { recursive: true, force: true })),
-  );
+  await Promise.all(['data', 'pki', 'config', 'kwok-home', 'kubeconfig', 'state.json'].map((p) => rm(join(dir, p), { recursive: true, force: true })));
 }
 
 /** Stops every process of the state dir and removes its data (logs are kept). Idempotent. */

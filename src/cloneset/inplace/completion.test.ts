@@ -45,7 +45,11 @@ describe('containersComplete (docs/features.md#in-place-update)', () => {
   });
 
   describe('resources (gate InPlaceWorkloadVerticalScaling)', () => {
-    const sized: Pod = { metadata: { name: 'p' }, spec: { containers: [{ name: 'app', image: 'i', resources: { requests: { cpu: '200m' } } }] }, status: { containerStatuses: [{ name: 'app', image: 'i', imageID: 'x', resources: { requests: { cpu: '100m' } } }] } };
+    const sized: Pod = {
+      metadata: { name: 'p' },
+      spec: { containers: [{ name: 'app', image: 'i', resources: { requests: { cpu: '200m' } } }] },
+      status: { containerStatuses: [{ name: 'app', image: 'i', imageID: 'x', resources: { requests: { cpu: '100m' } } }] },
+    };
     const resized: Pod = { ...sized, status: { containerStatuses: [{ name: 'app', image: 'i', imageID: 'x', resources: { requests: { cpu: '0.2' } } }] } };
     const s = state({ lastContainerStatuses: null, updateImages: false, updateResources: true });
     test('not complete until the status reports the new resources', () => {

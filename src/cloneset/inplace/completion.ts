@@ -35,7 +35,11 @@ function runtimeMeta(pod: Pod): { ok: true; value: RuntimeContainerMeta[] | unde
     return {
       ok: true,
       value: list.map((c: unknown) => {
-        const o = (typeof c === 'object' && c !== null ? c : {}) as { name?: unknown; containerID?: unknown; hashes?: { plainHash?: unknown; extractedEnvFromMetadataHash?: unknown } };
+        const o = (typeof c === 'object' && c !== null ? c : {}) as {
+          name?: unknown;
+          containerID?: unknown;
+          hashes?: { plainHash?: unknown; extractedEnvFromMetadataHash?: unknown };
+        };
         const plain = o.hashes?.plainHash;
         const env = o.hashes?.extractedEnvFromMetadataHash;
         return {
@@ -85,8 +89,14 @@ export function envFromMetadataHash(pod: Pod, c: Container): number {
       vars.push({ name: v.name, value: source?.[m[2] ?? ''] ?? '' });
     }
   }
-  const sorted = vars.map((v, i) => ({ v, i })).sort((a, b) => (a.v.name < b.v.name ? -1 : a.v.name > b.v.name ? 1 : a.i - b.i)).map((x) => x.v);
-  const json = sorted.length === 0 ? 'null' : `[${sorted.map((v) => (v.value === '' ? `{"name":${goMarshal(v.name)}}` : `{"name":${goMarshal(v.name)},"value":${goMarshal(v.value)}}`)).join(',')}]`;
+  const sorted = vars
+    .map((v, i) => ({ v, i }))
+    .sort((a, b) => (a.v.name < b.v.name ? -1 : a.v.name > b.v.name ? 1 : a.i - b.i))
+    .map((x) => x.v);
+  const json =
+    sorted.length === 0
+      ? 'null'
+      : `[${sorted.map((v) => (v.value === '' ? `{"name":${goMarshal(v.name)}}` : `{"name":${goMarshal(v.name)},"value":${goMarshal(v.value)}}`)).join(',')}]`;
   return fnv1a_32(spewByteSlice(json));
 }
 

@@ -71,11 +71,13 @@ describe('executor: in-place writes', () => {
     const h = harness();
     const out = await h.run([update]);
     assert.deepEqual(out, { writes: 1 });
-    assert.deepEqual(h.calls, [{
-      verb: 'patch',
-      name: 'sample-abcde',
-      patch: { metadata: { labels: { 'controller-revision-hash': 'sample-r2' }, resourceVersion: '42' }, spec: { containers: [{ name: 'main', image: 'nginx:2' }] } },
-    }]);
+    assert.deepEqual(h.calls, [
+      {
+        verb: 'patch',
+        name: 'sample-abcde',
+        patch: { metadata: { labels: { 'controller-revision-hash': 'sample-r2' }, resourceVersion: '42' }, spec: { containers: [{ name: 'main', image: 'nginx:2' }] } },
+      },
+    ]);
     assert.equal(h.rvExpectations.isSatisfied('uid-p', '100').satisfied, false);
     assert.equal(h.rvExpectations.isSatisfied('uid-p', '101').satisfied, true);
     assert.deepEqual(h.recorder.seen, ['Normal SuccessfulUpdatePodInPlace: successfully update pod sample-abcde in-place(revision sample-r2)']);
@@ -92,7 +94,10 @@ describe('executor: in-place writes', () => {
     const cached = notReadyPod('42');
     const h = harness({ conflicts: 1, live: { ...cached, metadata: { ...cached.metadata, resourceVersion: '57' } } });
     assert.deepEqual(await h.run([{ ...update, guard: inPlaceGuardOf(cached) }]), { writes: 1, requeueAfterMs: 500 });
-    assert.deepEqual(h.calls.map((c) => c.verb), ['patch', 'get', 'patch']);
+    assert.deepEqual(
+      h.calls.map((c) => c.verb),
+      ['patch', 'get', 'patch'],
+    );
     assert.deepEqual((h.calls[2]?.patch as { metadata: { resourceVersion: string } } | undefined)?.metadata.resourceVersion, '57');
     assert.deepEqual(h.recorder.seen, ['Normal SuccessfulUpdatePodInPlace: successfully update pod sample-abcde in-place(revision sample-r2)']);
   });
@@ -109,7 +114,10 @@ describe('executor: in-place writes', () => {
     for (const live of changes) {
       const h = harness({ conflicts: 1, live });
       assert.deepEqual(await h.run([{ ...update, guard: inPlaceGuardOf(cached) }]), { writes: 0, requeueAfterMs: 500 });
-      assert.deepEqual(h.calls.map((c) => c.verb), ['patch', 'get']);
+      assert.deepEqual(
+        h.calls.map((c) => c.verb),
+        ['patch', 'get'],
+      );
       assert.deepEqual(h.recorder.seen, []);
     }
   });
@@ -118,7 +126,10 @@ describe('executor: in-place writes', () => {
     const cached = notReadyPod('42');
     const h = harness({ conflicts: 5, live: cached });
     assert.deepEqual(await h.run([{ ...update, guard: inPlaceGuardOf(cached) }]), { writes: 0, requeueAfterMs: 500 });
-    assert.deepEqual(h.calls.map((c) => c.verb), ['patch', 'get', 'patch', 'get', 'patch']);
+    assert.deepEqual(
+      h.calls.map((c) => c.verb),
+      ['patch', 'get', 'patch', 'get', 'patch'],
+    );
   });
 
   test('another error fails the pass with FailedUpdatePodInPlace', async () => {
@@ -128,12 +139,15 @@ describe('executor: in-place writes', () => {
     assert.match(h.recorder.seen[0] ?? '', /^Warning FailedUpdatePodInPlace: failed to update pod sample-abcde in-place\(revision sample-r2\): /);
   });
 
-  test('resize first, with the same precondition; the pod patch then expects the resize\'s resourceVersion', async () => {
+  test("resize first, with the same precondition; the pod patch then expects the resize's resourceVersion", async () => {
     const h = harness();
     const resize = { spec: { containers: [{ name: 'main', resources: { requests: { cpu: '2' } } }] } };
     const out = await h.run([{ ...update, resize }]);
     assert.deepEqual(out, { writes: 2 });
-    assert.deepEqual(h.calls.map((c) => c.verb), ['resize', 'patch']);
+    assert.deepEqual(
+      h.calls.map((c) => c.verb),
+      ['resize', 'patch'],
+    );
     assert.deepEqual(h.calls[0]?.patch, { ...resize, metadata: { resourceVersion: '42' } });
     assert.equal((h.calls[1]?.patch as { metadata: { resourceVersion: string } } | undefined)?.metadata.resourceVersion, '101');
   });
@@ -141,7 +155,10 @@ describe('executor: in-place writes', () => {
   test('the not-ready mark goes to pods/status and sets an RV expectation; a guarded True carries the resourceVersion', async () => {
     const h = harness();
     const status = { status: { conditions: [{ type: 'InPlaceUpdateReady', status: 'False', reason: 'StartInPlaceUpdate' }] } };
-    await h.run([{ kind: 'MarkPodNotReadyForInPlaceUpdate', pod, revision: 'sample-r2', patch: status }, { kind: 'SetInPlaceUpdateReady', pod, guardResourceVersion: true }]);
+    await h.run([
+      { kind: 'MarkPodNotReadyForInPlaceUpdate', pod, revision: 'sample-r2', patch: status },
+      { kind: 'SetInPlaceUpdateReady', pod, guardResourceVersion: true },
+    ]);
     assert.deepEqual(h.calls[0], { verb: 'status', name: 'sample-abcde', patch: status });
     assert.equal((h.calls[1]?.patch as { metadata: { resourceVersion: string } } | undefined)?.metadata.resourceVersion, '42');
     assert.equal(h.rvExpectations.isSatisfied('uid-p', '101').satisfied, false);

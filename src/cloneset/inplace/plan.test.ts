@@ -36,7 +36,10 @@ function rolledBackToR1(cs: CloneSet): { revs: ResolvedRevisions; drained: Pod[]
   const current = { name: revisionName(cs, 'r1'), template };
   const drained = readyPods(cs, 1, 'r2').map((p) => ({
     ...p,
-    status: { ...p.status, conditions: [...(p.status?.conditions ?? []).filter((c) => c.type !== 'InPlaceUpdateReady'), { type: 'InPlaceUpdateReady', status: 'False', reason: 'StartInPlaceUpdate' }] },
+    status: {
+      ...p.status,
+      conditions: [...(p.status?.conditions ?? []).filter((c) => c.type !== 'InPlaceUpdateReady'), { type: 'InPlaceUpdateReady', status: 'False', reason: 'StartInPlaceUpdate' }],
+    },
   }));
   return { revs: { current, update: current, collisionCount: 0, history: [r1, r2] }, drained };
 }
@@ -103,7 +106,9 @@ class World {
           }
           break;
         case 'SetInPlaceUpdateReady':
-          this.#replace(a.pod.name, (p) => applyPodStatusPatch(p, { status: { conditions: [{ type: 'InPlaceUpdateReady', status: 'True', reason: null, lastTransitionTime: now }] } }));
+          this.#replace(a.pod.name, (p) =>
+            applyPodStatusPatch(p, { status: { conditions: [{ type: 'InPlaceUpdateReady', status: 'True', reason: null, lastTransitionTime: now }] } }),
+          );
           if (a.lifecycle !== undefined) {
             const state = a.lifecycle.state;
             this.#replace(a.pod.name, (p) => applyPodPatch(p, { metadata: { labels: { 'lifecycle.apps.kruise.io/state': state } } }));
@@ -132,23 +137,42 @@ class World {
           ...q,
           status: { ...q.status, containerStatuses: [{ ...s, image: c.image ?? '', imageID: `id-${c.image ?? ''}`, ready: false, restartCount: (s.restartCount ?? 0) + 1 }] },
         }));
-        this.#replace(p.metadata.name ?? '', (q) => applyPodStatusPatch(q, { status: { conditions: [{ type: 'ContainersReady', status: 'False' }, { type: 'Ready', status: 'False' }] } }));
+        this.#replace(p.metadata.name ?? '', (q) =>
+          applyPodStatusPatch(q, {
+            status: {
+              conditions: [
+                { type: 'ContainersReady', status: 'False' },
+                { type: 'Ready', status: 'False' },
+              ],
+            },
+          }),
+        );
         continue;
       }
       const gates = (p.spec.readinessGates ?? []).every((g) => podCondition(p, g.conditionType)?.status === 'True');
       const want = s.ready === true || c.image === s.image ? (gates ? 'True' : 'False') : 'False';
       if (s.ready !== true) {
         this.#replace(p.metadata.name ?? '', (q) => ({ ...q, status: { ...q.status, containerStatuses: [{ ...s, ready: true }] } }));
-        this.#replace(p.metadata.name ?? '', (q) => applyPodStatusPatch(q, { status: { conditions: [{ type: 'ContainersReady', status: 'True' }, { type: 'Ready', status: want }] } }));
+        this.#replace(p.metadata.name ?? '', (q) =>
+          applyPodStatusPatch(q, {
+            status: {
+              conditions: [
+                { type: 'ContainersReady', status: 'True' },
+                { type: 'Ready', status: want },
+              ],
+            },
+          }),
+        );
       } else if (podCondition(p, 'Ready')?.status !== want) {
-        this.#replace(p.metadata.name ?? '', (q) => applyPodStatusPatch(q, { status: { conditions: [{ type: 'Ready', status: want, lastTransitionTime: rfc3339(this.now - 3_600_000) }] } }));
+        this.#replace(p.metadata.name ?? '', (q) =>
+          applyPodStatusPatch(q, { status: { conditions: [{ type: 'Ready', status: want, lastTransitionTime: rfc3339(this.now - 3_600_000) }] } }),
+        );
       }
     }
   }
 }
 
-const ofKind = <K extends PlanAction['kind']>(actions: readonly PlanAction[], kind: K): Action<K>[] =>
-  actions.filter((a): a is Action<K> => a.kind === kind);
+const ofKind = <K extends PlanAction['kind']>(actions: readonly PlanAction[], kind: K): Action<K>[] => actions.filter((a): a is Action<K> => a.kind === kind);
 
 describe('in-place update, step by step', () => {
   test('pass 1 marks the pod not ready; pass 2 (the cache shows the mark) patches it, guarded by its resourceVersion', () => {
@@ -205,7 +229,10 @@ describe('in-place update, step by step', () => {
     w.apply(p1.actions);
     assert.equal(podCondition(w.pods[0] as Pod, 'InPlaceUpdateReady')?.status, 'False');
     const again = w.plan(stale);
-    assert.deepEqual(again.actions.map((a) => a.kind), ['MarkPodNotReadyForInPlaceUpdate']);
+    assert.deepEqual(
+      again.actions.map((a) => a.kind),
+      ['MarkPodNotReadyForInPlaceUpdate'],
+    );
   });
 
   test('a rollback to the current revision mid-rollout: a drained pod on the abandoned revision is updated back, its readiness not given back first', () => {
@@ -217,7 +244,11 @@ describe('in-place update, step by step', () => {
     const { revs, drained } = rolledBackToR1(cs);
     const w = new World(cs, drained, revs);
     const plan = w.plan();
-    assert.deepEqual(plan.actions.map((a) => a.kind), ['UpdatePodInPlace'], 'no SetInPlaceUpdateReady in the pass that updates it');
+    assert.deepEqual(
+      plan.actions.map((a) => a.kind),
+      ['UpdatePodInPlace'],
+      'no SetInPlaceUpdateReady in the pass that updates it',
+    );
     w.apply(plan.actions);
     assert.deepEqual(w.log, [`update ${drained[0]?.metadata.name ?? ''}`]);
     assert.equal(w.pods[0]?.spec.containers[0]?.image, 'nginx:r1');
@@ -226,7 +257,11 @@ describe('in-place update, step by step', () => {
   test('a rollback to the current revision with a partition: a drained pod the partition keeps gets its readiness back', () => {
     const cs = inPlaceCloneSet(1, { partition: 1 });
     const { revs, drained } = rolledBackToR1(cs);
-    assert.deepEqual(new World(cs, drained, revs).plan().actions.map((a) => a.kind), ['SetInPlaceUpdateReady'], 'partition 1 keeps the one pod on r2');
+    assert.deepEqual(
+      new World(cs, drained, revs).plan().actions.map((a) => a.kind),
+      ['SetInPlaceUpdateReady'],
+      'partition 1 keeps the one pod on r2',
+    );
   });
 
   test('update revision == current revision with a partition: a pass never gives a pod its readiness back and patches it in place', () => {
@@ -242,7 +277,10 @@ describe('in-place update, step by step', () => {
     const updated = plan.actions.filter((a) => a.kind === 'UpdatePodInPlace').map((a) => podOf(a as { pod?: { name: string } }));
     const givenBack = plan.actions.filter((a) => a.kind === 'SetInPlaceUpdateReady').map((a) => podOf(a as { pod?: { name: string } }));
     assert.ok(updated.length + givenBack.length > 0, JSON.stringify(plan.actions.map((a) => a.kind)));
-    assert.deepEqual(updated.filter((n) => givenBack.includes(n)), []);
+    assert.deepEqual(
+      updated.filter((n) => givenBack.includes(n)),
+      [],
+    );
   });
 
   test('kruise#2276: the refresh never turns a pod marked for its update back to True; a pod patch from a stale cache is refused', () => {
@@ -251,7 +289,11 @@ describe('in-place update, step by step', () => {
     w.apply(w.plan().actions);
     const cached = w.pods;
     const p2 = w.plan();
-    assert.deepEqual(p2.actions.map((a) => a.kind), ['UpdatePodInPlace'], 'no SetInPlaceUpdateReady before the update');
+    assert.deepEqual(
+      p2.actions.map((a) => a.kind),
+      ['UpdatePodInPlace'],
+      'no SetInPlaceUpdateReady before the update',
+    );
     // Meanwhile somebody else wrote the pod: the cached resourceVersion no longer matches, the patch is refused.
     w.apply([{ kind: 'PatchPodLifecycle', pod: { name: cached[0]?.metadata.name ?? '', uid: '' }, state: 'Normal' }]);
     w.apply(p2.actions);
@@ -268,7 +310,10 @@ describe('in-place update, step by step', () => {
     assert.deepEqual(w.plan().actions, [], 'the kubelet has not restarted the container yet');
     w.kubelet();
     const done = w.plan();
-    assert.deepEqual(done.actions.map((a) => a.kind), ['SetInPlaceUpdateReady']);
+    assert.deepEqual(
+      done.actions.map((a) => a.kind),
+      ['SetInPlaceUpdateReady'],
+    );
     assert.equal(ofKind(done.actions, 'SetInPlaceUpdateReady')[0]?.guardResourceVersion, true);
     assert.equal(ofKind(done.actions, 'SetInPlaceUpdateReady')[0]?.lifecycle?.state, 'Normal');
     w.apply(done.actions);
@@ -310,7 +355,11 @@ describe('in-place update, step by step', () => {
 
     // The state's timestamp is T0 (second precision) although the mark was at T0+0.9 s: the grace is counted
     // from the end of that second, so the new spec never comes less than 5 s after the mark.
-    for (const [at, left] of [[T0 + 1000, 5000], [T0 + 4950, 2000], [T0 + 5900, 1000]] as const) {
+    for (const [at, left] of [
+      [T0 + 1000, 5000],
+      [T0 + 4950, 2000],
+      [T0 + 5900, 1000],
+    ] as const) {
       w.now = at;
       const p = w.plan();
       assert.deepEqual(p.actions, [], `nothing at +${at - T0} ms`);
@@ -335,7 +384,10 @@ describe('in-place update, step by step', () => {
     w.apply(w.plan().actions);
     w.cloneSet = { ...cs, spec: { ...cs.spec, updateStrategy: { ...cs.spec.updateStrategy, paused: true } } };
     const p = w.plan();
-    assert.deepEqual(p.actions.map((a) => a.kind), ['SetInPlaceUpdateReady']);
+    assert.deepEqual(
+      p.actions.map((a) => a.kind),
+      ['SetInPlaceUpdateReady'],
+    );
   });
 
   test('a change that cannot be applied in place: InPlaceIfPossible recreates, InPlaceOnly fails the update with the reason', () => {
@@ -346,11 +398,20 @@ describe('in-place update, step by step', () => {
       update: { ...revs.update, template: { ...revs.update.template, spec: { containers: [{ name: 'main', image: 'nginx:r2', env: [{ name: 'A', value: '1' }] }] } } },
     };
     const w = new World(cs, readyPods(cs, 2), envRevs);
-    assert.deepEqual(w.plan().actions.map((a) => a.kind), ['MarkSpecifiedDelete']);
+    assert.deepEqual(
+      w.plan().actions.map((a) => a.kind),
+      ['MarkSpecifiedDelete'],
+    );
     w.cloneSet = { ...cs, spec: { ...cs.spec, updateStrategy: { ...cs.spec.updateStrategy, type: 'InPlaceOnly' } } };
     const only = w.plan();
-    assert.deepEqual(only.actions.map((a) => a.kind), ['FailUpdate']);
-    assert.match(ofKind(only.actions, 'FailUpdate')[0]?.message ?? '', /^find Pod sample-\w+ update strategy is InPlaceOnly but can not update in-place: add of \/spec\/containers\/0\/env/);
+    assert.deepEqual(
+      only.actions.map((a) => a.kind),
+      ['FailUpdate'],
+    );
+    assert.match(
+      ofKind(only.actions, 'FailUpdate')[0]?.message ?? '',
+      /^find Pod sample-\w+ update strategy is InPlaceOnly but can not update in-place: add of \/spec\/containers\/0\/env/,
+    );
     assert.equal(only.events[0]?.reason, 'FailedUpdatePodInPlace');
   });
 
@@ -360,9 +421,15 @@ describe('in-place update, step by step', () => {
     const p = w.plan();
     assert.equal(ofKind(p.actions, 'CreatePods').length, 0, 'no surge pod');
     assert.equal(ofKind(p.actions, 'MarkPodNotReadyForInPlaceUpdate').length, 1);
-    assert.deepEqual(p.events.map((e) => e.reason), ['InvalidMaxSurge']);
+    assert.deepEqual(
+      p.events.map((e) => e.reason),
+      ['InvalidMaxSurge'],
+    );
     w.cloneSet = { ...cs, status: { replicas: 3, readyReplicas: 3, availableReplicas: 3, updatedReplicas: 0, updatedReadyReplicas: 0, observedGeneration: 1 } };
-    assert.deepEqual(w.plan().events.map((e) => e.reason), []);
+    assert.deepEqual(
+      w.plan().events.map((e) => e.reason),
+      [],
+    );
   });
 
   test('a whole rollout: 10 pods, maxUnavailable 2 — same pods, one restart each, never more than 2 not ready', () => {
@@ -378,7 +445,10 @@ describe('in-place update, step by step', () => {
       maxNotReady = Math.max(maxNotReady, w.pods.filter((p) => podCondition(p, 'Ready')?.status !== 'True').length);
       if (w.pods.every((p) => revisionMatches(p, 'sample-r2') && isPodAvailable(p, 0, w.now))) break;
     }
-    assert.ok(w.pods.every((p) => revisionMatches(p, 'sample-r2') && isPodAvailable(p, 0, w.now)), 'rolled out');
+    assert.ok(
+      w.pods.every((p) => revisionMatches(p, 'sample-r2') && isPodAvailable(p, 0, w.now)),
+      'rolled out',
+    );
     assert.deepEqual(w.pods.map((p) => p.metadata.uid).sort(), uids);
     assert.ok(w.pods.every((p) => p.status?.containerStatuses?.[0]?.restartCount === 1));
     assert.equal(maxNotReady, 2);

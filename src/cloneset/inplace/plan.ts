@@ -77,12 +77,16 @@ export function revisionOfPod(pod: Pod, revisions: readonly InPlaceRevision[]): 
 /** docs/features.md#in-place-update (Kruise pkg/util/inplaceupdate/inplace_update_defaults.go) for moving `pod` to `target` under this CloneSet's options. */
 export function inPlaceDecision(cloneSet: CloneSet, pod: Pod, target: string, ctx: InPlaceContext): SpecDecision {
   const policy = updatePolicyOf(cloneSet);
-  return calculateUpdateSpec(revisionOfPod(pod, ctx.revisions), ctx.revisions.find((r) => r.name === target), {
-    gates: ctx.gates,
-    gracePeriodSeconds: cloneSet.spec.updateStrategy?.inPlaceUpdateStrategy?.gracePeriodSeconds ?? 0,
-    // With in-place PVC resize (docs/features.md#pvc-resize-in-place) a claim template change never recreates pods.
-    ignoreVolumeClaimTemplatesHashDiff: policy === 'InPlaceOnly' || pvcResizePolicyOf(cloneSet) === 'InPlace',
-  });
+  return calculateUpdateSpec(
+    revisionOfPod(pod, ctx.revisions),
+    ctx.revisions.find((r) => r.name === target),
+    {
+      gates: ctx.gates,
+      gracePeriodSeconds: cloneSet.spec.updateStrategy?.inPlaceUpdateStrategy?.gracePeriodSeconds ?? 0,
+      // With in-place PVC resize (docs/features.md#pvc-resize-in-place) a claim template change never recreates pods.
+      ignoreVolumeClaimTemplatesHashDiff: policy === 'InPlaceOnly' || pvcResizePolicyOf(cloneSet) === 'InPlace',
+    },
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -119,7 +123,17 @@ export function planInPlaceUpdate(cloneSet: CloneSet, pod: Pod, target: string, 
   const patch = inPlaceUpdatePatch(pod, spec, patchContext(ctx));
   return {
     kind: 'inPlace',
-    actions: [{ kind: 'UpdatePodInPlace', pod: ref, step: 'update', revision: target, patch: patch.patch, ...(patch.resize !== undefined ? { resize: patch.resize } : {}), guard: inPlaceGuardOf(pod) }],
+    actions: [
+      {
+        kind: 'UpdatePodInPlace',
+        pod: ref,
+        step: 'update',
+        revision: target,
+        patch: patch.patch,
+        ...(patch.resize !== undefined ? { resize: patch.resize } : {}),
+        guard: inPlaceGuardOf(pod),
+      },
+    ],
     events: [],
     ...(spec.graceSeconds > 0 ? { requeueAfterMs: spec.graceSeconds * 1000 } : {}),
     explain: `${name}: update in place to ${target}${spec.graceSeconds > 0 ? ` (grace ${spec.graceSeconds}s)` : ''}`,
@@ -185,7 +199,10 @@ export function refreshInPlace(pod: Pod, ctx: Pick<InPlaceContext, 'nowMs' | 'ga
     }
     if (!state.ok) return { actions: [] };
     if (!revisionMatches(pod, spec.revision)) {
-      return { actions: [{ kind: 'UpdatePodInPlace', pod: ref, step: 'dropGrace', revision: spec.revision, patch: dropGracePatch().patch }], explain: `${name}: revision changed, grace dropped` };
+      return {
+        actions: [{ kind: 'UpdatePodInPlace', pod: ref, step: 'dropGrace', revision: spec.revision, patch: dropGracePatch().patch }],
+        explain: `${name}: revision changed, grace dropped`,
+      };
     }
     // The state's timestamp has second precision: the grace is counted from the end of that second, so it is
     // never shorter than gracePeriodSeconds after the not-ready mark (Kruise's may be up to 1 s shorter).
@@ -194,7 +211,9 @@ export function refreshInPlace(pod: Pod, ctx: Pick<InPlaceContext, 'nowMs' | 'ga
     if (remaining > 0) return { actions: [], requeueAfterMs: Math.ceil(remaining / 1000) * 1000, explain: `${name}: grace period, ${remaining} ms left` };
     const patch = finishGracePatch(pod, spec, state.value, pctx);
     return {
-      actions: [{ kind: 'UpdatePodInPlace', pod: ref, step: 'finishGrace', revision: spec.revision, patch: patch.patch, ...(patch.resize !== undefined ? { resize: patch.resize } : {}) }],
+      actions: [
+        { kind: 'UpdatePodInPlace', pod: ref, step: 'finishGrace', revision: spec.revision, patch: patch.patch, ...(patch.resize !== undefined ? { resize: patch.resize } : {}) },
+      ],
       explain: `${name}: grace period over, applying the update`,
     };
   }
@@ -213,7 +232,16 @@ export function refreshInPlace(pod: Pod, ctx: Pick<InPlaceContext, 'nowMs' | 'ga
       if (Object.keys(images).length > 0 || Object.keys(meta).length > 0) {
         const patch = nextBatchPatch(pod, state.value, pctx);
         return {
-          actions: [{ kind: 'UpdatePodInPlace', pod: ref, step: 'nextBatch', revision: state.value.revision, patch: patch.patch, ...(patch.resize !== undefined ? { resize: patch.resize } : {}) }],
+          actions: [
+            {
+              kind: 'UpdatePodInPlace',
+              pod: ref,
+              step: 'nextBatch',
+              revision: state.value.revision,
+              patch: patch.patch,
+              ...(patch.resize !== undefined ? { resize: patch.resize } : {}),
+            },
+          ],
           explain: `${name}: next container batch`,
         };
       }

@@ -22,7 +22,15 @@ function pod(containers: readonly Container[]): Pod {
   };
 }
 
-const spec = (o: Partial<UpdateSpec>): UpdateSpec => ({ revision: 'web-r2', containerImages: {}, containerRefMetadata: {}, containerResources: {}, updateEnvFromMetadata: false, graceSeconds: 0, ...o });
+const spec = (o: Partial<UpdateSpec>): UpdateSpec => ({
+  revision: 'web-r2',
+  containerImages: {},
+  containerRefMetadata: {},
+  containerResources: {},
+  updateEnvFromMetadata: false,
+  graceSeconds: 0,
+  ...o,
+});
 const sized: Container = { name: 'app', image: 'a:1', resources: { requests: { cpu: '100m', memory: '1Gi' }, limits: { cpu: '200m', memory: '1Gi' } } };
 
 describe('resources (gate InPlaceWorkloadVerticalScaling)', () => {
@@ -73,7 +81,10 @@ describe('container batches (launch priority, docs/features.md#in-place-update)'
   });
 
   test('annotation Ordered: one container per batch, in spec order; env-from-metadata follows its container', () => {
-    const base = pod([{ name: 'first', image: 'f:1' }, { name: 'second', image: 's:1' }]);
+    const base = pod([
+      { name: 'first', image: 'f:1' },
+      { name: 'second', image: 's:1' },
+    ]);
     const ordered: Pod = { ...base, metadata: { ...base.metadata, annotations: { 'apps.kruise.io/container-launch-priority': 'Ordered' } } };
     const change = spec({
       containerImages: { first: 'f:2', second: 's:2' },
@@ -90,7 +101,12 @@ describe('container batches (launch priority, docs/features.md#in-place-update)'
 
   test('no priority + the highest priority first; the rest waits in the state until they are ready', () => {
     const p = inPlaceUpdatePatch(pod(containers), change, ctx());
-    assert.deepEqual(p.patch['spec'], { containers: [{ name: 'sidecar', image: 's:2' }, { name: 'plain', image: 'x:2' }] });
+    assert.deepEqual(p.patch['spec'], {
+      containers: [
+        { name: 'sidecar', image: 's:2' },
+        { name: 'plain', image: 'x:2' },
+      ],
+    });
     assert.deepEqual(p.state?.nextContainerImages, { main: 'm:2' });
     assert.deepEqual(p.state?.preCheckBeforeNext, { containersRequiredReady: ['plain', 'sidecar'] });
     assert.deepEqual(p.state?.containerBatchesRecord, [{ timestamp: rfc3339(T0), containers: ['plain', 'sidecar'] }]);
@@ -100,7 +116,9 @@ describe('container batches (launch priority, docs/features.md#in-place-update)'
     let updated = applyPodPatch(pod(containers), p.patch);
     const restarted = (ready: boolean): Pod => ({
       ...updated,
-      status: { containerStatuses: updated.spec.containers.map((c) => ({ name: c.name, image: c.image ?? '', imageID: `id-${c.image ?? ''}`, ready: ready || c.name === 'main' })) },
+      status: {
+        containerStatuses: updated.spec.containers.map((c) => ({ name: c.name, image: c.image ?? '', imageID: `id-${c.image ?? ''}`, ready: ready || c.name === 'main' })),
+      },
     });
     const rctx = { nowMs: T0 + 5000, gates: FEATURE_GATE_DEFAULTS, resizeSubresource: true };
     updated = restarted(false);

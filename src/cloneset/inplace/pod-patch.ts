@@ -9,7 +9,15 @@
 //    refuses the patch (409) when the pod changed since the cache saw it, never a blind PUT.
 // 3. `finishGracePatch` / `dropGracePatch` / `nextBatchPatch` — the later writes of the refresh (docs/features.md#in-place-update; Kruise pkg/util/inplaceupdate/inplace_update.go).
 // Resources (gate InPlaceWorkloadVerticalScaling) go through `pods/<name>/resize` when the server has it.
-import { ANNOTATION_INPLACE_UPDATE_GRACE, ANNOTATION_INPLACE_UPDATE_STATE, ANNOTATION_LIFECYCLE_TIMESTAMP, CONDITION_INPLACE_UPDATE_READY, LABEL_LIFECYCLE_STATE, LABEL_POD_TEMPLATE_HASH, LABEL_REVISION_HASH } from '../../api/well-known.ts';
+import {
+  ANNOTATION_INPLACE_UPDATE_GRACE,
+  ANNOTATION_INPLACE_UPDATE_STATE,
+  ANNOTATION_LIFECYCLE_TIMESTAMP,
+  CONDITION_INPLACE_UPDATE_READY,
+  LABEL_LIFECYCLE_STATE,
+  LABEL_POD_TEMPLATE_HASH,
+  LABEL_REVISION_HASH,
+} from '../../api/well-known.ts';
 import type { Container, Pod, PodCondition } from '../../kube/types.ts';
 import { rfc3339 } from '../plan/pod-template.ts';
 import { hasReadinessGate, podCondition, shortHash } from '../plan/pod-predicates.ts';
@@ -58,9 +66,10 @@ export function notReadyStatusPatch(pod: Pod, nowMs: number): { readonly status:
   const ready = podCondition(pod, 'Ready');
   if (ready !== undefined && podCondition(pod, 'ContainersReady')?.status === 'True') {
     const message = notReadyGatesMessage(pod, CONDITION_INPLACE_UPDATE_READY, gate.status);
-    const candidate: PodCondition = message !== ''
-      ? { type: 'Ready', status: 'False', reason: 'ReadinessGatesNotReady', message, lastTransitionTime: null }
-      : { type: 'Ready', status: 'True', lastTransitionTime: rfc3339(nowMs) };
+    const candidate: PodCondition =
+      message !== ''
+        ? { type: 'Ready', status: 'False', reason: 'ReadinessGatesNotReady', message, lastTransitionTime: null }
+        : { type: 'Ready', status: 'True', lastTransitionTime: rfc3339(nowMs) };
     if (candidate.status !== ready.status) conditions.push(candidate);
   }
   return { status: { conditions } };
@@ -200,8 +209,7 @@ function applySpec(
     for (const [k, v] of Object.entries(asMap(md['annotations']))) annotations[k] = v;
     for (const [k, v] of Object.entries(md)) if (k !== 'labels' && k !== 'annotations') otherMetadata[k] = v;
   }
-  const touched = (name: string): boolean =>
-    name in spec.containerImages || name in spec.containerRefMetadata || name in spec.containerResources;
+  const touched = (name: string): boolean => name in spec.containerImages || name in spec.containerRefMetadata || name in spec.containerResources;
   const batch = new Set<string>();
   let highest: number | undefined;
   let highestNames: string[] = [];

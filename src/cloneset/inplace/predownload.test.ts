@@ -35,7 +35,9 @@ function plan(oldC: readonly Container[], newC: readonly Container[], o: Paramet
 
 describe('planImagePreDownload (docs/features.md#image-pre-download)', () => {
   test('one job per changed container, with the inPlaceUpdateStrategy tuning, owner, selector and policies', () => {
-    const p = plan([app('a:1'), side('s:1')], [app('a:2'), side('s:1')], { strategy: { inPlaceUpdateStrategy: { imagePreDownloadParallelism: 5, imagePreDownloadTimeoutSeconds: 120 } } });
+    const p = plan([app('a:1'), side('s:1')], [app('a:2'), side('s:1')], {
+      strategy: { inPlaceUpdateStrategy: { imagePreDownloadParallelism: 5, imagePreDownloadTimeoutSeconds: 120 } },
+    });
     assert.equal(p.kind, 'create');
     if (p.kind !== 'create') return;
     assert.equal(p.jobs.length, 1);

@@ -7,7 +7,7 @@
 // `inPlaceUpdateStrategy.imagePreDownload*` (v1beta1); the v1alpha1 annotations
 // `apps.kruise.io/image-predownload-{parallelism,timeout-seconds,min-updated-ready-pods}` become those fields
 // when written through v1alpha1 (conversion, docs/features.md#v1beta1-and-conversion; Kruise apis/apps/v1alpha1/cloneset_conversion.go), and the controller never reads the annotations itself.
-import type { CloneSet, InPlaceUpdateStrategy, } from '../../api/cloneset.ts';
+import type { CloneSet, InPlaceUpdateStrategy } from '../../api/cloneset.ts';
 import { DEFAULT_MAX_UNAVAILABLE, LABEL_CONTROLLER_REVISION_HASH, LABEL_REVISION_HASH, type FeatureGates } from '../../api/well-known.ts';
 import type { ControllerRevision, LabelSelector, PodTemplateSpec } from '../../kube/types.ts';
 import { partitionAbs, partitionParses, scaledValue } from '../plan/int-or-percent.ts';
@@ -67,11 +67,15 @@ export function planImagePreDownload(cs: CloneSet, current: ControllerRevision, 
   const oldTemplate = templateFromRevision(current);
   const newTemplate = templateFromRevision(update);
   if (oldTemplate === undefined || newTemplate === undefined) return { kind: 'ignore', reason: 'revision without a pod template' };
-  const decision = calculateUpdateSpec({ name: currentName, template: oldTemplate }, { name: updateName, template: newTemplate }, {
-    gates,
-    gracePeriodSeconds: us.inPlaceUpdateStrategy?.gracePeriodSeconds ?? 0,
-    ignoreVolumeClaimTemplatesHashDiff: updatePolicyOf(cs) === 'InPlaceOnly',
-  });
+  const decision = calculateUpdateSpec(
+    { name: currentName, template: oldTemplate },
+    { name: updateName, template: newTemplate },
+    {
+      gates,
+      gracePeriodSeconds: us.inPlaceUpdateStrategy?.gracePeriodSeconds ?? 0,
+      ignoreVolumeClaimTemplatesHashDiff: updatePolicyOf(cs) === 'InPlaceOnly',
+    },
+  );
   if (!decision.inPlace) return { kind: 'ignore', reason: decision.reason };
   return { kind: 'create', jobs: imagePullJobs(cs, update, oldTemplate, newTemplate) };
 }
@@ -88,10 +92,7 @@ export function imagePullJobs(cs: CloneSet, update: ControllerRevision, oldTempl
   const selector = cs.spec.selector;
   const podSelector: LabelSelector = {
     ...(selector.matchLabels !== undefined ? { matchLabels: { ...selector.matchLabels } } : {}),
-    matchExpressions: [
-      ...(selector.matchExpressions ?? []),
-      { key: LABEL_REVISION_HASH, operator: 'NotIn', values: [updateName, hashLabel] },
-    ],
+    matchExpressions: [...(selector.matchExpressions ?? []), { key: LABEL_REVISION_HASH, operator: 'NotIn', values: [updateName, hashLabel] }],
   };
   const parallelism = tuning(cs).imagePreDownloadParallelism ?? 1;
   const timeoutSeconds = tuning(cs).imagePreDownloadTimeoutSeconds ?? 300;

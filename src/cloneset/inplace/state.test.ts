@@ -66,7 +66,14 @@ describe('apps.kruise.io/inplace-update-state', () => {
 
 describe('apps.kruise.io/inplace-update-grace', () => {
   test('the UpdateSpec (Kruise unit test example)', () => {
-    const spec: UpdateSpec = { revision: 'rev_new', containerImages: { c1: 'foo2' }, containerRefMetadata: {}, containerResources: {}, updateEnvFromMetadata: false, graceSeconds: 3630 };
+    const spec: UpdateSpec = {
+      revision: 'rev_new',
+      containerImages: { c1: 'foo2' },
+      containerRefMetadata: {},
+      containerResources: {},
+      updateEnvFromMetadata: false,
+      graceSeconds: 3630,
+    };
     assert.equal(encodeGraceSpec(spec), '{"revision":"rev_new","containerImages":{"c1":"foo2"},"graceSeconds":3630}');
     assert.deepEqual(decodeGraceSpec(encodeGraceSpec(spec)), spec);
   });

@@ -33,8 +33,7 @@ export interface InPlaceUpdateState {
   readonly containerBatchesRecord?: readonly ContainerBatch[];
 }
 
-export const nonEmpty = (m: Readonly<Record<string, unknown>> | undefined): m is Readonly<Record<string, unknown>> =>
-  m !== undefined && Object.keys(m).length > 0;
+export const nonEmpty = (m: Readonly<Record<string, unknown>> | undefined): m is Readonly<Record<string, unknown>> => m !== undefined && Object.keys(m).length > 0;
 
 /** metav1.ObjectMeta with only labels/annotations set, as Go marshals it. */
 function encodeRefMetadata(m: RefMetadata): string {

@@ -24,7 +24,12 @@ function cloneSetWith(template: PodTemplateSpec, vct?: string): CloneSet {
   };
 }
 
-function template(containers: readonly Container[], labels: Record<string, string> = {}, annotations?: Record<string, string>, extra: Record<string, unknown> = {}): PodTemplateSpec {
+function template(
+  containers: readonly Container[],
+  labels: Record<string, string> = {},
+  annotations?: Record<string, string>,
+  extra: Record<string, unknown> = {},
+): PodTemplateSpec {
   return {
     metadata: { labels: { app: 'web', ...labels }, ...(annotations !== undefined ? { annotations } : {}) },
     spec: { containers, ...extra },
@@ -39,7 +44,12 @@ function revision(t: PodTemplateSpec, vct?: string): InPlaceRevision {
   return { name: rev.metadata.name ?? '', template: tpl, vctHash: rev.metadata.annotations?.['kruise.io/cloneset-volumeclaimtemplate-hash'] };
 }
 
-function decide(from: PodTemplateSpec, to: PodTemplateSpec, gates: Partial<FeatureGates> = {}, opts: { vct?: [string, string]; inPlaceOnly?: boolean; grace?: number } = {}): SpecDecision {
+function decide(
+  from: PodTemplateSpec,
+  to: PodTemplateSpec,
+  gates: Partial<FeatureGates> = {},
+  opts: { vct?: [string, string]; inPlaceOnly?: boolean; grace?: number } = {},
+): SpecDecision {
   return calculateUpdateSpec(revision(from, opts.vct?.[0]), revision(to, opts.vct?.[1]), {
     gates: { ...FEATURE_GATE_DEFAULTS, ...gates },
     gracePeriodSeconds: opts.grace ?? 0,
@@ -75,7 +85,10 @@ describe('calculateUpdateSpec (docs/features.md#in-place-update)', () => {
   });
 
   test('removed template finalizers are deleted with a strategic-merge directive, added ones merged, the rest kept', () => {
-    const withFinalizers = (f: string[] | undefined): PodTemplateSpec => ({ ...template([base]), metadata: { labels: { app: 'web' }, ...(f !== undefined ? { finalizers: f } : {}) } });
+    const withFinalizers = (f: string[] | undefined): PodTemplateSpec => ({
+      ...template([base]),
+      metadata: { labels: { app: 'web' }, ...(f !== undefined ? { finalizers: f } : {}) },
+    });
     const spec = inPlace(decide(withFinalizers(['example.com/keep', 'example.com/gone']), withFinalizers(['example.com/new', 'example.com/keep'])));
     assert.deepEqual(spec.metaDataPatch, {
       metadata: {
@@ -98,7 +111,18 @@ describe('calculateUpdateSpec (docs/features.md#in-place-update)', () => {
 
   for (const [what, to] of [
     ['an env value', template([{ ...base, env: [{ name: 'A', value: '2' }] }])],
-    ['an added env var', template([{ ...base, env: [{ name: 'A', value: '1' }, { name: 'B', value: '2' }] }])],
+    [
+      'an added env var',
+      template([
+        {
+          ...base,
+          env: [
+            { name: 'A', value: '1' },
+            { name: 'B', value: '2' },
+          ],
+        },
+      ]),
+    ],
     ['the command', template([{ ...base, command: ['sleep', '1'] }])],
     ['an added container', template([base, sidecar])],
     ['an init container image', template([base], {}, undefined, { initContainers: [{ name: 'init', image: 'busybox:2' }] })],
@@ -106,7 +130,10 @@ describe('calculateUpdateSpec (docs/features.md#in-place-update)', () => {
     ['the node selector', template([base], {}, undefined, { nodeSelector: { zone: 'a' } })],
   ] as const) {
     test(`${what} cannot be applied in place`, () => {
-      notInPlace(decide(template([base], {}, undefined, what === 'an init container image' ? { initContainers: [{ name: 'init', image: 'busybox:1' }] } : {}), to), /cannot be applied in place/);
+      notInPlace(
+        decide(template([base], {}, undefined, what === 'an init container image' ? { initContainers: [{ name: 'init', image: 'busybox:1' }] } : {}), to),
+        /cannot be applied in place/,
+      );
     });
   }
 
@@ -119,7 +146,10 @@ describe('calculateUpdateSpec (docs/features.md#in-place-update)', () => {
   });
 
   describe('resources (gate InPlaceWorkloadVerticalScaling)', () => {
-    const sized = (cpu: string, memory = '128Mi', limitCpu = '500m'): Container => ({ ...base, resources: { requests: { cpu, memory }, limits: { cpu: limitCpu, memory: '256Mi' } } });
+    const sized = (cpu: string, memory = '128Mi', limitCpu = '500m'): Container => ({
+      ...base,
+      resources: { requests: { cpu, memory }, limits: { cpu: limitCpu, memory: '256Mi' } },
+    });
 
     test('without the gate a cpu change recreates', () => {
       notInPlace(decide(template([sized('100m')]), template([sized('200m')])), /resources\/requests\/cpu/);
@@ -205,6 +235,9 @@ describe('podQosClass', () => {
     assert.equal(podQosClass({ containers: [{ name: 'a' }] }), 'BestEffort');
     assert.equal(podQosClass({ containers: [{ name: 'a', resources: { requests: { cpu: '1' } } }] }), 'Burstable');
     assert.equal(podQosClass({ containers: [{ name: 'a', resources: { limits: { cpu: '1', memory: '1Gi' }, requests: { cpu: '1000m', memory: '1024Mi' } } }] }), 'Guaranteed');
-    assert.equal(podQosClass({ containers: [{ name: 'a', resources: { limits: { cpu: '1', memory: '1Gi' }, requests: { cpu: '1', memory: '1Gi' } } }, { name: 'b' }] }), 'Burstable');
+    assert.equal(
+      podQosClass({ containers: [{ name: 'a', resources: { limits: { cpu: '1', memory: '1Gi' }, requests: { cpu: '1', memory: '1Gi' } } }, { name: 'b' }] }),
+      'Burstable',
+    );
   });
 });

@@ -46,9 +46,7 @@ export interface SpecOptions {
   readonly ignoreVolumeClaimTemplatesHashDiff: boolean;
 }
 
-export type SpecDecision =
-  | { readonly inPlace: true; readonly spec: UpdateSpec }
-  | { readonly inPlace: false; readonly reason: string };
+export type SpecDecision = { readonly inPlace: true; readonly spec: UpdateSpec } | { readonly inPlace: false; readonly reason: string };
 
 const IMAGE_PATH = /^\/spec\/containers\/(\d+)\/image$/;
 const RESOURCE_PATH = /^\/spec\/containers\/(\d+)\/resources\/(limits|requests)\/([^/]+)$/;

@@ -61,7 +61,13 @@ export type PlanAction =
    * Lifecycle label + timestamp (docs/features.md#lifecycle-states; Kruise pkg/util/lifecycle/lifecycle_utils.go). `addLabels`/`addFinalizers`: the inPlaceUpdate hook's handlers,
    * put back on Updated → PreparingUpdate (setStateWithHandler; strategic merge merges finalizers).
    */
-  | { readonly kind: 'PatchPodLifecycle'; readonly pod: PodRef; readonly state: LifecycleState; readonly addLabels?: Readonly<Record<string, string>>; readonly addFinalizers?: readonly string[] }
+  | {
+      readonly kind: 'PatchPodLifecycle';
+      readonly pod: PodRef;
+      readonly state: LifecycleState;
+      readonly addLabels?: Readonly<Record<string, string>>;
+      readonly addFinalizers?: readonly string[];
+    }
   /** Pod conditions merged into pods/status by type (strategic merge); the executor stamps lastTransitionTime. */
   | { readonly kind: 'PatchPodConditions'; readonly pod: PodRef; readonly conditions: readonly PodConditionPatch[] }
   | { readonly kind: 'PatchPodTemplateHash'; readonly pod: PodRef; readonly hash: string }
@@ -80,15 +86,15 @@ export type PlanAction =
    * patched into `pods/<name>/resize` (gate InPlaceWorkloadVerticalScaling, servers ≥ 1.32).
    */
   | {
-    readonly kind: 'UpdatePodInPlace';
-    readonly pod: PodRef;
-    readonly step: InPlaceStep;
-    readonly revision: string;
-    readonly patch: Readonly<Record<string, unknown>>;
-    readonly resize?: Readonly<Record<string, unknown>>;
-    /** Step `update`: `inPlaceGuardOf` the cached pod; on a 409 a live pod with the same guard is patched again. */
-    readonly guard?: string;
-  }
+      readonly kind: 'UpdatePodInPlace';
+      readonly pod: PodRef;
+      readonly step: InPlaceStep;
+      readonly revision: string;
+      readonly patch: Readonly<Record<string, unknown>>;
+      readonly resize?: Readonly<Record<string, unknown>>;
+      /** Step `update`: `inPlaceGuardOf` the cached pod; on a 409 a live pod with the same guard is patched again. */
+      readonly guard?: string;
+    }
   /** The update pass fails with this message (FailedUpdate condition, error requeue), e.g. InPlaceOnly refused. */
   | { readonly kind: 'FailUpdate'; readonly message: string }
   | { readonly kind: 'MarkSpecifiedDelete'; readonly pod: PodRef; readonly revision: string }
@@ -149,7 +155,12 @@ export interface RevisionRef {
 
 /** Writes that are housekeeping or an optimisation: their failure is logged and never fails the pass. */
 export const BEST_EFFORT_KINDS: ReadonlySet<PlanAction['kind']> = new Set<PlanAction['kind']>([
-  'TruncateHistory', 'TruncatePodsToDelete', 'CreateImagePullJob', 'LabelRevision', 'DeleteImagePullJobs', 'AnnotateRevision',
+  'TruncateHistory',
+  'TruncatePodsToDelete',
+  'CreateImagePullJob',
+  'LabelRevision',
+  'DeleteImagePullJobs',
+  'AnnotateRevision',
 ]);
 
 export type PlanPhase = 'claim' | 'scale' | 'update' | 'idle';

@@ -12,7 +12,16 @@ function reasons(cs: CloneSet, pods: readonly Pod[]): BlockReason[] {
   const revs = revisions(cs, 'r1', 'r2');
   const cfg = plannerConfig();
   const plan = planCloneSet({ cloneSet: cs, pods, pvcs: [], nodes: new Map(), nowMs: T0 }, revs, cfg, sequentialIds());
-  return rolloutBlockers({ cloneSet: cs, pods: plan.claimed, currentRevision: revs.current.name, updateRevision: revs.update.name, phase: plan.phase, actions: plan.actions, config: cfg, nowMs: T0 }).map((b) => b.reason);
+  return rolloutBlockers({
+    cloneSet: cs,
+    pods: plan.claimed,
+    currentRevision: revs.current.name,
+    updateRevision: revs.update.name,
+    phase: plan.phase,
+    actions: plan.actions,
+    config: cfg,
+    nowMs: T0,
+  }).map((b) => b.reason);
 }
 
 test('a paused rollout with pods on the old revision is blocked by "paused"', () => {
@@ -38,14 +47,21 @@ test('a pass that writes nothing at all (phase idle) because the budget is spent
 });
 
 test('a pod held in PreparingDelete by its preDelete hook is named', () => {
-  const cs = aCloneSet().replicas(2).preDeleteHook({ labelsHandler: { 'example.com/hold': 'true' } }).build();
+  const cs = aCloneSet()
+    .replicas(2)
+    .preDeleteHook({ labelsHandler: { 'example.com/hold': 'true' } })
+    .build();
   const held = aPod(cs).ofRevision('r1').instanceId('old00').ready().state('PreparingDelete').label('example.com/hold', 'true').build();
   assert.ok(reasons(cs, [held, ...readyPods(cs, 1, 'r2')]).includes('preDeleteHook'));
 });
 
 test('a CloneSet whose Progressing condition says ProgressDeadlineExceeded is blocked by "progressDeadline"', () => {
-  const cs = aCloneSet().replicas(2).maxUnavailable(1).progressDeadlineSeconds(60)
-    .conditions({ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: 'CloneSet has timed out progressing' }).build();
+  const cs = aCloneSet()
+    .replicas(2)
+    .maxUnavailable(1)
+    .progressDeadlineSeconds(60)
+    .conditions({ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: 'CloneSet has timed out progressing' })
+    .build();
   const stuck = aPod(cs).ofRevision('r2').instanceId('new00').running().inPlaceUpdateReady(false).build();
   assert.ok(reasons(cs, [...readyPods(cs, 1, 'r1'), stuck]).includes('progressDeadline'));
 });

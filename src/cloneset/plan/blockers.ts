@@ -73,7 +73,8 @@ export function rolloutBlockers(input: BlockerInput): Blocker[] {
   const name = cs.metadata.name ?? '';
   const paused = cs.spec.updateStrategy?.paused === true;
   const outdated = pods.filter((p) => !revisionMatches(p, updateRevision));
-  if (paused && outdated.length > 0) out.push({ reason: 'paused', message: `updateStrategy.paused is true: ${outdated.length} pods wait (resume: kubectl cloneset rollout resume ${name})` });
+  if (paused && outdated.length > 0)
+    out.push({ reason: 'paused', message: `updateStrategy.paused is true: ${outdated.length} pods wait (resume: kubectl cloneset rollout resume ${name})` });
   const diffInput = replicaDiffInputFor(cs, pods, {
     currentRevision: input.currentRevision,
     updateRevision,
@@ -96,10 +97,15 @@ export function rolloutBlockers(input: BlockerInput): Blocker[] {
     if (started.size === 0 && waiting.length > 0) {
       const minReady = cs.spec.minReadySeconds ?? 0;
       const unavailable = pods.filter((p) => !isPodAvailable(p, minReady, nowMs)).length;
-      out.push({ reason: 'maxUnavailable', message: `maxUnavailable budget of ${diff.updateMaxUnavailable} spent (${unavailable} pods unavailable): ${Math.min(diff.updateNum, waiting.length)} pods wait for others to become available` });
+      out.push({
+        reason: 'maxUnavailable',
+        message: `maxUnavailable budget of ${diff.updateMaxUnavailable} spent (${unavailable} pods unavailable): ${Math.min(diff.updateNum, waiting.length)} pods wait for others to become available`,
+      });
     }
   }
-  const gated = pods.filter((p) => revisionMatches(p, updateRevision) && !isPodReady(p) && (p.spec.readinessGates ?? []).some((g) => podCondition(p, g.conditionType)?.status !== 'True'));
+  const gated = pods.filter(
+    (p) => revisionMatches(p, updateRevision) && !isPodReady(p) && (p.spec.readinessGates ?? []).some((g) => podCondition(p, g.conditionType)?.status !== 'True'),
+  );
   if (gated.length > 0) {
     const gates = [...new Set(gated.flatMap((p) => (p.spec.readinessGates ?? []).filter((g) => podCondition(p, g.conditionType)?.status !== 'True').map((g) => g.conditionType)))];
     out.push({ reason: 'readinessGate', message: `${gated.length} updated pods are not ready: readiness gate ${gates.join(', ')} not True (${examples(gated)})` });
@@ -108,7 +114,8 @@ export function rolloutBlockers(input: BlockerInput): Blocker[] {
   const preDelete = pods.filter((p) => lifecycleStateOf(p) === 'PreparingDelete' && isHooked(hooks?.preDelete, p));
   if (preDelete.length > 0) out.push({ reason: 'preDeleteHook', message: `${preDelete.length} pods wait in PreparingDelete for their preDelete hook (${examples(preDelete)})` });
   const preUpdate = pods.filter((p) => lifecycleStateOf(p) === 'PreparingUpdate' && isHooked(hooks?.inPlaceUpdate, p));
-  if (preUpdate.length > 0) out.push({ reason: 'inPlaceUpdateHook', message: `${preUpdate.length} pods wait in PreparingUpdate for their inPlaceUpdate hook (${examples(preUpdate)})` });
+  if (preUpdate.length > 0)
+    out.push({ reason: 'inPlaceUpdateHook', message: `${preUpdate.length} pods wait in PreparingUpdate for their inPlaceUpdate hook (${examples(preUpdate)})` });
   const grace = pods.filter(inGracePeriod);
   if (grace.length > 0) out.push({ reason: 'gracePeriod', message: `${grace.length} pods wait out inPlaceUpdateStrategy.gracePeriodSeconds` });
   for (const c of cs.status?.conditions ?? []) {

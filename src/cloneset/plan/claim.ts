@@ -22,7 +22,6 @@ export interface ClaimResult {
   readonly release: readonly PlanAction[];
 }
 
-
 const groupOf = (apiVersion: string): string => (apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '');
 
 /**

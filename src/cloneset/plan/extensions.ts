@@ -50,7 +50,12 @@ export function planExtensions(s: ExtensionsInput, revisions: ResolvedRevisions,
 }
 
 const EXTENSION_KINDS: ReadonlySet<PlanAction['kind']> = new Set<ExtensionAction['kind']>([
-  'DeleteInactivePod', 'PatchCloneSetForProgressDeadline', 'ReleasePvc', 'AdoptPvc', 'ResizePvc', 'AnnotateRevision',
+  'DeleteInactivePod',
+  'PatchCloneSetForProgressDeadline',
+  'ReleasePvc',
+  'AdoptPvc',
+  'ResizePvc',
+  'AnnotateRevision',
 ]);
 
 export function isExtensionAction(a: PlanAction): a is ExtensionAction {
@@ -71,6 +76,8 @@ export function describeExtensionAction(a: ExtensionAction): string {
     case 'ResizePvc':
       return `grow PVC ${a.pvc.name} in place: storage ${a.from} → ${a.to} (cloneset-controller.io/pvc-resize-policy=InPlace)`;
     case 'AnnotateRevision':
-      return `annotate revision ${a.revision}: ${Object.entries(a.annotations).map(([k, v]) => `${k}=${v}`).join(', ')}`;
+      return `annotate revision ${a.revision}: ${Object.entries(a.annotations)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(', ')}`;
   }
 }

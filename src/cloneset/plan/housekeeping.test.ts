@@ -9,13 +9,16 @@ import { aCloneSet, aPod } from './testing/builders.ts';
 const rev = (name: string, revision: number): ControllerRevision => ({ metadata: { name }, revision });
 
 describe('revision history truncation', () => {
-  test('deletes the oldest unused revisions beyond revisionHistoryLimit, never current, update or a pod\'s revision', () => {
+  test("deletes the oldest unused revisions beyond revisionHistoryLimit, never current, update or a pod's revision", () => {
     const cs = { ...aCloneSet('sample').build() };
     const limited = { ...cs, spec: { ...cs.spec, revisionHistoryLimit: 1 } };
     const revisions = [rev('sample-r5', 5), rev('sample-r1', 1), rev('sample-r2', 2), rev('sample-r3', 3), rev('sample-r4', 4)];
     const pods = [aPod(limited).ofRevision('sample-r2').instanceId('aaaaa').build()];
     const victims = revisionsToTruncate(limited, revisions, pods, { current: 'sample-r4', update: 'sample-r5' });
-    assert.deepEqual(victims.map((r) => r.metadata.name), ['sample-r1']);
+    assert.deepEqual(
+      victims.map((r) => r.metadata.name),
+      ['sample-r1'],
+    );
   });
 
   test('keeps everything while unused revisions are within the limit (default 10)', () => {

@@ -15,9 +15,24 @@ function limited(cs: CloneSet, limit: string): CloneSet {
 }
 
 const base = aCloneSet('web').replicas(2).build();
-const failedAt = (cs: CloneSet, id: string, minute: number): Pod => aPod(cs).instanceId(id).createdAt(T0 + minute * MIN).failed().build();
-const readyAt = (cs: CloneSet, id: string, minute: number): Pod => aPod(cs).instanceId(id).createdAt(T0 + minute * MIN).ready().build();
-const pendingAt = (cs: CloneSet, id: string, minute: number): Pod => aPod(cs).instanceId(id).createdAt(T0 + minute * MIN).pending().build();
+const failedAt = (cs: CloneSet, id: string, minute: number): Pod =>
+  aPod(cs)
+    .instanceId(id)
+    .createdAt(T0 + minute * MIN)
+    .failed()
+    .build();
+const readyAt = (cs: CloneSet, id: string, minute: number): Pod =>
+  aPod(cs)
+    .instanceId(id)
+    .createdAt(T0 + minute * MIN)
+    .ready()
+    .build();
+const pendingAt = (cs: CloneSet, id: string, minute: number): Pod =>
+  aPod(cs)
+    .instanceId(id)
+    .createdAt(T0 + minute * MIN)
+    .pending()
+    .build();
 
 const deleted = (actions: readonly PlanAction[]): string[] =>
   actions.flatMap((a) => (a.kind === 'DeleteInactivePod' ? [`${a.pod.name}${a.replacement !== undefined ? ` <- ${a.replacement}` : ''}`] : []));
@@ -36,10 +51,23 @@ describe('inactive pod clean-up (cloneset-controller.io/inactive-pods-limit)', (
 
   test('over the limit with every replica Ready: the oldest inactive pods go, the newest limit stay', () => {
     const cs = limited(base, '1');
-    const pods = [failedAt(cs, 'f2xxx', 2), failedAt(cs, 'f0xxx', 0), aPod(cs).instanceId('s1xxx').createdAt(T0 + MIN).succeeded().build(), readyAt(cs, 'a0xxx', 3), readyAt(cs, 'a1xxx', 4)];
+    const pods = [
+      failedAt(cs, 'f2xxx', 2),
+      failedAt(cs, 'f0xxx', 0),
+      aPod(cs)
+        .instanceId('s1xxx')
+        .createdAt(T0 + MIN)
+        .succeeded()
+        .build(),
+      readyAt(cs, 'a0xxx', 3),
+      readyAt(cs, 'a1xxx', 4),
+    ];
     const plan = planInactivePodCleanup(cs, pods, pods.slice(3));
     assert.deepEqual(deleted(plan.actions), ['web-f0xxx', 'web-s1xxx']);
-    assert.deepEqual(plan.actions.map((a) => (a.kind === 'DeleteInactivePod' ? a.phase : '')), ['Failed', 'Succeeded']);
+    assert.deepEqual(
+      plan.actions.map((a) => (a.kind === 'DeleteInactivePod' ? a.phase : '')),
+      ['Failed', 'Succeeded'],
+    );
   });
 
   test('limit 0 with a replica short: a Failed pod goes only once a younger Ready pod replaces it, one replacement per pod', () => {
@@ -62,7 +90,8 @@ describe('inactive pod clean-up (cloneset-controller.io/inactive-pods-limit)', (
     const pods = [
       aPod(cs).instanceId('t0xxx').createdAt(T0).failed().terminating().build(),
       aPod(cs).instanceId('o0xxx').createdAt(T0).failed().ownedBy('someone-else').build(),
-      readyAt(cs, 'a0xxx', 3), readyAt(cs, 'a1xxx', 4),
+      readyAt(cs, 'a0xxx', 3),
+      readyAt(cs, 'a1xxx', 4),
     ];
     assert.deepEqual(planInactivePodCleanup(cs, pods, pods.slice(2)).actions, []);
   });
@@ -78,7 +107,10 @@ describe('inactive pod clean-up (cloneset-controller.io/inactive-pods-limit)', (
     // 2 replicas: a0 Ready, a1 just failed (no replacement yet), f0 failed long ago and was replaced by a0.
     const pods = [failedAt(cs, 'f0xxx', 0), readyAt(cs, 'a0xxx', 1), failedAt(cs, 'a1xxx', 2)];
     const plan = planCloneSet({ cloneSet: cs, pods, pvcs: [], nodes: new Map(), nowMs: T0 + 10 * MIN }, revisions(cs), plannerConfig(), fixedIds('n0xxx'));
-    assert.deepEqual(plan.actions.map((a) => a.kind), ['CreatePods', 'DeleteInactivePod']);
+    assert.deepEqual(
+      plan.actions.map((a) => a.kind),
+      ['CreatePods', 'DeleteInactivePod'],
+    );
     assert.deepEqual(deleted(plan.actions), ['web-f0xxx <- web-a0xxx']);
   });
 });

@@ -22,9 +22,15 @@ describe('instance ids', () => {
     const going = aPod(cs).instanceId('gone1').ready().terminating().build();
     const pvcs = [aPvc(cs).instanceId('old0x').build(), aPvc(cs).instanceId('old1x').build(), aPvc(cs).instanceId('gone1').build()];
     const plan = (pods: typeof active) => planCloneSet({ cloneSet: cs, pods, pvcs, nodes: new Map(), nowMs: T0 }, revisions(cs), plannerConfig(), fixedIds('fresh'));
-    assert.deepEqual(plan([...active, going]).actions.filter((a) => a.kind === 'CreatePods'), []);
+    assert.deepEqual(
+      plan([...active, going]).actions.filter((a) => a.kind === 'CreatePods'),
+      [],
+    );
     const creates = plan(active).actions.flatMap((a) => (a.kind === 'CreatePods' ? a.pods : []));
-    assert.deepEqual(creates.map((c) => c.pod.metadata.name), ['sample-gone1']);
+    assert.deepEqual(
+      creates.map((c) => c.pod.metadata.name),
+      ['sample-gone1'],
+    );
   });
 
   test('a Failed pod keeps its id and its PVC: the replacement takes a fresh id at once', () => {

@@ -166,7 +166,7 @@ describe('preDelete hook (docs/features.md#scaling, #lifecycle-states)', () => {
           { user: (p) => withHandler(p, kind, false), expect: ['delete'] },
         ];
         for (const [i, s] of steps.entries()) {
-          if (s.user !== undefined) pods = pods.map((p) => (p.metadata.name === name ? s.user?.(p) ?? p : p));
+          if (s.user !== undefined) pods = pods.map((p) => (p.metadata.name === name ? (s.user?.(p) ?? p) : p));
           const p = pass(cs, pods);
           assert.deepEqual(writes(p, name), s.expect, `step ${i}`);
           pods = apply(pods, p.actions);
@@ -195,7 +195,10 @@ describe('preDelete hook (docs/features.md#scaling, #lifecycle-states)', () => {
     const cs = withLifecycle(aCloneSet('sample').replicas(1).build(), { preDelete: hookOf('labels') });
     const waiting = withHandler(aPod(cs).instanceId('zzzzz').ready().state('PreparingDelete').specifiedDelete().build(), 'labels', true);
     const p = planCloneSet({ cloneSet: cs, pods: [waiting], pvcs: [], nodes: new Map(), nowMs: T0 }, revisions(cs, 'r1', 'r2'), plannerConfig(), sequentialIds());
-    assert.deepEqual(p.actions.filter((a) => a.kind !== 'SetInPlaceUpdateReady'), []);
+    assert.deepEqual(
+      p.actions.filter((a) => a.kind !== 'SetInPlaceUpdateReady'),
+      [],
+    );
   });
 });
 
@@ -209,7 +212,10 @@ describe('inPlaceUpdate hook (docs/features.md#update-types, #lifecycle-states)'
       const d = inPlaceUpdateLifecycle(cs, pod);
       assert.equal(d.kind, 'wait');
       if (d.kind !== 'wait') return;
-      assert.deepEqual(d.actions.map((a) => (a.kind === 'PatchPodLifecycle' ? a.state : a.kind)), ['PreparingUpdate']);
+      assert.deepEqual(
+        d.actions.map((a) => (a.kind === 'PatchPodLifecycle' ? a.state : a.kind)),
+        ['PreparingUpdate'],
+      );
       [pod] = apply([pod], d.actions) as [Pod];
       // chosen again, still hooked: waits without writes, every pass
       for (let i = 0; i < 2; i++) assert.deepEqual(inPlaceUpdateLifecycle(cs, pod), { kind: 'wait', actions: [], reason: 'waiting for the inPlaceUpdate hook to be released' });
@@ -325,10 +331,10 @@ describe('markPodNotReady and KruisePodReady (docs/features.md#markpodnotready)'
     const pod0 = withKruiseGate(aPod(cs).ready().state('Updating').build(), { status: 'False', message: '[{"userAgent":"Lifecycle","key":"preUpdateHook"}]' });
     const pod = withHandler(pod0, 'finalizers', true);
     const r = refreshLifecycle(cs, pod, { isUpdateComplete: () => true });
-    assert.deepEqual(r.actions.map((a) => (a.kind === 'PatchPodLifecycle' ? a.state : conditionOf(a))), [
-      [{ type: 'KruisePodReady', status: 'True', message: '[]' }],
-      'Normal',
-    ]);
+    assert.deepEqual(
+      r.actions.map((a) => (a.kind === 'PatchPodLifecycle' ? a.state : conditionOf(a))),
+      [[{ type: 'KruisePodReady', status: 'True', message: '[]' }], 'Normal'],
+    );
     // and a pod already stuck in Normal with the key (left by Kruise) is repaired by the refresh
     const stuck = { ...pod, metadata: { ...pod.metadata, labels: { ...pod.metadata.labels, 'lifecycle.apps.kruise.io/state': 'Normal' } } };
     assert.deepEqual(refreshLifecycle(cs, stuck).actions.map(conditionOf), [[{ type: 'KruisePodReady', status: 'True', message: '[]' }]]);
@@ -343,7 +349,11 @@ describe('markPodNotReady and KruisePodReady (docs/features.md#markpodnotready)'
   test('messages: Go JSON, sorted by userAgent then key; unparsable → empty', () => {
     assert.equal(formatReadinessMessage([]), '[]');
     assert.equal(
-      formatReadinessMessage([{ userAgent: 'Lifecycle', key: 'preUpdateHook' }, { userAgent: 'A<b>', key: 'k' }, { userAgent: 'Lifecycle', key: 'preDeleteHook' }]),
+      formatReadinessMessage([
+        { userAgent: 'Lifecycle', key: 'preUpdateHook' },
+        { userAgent: 'A<b>', key: 'k' },
+        { userAgent: 'Lifecycle', key: 'preDeleteHook' },
+      ]),
       '[{"userAgent":"A\\u003cb\\u003e","key":"k"},{"userAgent":"Lifecycle","key":"preDeleteHook"},{"userAgent":"Lifecycle","key":"preUpdateHook"}]',
     );
     assert.deepEqual(parseReadinessMessage('not json'), []);
@@ -354,10 +364,10 @@ describe('markPodNotReady and KruisePodReady (docs/features.md#markpodnotready)'
   test('a PreparingDelete pod that is cancelled loses preDeleteHook (markPodNotReady turned off meanwhile)', () => {
     const plain = withLifecycle(cs, { preDelete: hookOf('finalizers') });
     const pod = withKruiseGate(aPod(plain).ready().state('PreparingDelete').build(), { status: 'False', message: '[{"userAgent":"Lifecycle","key":"preDeleteHook"}]' });
-    assert.deepEqual(setStateActions(plain, pod, 'PreparingNormal').map((a) => (a.kind === 'PatchPodLifecycle' ? a.state : conditionOf(a))), [
-      [{ type: 'KruisePodReady', status: 'True', message: '[]' }],
-      'PreparingNormal',
-    ]);
+    assert.deepEqual(
+      setStateActions(plain, pod, 'PreparingNormal').map((a) => (a.kind === 'PatchPodLifecycle' ? a.state : conditionOf(a))),
+      [[{ type: 'KruisePodReady', status: 'True', message: '[]' }], 'PreparingNormal'],
+    );
     assert.equal(kruisePodReadyAction(plain, pod, 'PreparingDelete'), undefined, 'while still PreparingDelete the key stays');
   });
 });

@@ -7,10 +7,7 @@ export function isHooked(hook: LifecycleHook | undefined, pod: Pod): boolean {
   if (hook === undefined) return false;
   const finalizers = new Set(pod.metadata.finalizers ?? []);
   const labels = pod.metadata.labels ?? {};
-  return (
-    (hook.finalizersHandler ?? []).some((f) => finalizers.has(f)) ||
-    Object.entries(hook.labelsHandler ?? {}).some(([k, v]) => labels[k] === v)
-  );
+  return (hook.finalizersHandler ?? []).some((f) => finalizers.has(f)) || Object.entries(hook.labelsHandler ?? {}).some(([k, v]) => labels[k] === v);
 }
 
 /** Every finalizer and label of the hook is on the pod ("IsPodAllHooked"); vacuously true for an empty hook. */
@@ -18,8 +15,5 @@ export function isAllHooked(hook: LifecycleHook | undefined, pod: Pod): boolean 
   if (hook === undefined) return false;
   const finalizers = new Set(pod.metadata.finalizers ?? []);
   const labels = pod.metadata.labels ?? {};
-  return (
-    (hook.finalizersHandler ?? []).every((f) => finalizers.has(f)) &&
-    Object.entries(hook.labelsHandler ?? {}).every(([k, v]) => labels[k] === v)
-  );
+  return (hook.finalizersHandler ?? []).every((f) => finalizers.has(f)) && Object.entries(hook.labelsHandler ?? {}).every(([k, v]) => labels[k] === v);
 }

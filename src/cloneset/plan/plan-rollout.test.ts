@@ -14,11 +14,16 @@ describe('ReCreate: pods already marked specified-delete are updates in flight',
   // 10 old pods Ready for 1 s with minReadySeconds 2: not yet available, so updating one spends no global budget
   // (docs/features.md#maxunavailable; Kruise pkg/controller/cloneset/sync/cloneset_update.go) — only the target revision's budget, which a marked OLD pod never fills.
   const cs = aCloneSet('sample').replicas(10).maxUnavailable(1).minReadySeconds(2).build();
-  const young = (i: number): Pod => aPod(cs).instanceId(`old${i}x`).ofRevision('r1').ready().since(T0 - SEC).build();
+  const young = (i: number): Pod =>
+    aPod(cs)
+      .instanceId(`old${i}x`)
+      .ofRevision('r1')
+      .ready()
+      .since(T0 - SEC)
+      .build();
   const planFor = (pods: readonly Pod[]) =>
     planCloneSet({ cloneSet: cs, pods, pvcs: [], nodes: new Map(), nowMs: T0 }, revisions(cs, 'r1', 'r2'), plannerConfig(), sequentialIds());
-  const marks = (pods: readonly Pod[]): string[] =>
-    planFor(pods).actions.flatMap((a) => (a.kind === 'MarkSpecifiedDelete' ? [a.pod.name] : []));
+  const marks = (pods: readonly Pod[]): string[] => planFor(pods).actions.flatMap((a) => (a.kind === 'MarkSpecifiedDelete' ? [a.pod.name] : []));
 
   test('the first pass marks one pod', () => {
     assert.equal(marks(Array.from({ length: 10 }, (_, i) => young(i))).length, 1);
@@ -27,7 +32,9 @@ describe('ReCreate: pods already marked specified-delete are updates in flight',
   test('a later pass chooses the marked pod again instead of marking another, whatever the cache order', () => {
     const pods = Array.from({ length: 10 }, (_, i) => young(i));
     const [first] = marks(pods);
-    const marked = pods.map((p) => (p.metadata.name === first ? { ...p, metadata: { ...p.metadata, labels: { ...p.metadata.labels, 'apps.kruise.io/specified-delete': 'true' } } } : p));
+    const marked = pods.map((p) =>
+      p.metadata.name === first ? { ...p, metadata: { ...p.metadata, labels: { ...p.metadata.labels, 'apps.kruise.io/specified-delete': 'true' } } } : p,
+    );
     // The informer moved the patched pod to the end of its list (ties in the update order follow the list).
     const reordered = [...marked.filter((p) => p.metadata.name !== first), ...marked.filter((p) => p.metadata.name === first)];
     assert.deepEqual(marks(reordered), []);
@@ -49,7 +56,11 @@ describe('FailedScale / FailedUpdate reach the API server (beyond Kruise, docs/f
 
   test('a new FailedScale condition is written even when no counter changed', () => {
     const before = computeStatus(base).status;
-    const failed = computeStatus({ ...base, cloneSet: { ...cs, status: before }, failure: { type: 'FailedScale', message: 'pods "sample-x" is forbidden: exceeded quota' } }).status;
+    const failed = computeStatus({
+      ...base,
+      cloneSet: { ...cs, status: before },
+      failure: { type: 'FailedScale', message: 'pods "sample-x" is forbidden: exceeded quota' },
+    }).status;
     assert.equal(isStatusChanged(before, failed), true);
     assert.equal(failed.conditions?.find((c) => c.type === 'FailedScale')?.message, 'pods "sample-x" is forbidden: exceeded quota');
   });

@@ -20,8 +20,7 @@ function planOf(cs: CloneSet, pods: readonly Pod[], opts: { pvcs?: readonly Pers
   return planCloneSet(snapshot(cs, pods, opts.pvcs ?? []), revisions(cs, opts.current ?? 'r1', opts.update ?? opts.current ?? 'r1'), plannerConfig(), sequentialIds());
 }
 
-const created = (actions: readonly PlanAction[]): PodToCreate[] =>
-  actions.flatMap((a) => (a.kind === 'CreatePods' ? a.pods : []));
+const created = (actions: readonly PlanAction[]): PodToCreate[] => actions.flatMap((a) => (a.kind === 'CreatePods' ? a.pods : []));
 const deleted = (actions: readonly PlanAction[]): PodToDelete[] => actions.flatMap((a) => (a.kind === 'DeletePods' ? a.pods : []));
 const deletedNames = (actions: readonly PlanAction[]): string[] => deleted(actions).map((d) => d.pod.name);
 const kinds = (actions: readonly PlanAction[]): string[] => actions.map((a) => a.kind);
@@ -37,7 +36,10 @@ describe('scale out (docs/features.md#scaling)', () => {
     assert.equal(new Set(ids).size, 5, 'ids are unique');
     assert.deepEqual(ids, [...ids].sort(), 'ids are sorted');
     for (const id of ids) assert.match(id, new RegExp(`^[${INSTANCE_ID_ALPHABET}]{5}$`));
-    assert.deepEqual(pods.map((c) => c.pod.metadata.name), ids.map((id) => `sample-${id}`));
+    assert.deepEqual(
+      pods.map((c) => c.pod.metadata.name),
+      ids.map((id) => `sample-${id}`),
+    );
   });
 
   test('the created pod and PVC are exactly the objects Kruise creates (docs/features.md#scaling)', () => {
@@ -47,7 +49,14 @@ describe('scale out (docs/features.md#scaling)', () => {
     const [only] = created(p.actions);
     assert.ok(only);
     assert.equal(only.revision, 'sample-56dfb978d4');
-    const owner = { apiVersion: only.pod.metadata.ownerReferences?.[0]?.apiVersion ?? '', kind: 'CloneSet', name: 'sample', uid: 'uid-sample', controller: true, blockOwnerDeletion: true };
+    const owner = {
+      apiVersion: only.pod.metadata.ownerReferences?.[0]?.apiVersion ?? '',
+      kind: 'CloneSet',
+      name: 'sample',
+      uid: 'uid-sample',
+      controller: true,
+      blockOwnerDeletion: true,
+    };
     assert.match(owner.apiVersion, /^apps\.kruise\.io\/v1(alpha|beta)1$/);
     assert.deepEqual(only.pod, {
       apiVersion: 'v1',
@@ -72,9 +81,10 @@ describe('scale out (docs/features.md#scaling)', () => {
         volumes: [{ name: 'data-vol', persistentVolumeClaim: { claimName: 'data-vol-sample-x7k2p', readOnly: false } }],
       },
     });
-    assert.deepEqual(only.pvcs.map((c) => [c.metadata.name, c.metadata.labels, c.metadata.ownerReferences]), [
-      ['data-vol-sample-x7k2p', { app: 'sample', 'apps.kruise.io/cloneset-instance-id': 'x7k2p' }, [owner]],
-    ]);
+    assert.deepEqual(
+      only.pvcs.map((c) => [c.metadata.name, c.metadata.labels, c.metadata.ownerReferences]),
+      [['data-vol-sample-x7k2p', { app: 'sample', 'apps.kruise.io/cloneset-instance-id': 'x7k2p' }, [owner]]],
+    );
   });
 
   test('after creation, one write per pod once it is scheduled: InPlaceUpdateReady and PreparingNormal → Normal together', () => {
@@ -89,7 +99,10 @@ describe('scale out (docs/features.md#scaling)', () => {
     // (step 3/4) scheduled: one pods/status write each, the condition and the Normal label
     world.pods = world.pods.map((p, i) => ({ ...p, spec: { ...p.spec, nodeName: `node-${i}` } }));
     const p3 = plan(world);
-    assert.deepEqual(p3.actions.map((a) => (a.kind === 'SetInPlaceUpdateReady' ? `${a.kind}+${a.lifecycle?.state ?? ''}` : a.kind)), Array(5).fill('SetInPlaceUpdateReady+Normal'));
+    assert.deepEqual(
+      p3.actions.map((a) => (a.kind === 'SetInPlaceUpdateReady' ? `${a.kind}+${a.lifecycle?.state ?? ''}` : a.kind)),
+      Array(5).fill('SetInPlaceUpdateReady+Normal'),
+    );
     applyPlan(world, p3.actions);
     assert.ok(world.pods.every((p) => p.metadata.labels?.['lifecycle.apps.kruise.io/state'] === 'Normal'));
     // (step 4/4) nothing left to do
@@ -97,14 +110,23 @@ describe('scale out (docs/features.md#scaling)', () => {
   });
 
   test('with a preNormal hook, InPlaceUpdateReady is written at once, unscheduled, and the pod stays PreparingNormal', () => {
-    const cs = aCloneSet('sample').replicas(1).preNormalHook({ labelsHandler: { hooked: 'yes' } }).build();
+    const cs = aCloneSet('sample')
+      .replicas(1)
+      .preNormalHook({ labelsHandler: { hooked: 'yes' } })
+      .build();
     const waiting = aPod(cs).instanceId('aaaaa').pending().state('PreparingNormal').inPlaceUpdateReady(undefined).build();
     const p = planOf(cs, [waiting]);
-    assert.deepEqual(p.actions.map((a) => (a.kind === 'SetInPlaceUpdateReady' ? `${a.kind}+${a.lifecycle?.state ?? '-'}` : a.kind)), ['SetInPlaceUpdateReady+-']);
+    assert.deepEqual(
+      p.actions.map((a) => (a.kind === 'SetInPlaceUpdateReady' ? `${a.kind}+${a.lifecycle?.state ?? '-'}` : a.kind)),
+      ['SetInPlaceUpdateReady+-'],
+    );
   });
 
   test('a preNormal hook moves a pod to Normal when all handlers are present, scheduled or not', () => {
-    const cs = aCloneSet('sample').replicas(1).preNormalHook({ labelsHandler: { hooked: 'yes' } }).build();
+    const cs = aCloneSet('sample')
+      .replicas(1)
+      .preNormalHook({ labelsHandler: { hooked: 'yes' } })
+      .build();
     const waiting = aPod(cs).instanceId('aaaaa').state('PreparingNormal').onNode('n1').build();
     assert.deepEqual(kinds(planOf(cs, [waiting]).actions), []);
     const hooked = aPod(cs).instanceId('aaaaa').state('PreparingNormal').label('hooked', 'yes').build();
@@ -116,7 +138,10 @@ describe('scale out (docs/features.md#scaling)', () => {
     const pods = [...readyPods(cs, 2), aPod(cs).instanceId('nr000').running().build()];
     const p = planOf(cs, pods);
     assert.equal(created(p.actions).length, 1);
-    assert.deepEqual(p.events.map((e) => e.reason), ['ScaleUpLimited']);
+    assert.deepEqual(
+      p.events.map((e) => e.reason),
+      ['ScaleUpLimited'],
+    );
   });
 });
 
@@ -127,7 +152,11 @@ describe('scale in (docs/features.md#scaling, #deletion-order)', () => {
       aPod(cs).instanceId('ready').ready().build(),
       aPod(cs).instanceId('cheap').ready().deletionCost(-100).build(),
       aPod(cs).instanceId('unsch').pending().build(),
-      aPod(cs).instanceId('older').ready().createdAt(T0 - 10 * 3_600_000).build(),
+      aPod(cs)
+        .instanceId('older')
+        .ready()
+        .createdAt(T0 - 10 * 3_600_000)
+        .build(),
       aPod(cs).instanceId('notrd').running().build(),
     ];
     assert.deepEqual(deletedNames(planOf(cs, pods).actions), ['sample-unsch', 'sample-notrd']);
@@ -139,11 +168,7 @@ describe('scale in (docs/features.md#scaling, #deletion-order)', () => {
   test('a deleted pod takes its PVCs (same instance id) with it', () => {
     const cs = aCloneSet('sample').replicas(1).volumeClaimTemplate('data').volumeClaimTemplate('logs').build();
     const pods = [aPod(cs).instanceId('keep1').ready().build(), aPod(cs).instanceId('gone1').pending().build()];
-    const pvcs = [
-      aPvc(cs).instanceId('keep1').build(),
-      aPvc(cs).instanceId('gone1').build(),
-      aPvc(cs).instanceId('gone1').fromTemplate('logs').build(),
-    ];
+    const pvcs = [aPvc(cs).instanceId('keep1').build(), aPvc(cs).instanceId('gone1').build(), aPvc(cs).instanceId('gone1').fromTemplate('logs').build()];
     const [victim, ...rest] = deleted(planOf(cs, pods, { pvcs }).actions);
     assert.equal(rest.length, 0);
     assert.equal(victim?.pod.name, 'sample-gone1');
@@ -156,7 +181,10 @@ describe('scale in (docs/features.md#scaling, #deletion-order)', () => {
     const pods = [...readyPods(cs, 2, 'r2'), ...readyPods(cs, 3, 'r1')];
     const victims = deletedNames(planOf(cs, pods, { current: 'r1', update: 'r2' }).actions);
     assert.equal(victims.length, 2);
-    assert.ok(victims.every((n) => n.startsWith('sample-old')), victims.join());
+    assert.ok(
+      victims.every((n) => n.startsWith('sample-old')),
+      victims.join(),
+    );
   });
 
   test('scale in only deletes as many ready pods as maxUnavailable allows', () => {
@@ -235,7 +263,10 @@ describe('selective pod deletion (user manual "Selective Pod deletion", docs/fea
   test('without maxSurge a ready specified pod waits while maxUnavailable is used up', () => {
     const cs = aCloneSet('sample').replicas(5).maxUnavailable(1).build();
     const pods = [aPod(cs).instanceId('poda1').running().build(), aPod(cs).instanceId('podb1').ready().specifiedDelete().build(), ...readyPods(cs, 3)];
-    assert.deepEqual(planOf(cs, pods).actions.filter((a) => a.kind === 'DeletePods'), []);
+    assert.deepEqual(
+      planOf(cs, pods).actions.filter((a) => a.kind === 'DeletePods'),
+      [],
+    );
   });
 });
 
@@ -256,7 +287,10 @@ describe('inactive and foreign pods (docs/features.md#ownership-and-adoption, #s
     const cs = aCloneSet('sample').replicas(3).volumeClaimTemplate('data').build();
     const pvcs = [aPvc(cs).instanceId('lost1').build()];
     const p = planOf(cs, readyPods(cs, 2), { pvcs });
-    assert.deepEqual(created(p.actions).map((c) => c.pod.metadata.name), ['sample-lost1']);
+    assert.deepEqual(
+      created(p.actions).map((c) => c.pod.metadata.name),
+      ['sample-lost1'],
+    );
   });
 
   test('terminating and Succeeded pods are not counted either', () => {
@@ -291,7 +325,10 @@ describe('inactive and foreign pods (docs/features.md#ownership-and-adoption, #s
     const foreign = aPod(cs).instanceId('forgn').ready().ownedBy('uid-someone-else').build();
     const p = planOf(cs, [...readyPods(cs, 2), orphan, foreign]);
     assert.equal(created(p.actions).length, 1);
-    assert.ok(p.actions.every((a) => a.kind === 'CreatePods'), p.actions.map(describeAction).join());
+    assert.ok(
+      p.actions.every((a) => a.kind === 'CreatePods'),
+      p.actions.map(describeAction).join(),
+    );
     assert.deepEqual(p.claimed.map((x) => x.metadata.name).sort(), ['sample-old0x', 'sample-old1x']);
   });
 
@@ -313,7 +350,10 @@ describe('inactive and foreign pods (docs/features.md#ownership-and-adoption, #s
     const world = newWorld(cs, [...readyPods(cs, 1), aPod(cs).instanceId('loose').ready().ownedBy('uid-sample', false).build()]);
     const s = reconcileStep(world);
     assert.deepEqual(s.violations, []);
-    assert.deepEqual(world.pods.find((p) => p.metadata.name === 'sample-loose')?.metadata.ownerReferences?.map((r) => [r.uid, r.controller]), [['uid-sample', true]]);
+    assert.deepEqual(
+      world.pods.find((p) => p.metadata.name === 'sample-loose')?.metadata.ownerReferences?.map((r) => [r.uid, r.controller]),
+      [['uid-sample', true]],
+    );
     assert.ok(!plan(world).actions.some((a) => a.kind === 'AdoptPod' || a.kind === 'CreatePods'));
   });
 
@@ -356,10 +396,16 @@ describe('preDelete hook and PreparingDelete (docs/features.md#scaling, #lifecyc
     const cs = aCloneSet('sample').replicas(2).preDeleteHook(hook).volumeClaimTemplate('data').build();
     const pvcs = [aPvc(cs).instanceId('hookd').build()];
     const waiting = hooked(cs, 'hookd').state('PreparingDelete').build();
-    assert.deepEqual(planOf(cs, [...readyPods(cs, 2), waiting], { pvcs }).actions.filter((a) => a.kind !== 'SetInPlaceUpdateReady'), []);
+    assert.deepEqual(
+      planOf(cs, [...readyPods(cs, 2), waiting], { pvcs }).actions.filter((a) => a.kind !== 'SetInPlaceUpdateReady'),
+      [],
+    );
     const released = aPod(cs).instanceId('hookd').ready().state('PreparingDelete').build();
     const d = deleted(planOf(cs, [...readyPods(cs, 2), released], { pvcs }).actions);
-    assert.deepEqual(d.map((x) => [x.pod.name, x.pvcNames]), [['sample-hookd', ['data-sample-hookd']]]);
+    assert.deepEqual(
+      d.map((x) => [x.pod.name, x.pvcNames]),
+      [['sample-hookd', ['data-sample-hookd']]],
+    );
   });
 
   test('a ReCreate update of a hooked pod goes through PreparingDelete too', () => {
@@ -388,7 +434,10 @@ describe('preDelete hook and PreparingDelete (docs/features.md#scaling, #lifecyc
   });
 
   test('with markPodNotReady the PreparingDelete pod is never brought back', () => {
-    const cs = aCloneSet('sample').replicas(3).preDeleteHook({ ...hook, markPodNotReady: true }).build();
+    const cs = aCloneSet('sample')
+      .replicas(3)
+      .preDeleteHook({ ...hook, markPodNotReady: true })
+      .build();
     const pods = [...readyPods(cs, 2), hooked(cs, 'hookd').state('PreparingDelete').build()];
     assert.deepEqual(planOf(cs, pods).actions, [], 'it stays in PreparingDelete while hooked');
   });
@@ -398,12 +447,22 @@ describe('preDelete hook and PreparingDelete (docs/features.md#scaling, #lifecyc
     // the (empty) creation step and never reaches the deletion, which keeps the limit at 0 forever; we delete it.
     const cs = aCloneSet('sample').replicas(2).preDeleteHook(hook).scaleMaxUnavailable(1).build();
     const p = planOf(cs, [aPod(cs).instanceId('gone1').ready().state('PreparingDelete').specifiedDelete().build()]);
-    assert.deepEqual(p.actions.map((a) => a.kind), ['DeletePods']);
-    assert.deepEqual(p.events.map((e) => e.reason), ['ScaleUpLimited']);
+    assert.deepEqual(
+      p.actions.map((a) => a.kind),
+      ['DeletePods'],
+    );
+    assert.deepEqual(
+      p.events.map((e) => e.reason),
+      ['ScaleUpLimited'],
+    );
   });
 
   test('excluding PreparingDelete pods from replicas creates the replacement while the old pod waits', () => {
-    const cs = aCloneSet('sample').replicas(2).preDeleteHook({ ...hook, markPodNotReady: true }).excludePreparingDelete().build();
+    const cs = aCloneSet('sample')
+      .replicas(2)
+      .preDeleteHook({ ...hook, markPodNotReady: true })
+      .excludePreparingDelete()
+      .build();
     const pods = [...readyPods(cs, 1), hooked(cs, 'hookd').state('PreparingDelete').specifiedDelete().build()];
     assert.equal(created(planOf(cs, pods).actions).length, 1);
   });

@@ -28,7 +28,12 @@ describe('status counters (docs/features.md#status-counters)', () => {
     const cs = aCloneSet('sample').replicas(4).minReadySeconds(10).build();
     const pods = [
       aPod(cs).instanceId('newok').ofRevision('r2').ready().build(), // ready, available, updated
-      aPod(cs).instanceId('newyg').ofRevision('r2').ready().since(T0 - 5 * SEC).build(), // ready for 5 s < 10 s
+      aPod(cs)
+        .instanceId('newyg')
+        .ofRevision('r2')
+        .ready()
+        .since(T0 - 5 * SEC)
+        .build(), // ready for 5 s < 10 s
       aPod(cs).instanceId('oldpn').ofRevision('r1').ready().state('PreparingNormal').build(), // ready, not Normal
       aPod(cs).instanceId('oldnr').ofRevision('r1').running().build(), // not ready
       aPod(cs).instanceId('newip').ofRevision('r2').ready().inPlaceUpdateReady(false).build(), // gate False: not ready
@@ -119,8 +124,12 @@ describe('Progressing condition (docs/features.md#progress-deadline-and-conditio
     const cs = base().build();
     const r = statusOf(cs, readyPods(cs, 3, 'r2'));
     assert.deepEqual(progressing(r), {
-      type: 'Progressing', status: 'True', reason: 'CloneSetAvailable', message: 'CloneSet is available',
-      lastUpdateTime: rfc3339(T0), lastTransitionTime: rfc3339(T0),
+      type: 'Progressing',
+      status: 'True',
+      reason: 'CloneSetAvailable',
+      message: 'CloneSet is available',
+      lastUpdateTime: rfc3339(T0),
+      lastTransitionTime: rfc3339(T0),
     });
     assert.equal(r.requeueAfterMs, undefined);
   });
@@ -145,22 +154,31 @@ describe('Progressing condition (docs/features.md#progress-deadline-and-conditio
   });
 
   test('an existing CloneSetUpdated condition is kept as is: progress does not extend the deadline', () => {
-    const cs = base().conditions(condition('CloneSetUpdated', T0 - 30 * SEC)).build();
+    const cs = base()
+      .conditions(condition('CloneSetUpdated', T0 - 30 * SEC))
+      .build();
     const r = statusOf(cs, rollingPods(cs));
     assert.deepEqual(progressing(r), condition('CloneSetUpdated', T0 - 30 * SEC));
     assert.equal(r.requeueAfterMs, 31 * SEC);
   });
 
   test('with less than a second left the requeue is the remaining time, without the extra second', () => {
-    const cs = base().conditions(condition('CloneSetUpdated', T0 - 59 * SEC)).build();
+    const cs = base()
+      .conditions(condition('CloneSetUpdated', T0 - 59 * SEC))
+      .build();
     assert.equal(statusOf(cs, rollingPods(cs), { now: T0 + 500 }).requeueAfterMs, 500);
   });
 
   test('case 4: past the deadline → False/ProgressDeadlineExceeded naming the update revision, no requeue', () => {
-    const cs = base().conditions(condition('CloneSetUpdated', T0 - 61 * SEC)).build();
+    const cs = base()
+      .conditions(condition('CloneSetUpdated', T0 - 61 * SEC))
+      .build();
     const r = statusOf(cs, rollingPods(cs));
     const c = progressing(r);
-    assert.deepEqual([c?.status, c?.reason, c?.message, c?.lastTransitionTime], ['False', 'ProgressDeadlineExceeded', 'CloneSet revision sample-r2 has timed out progressing', rfc3339(T0)]);
+    assert.deepEqual(
+      [c?.status, c?.reason, c?.message, c?.lastTransitionTime],
+      ['False', 'ProgressDeadlineExceeded', 'CloneSet revision sample-r2 has timed out progressing', rfc3339(T0)],
+    );
     assert.equal(r.requeueAfterMs, undefined);
   });
 
@@ -173,31 +191,46 @@ describe('Progressing condition (docs/features.md#progress-deadline-and-conditio
   test('a new update revision (an undo, a new template) replaces ProgressDeadlineExceeded with a fresh CloneSetUpdated', () => {
     const exceeded = { ...condition('ProgressDeadlineExceeded', T0 - 5 * SEC, 'False'), message: 'CloneSet revision sample-r0 has timed out progressing' };
     const cs = base().conditions(exceeded).build();
-    const observed = { ...cs, status: { ...(cs.status ?? { replicas: 0, readyReplicas: 0, availableReplicas: 0, updatedReplicas: 0, updatedReadyReplicas: 0 }), updateRevision: 'sample-r0' } };
+    const observed = {
+      ...cs,
+      status: { ...(cs.status ?? { replicas: 0, readyReplicas: 0, availableReplicas: 0, updatedReplicas: 0, updatedReadyReplicas: 0 }), updateRevision: 'sample-r0' },
+    };
     const r = statusOf(observed, rollingPods(observed));
     assert.deepEqual(progressing(r), {
-      type: 'Progressing', status: 'True', reason: 'CloneSetUpdated',
+      type: 'Progressing',
+      status: 'True',
+      reason: 'CloneSetUpdated',
       message: 'CloneSet is progressing due to revision changed from sample-r0 to sample-r2',
-      lastUpdateTime: rfc3339(T0), lastTransitionTime: rfc3339(T0),
+      lastUpdateTime: rfc3339(T0),
+      lastTransitionTime: rfc3339(T0),
     });
     assert.equal(r.requeueAfterMs, 61 * SEC);
   });
 
   test('a new update revision restarts the clock of a CloneSetUpdated condition too', () => {
-    const cs = base().conditions(condition('CloneSetUpdated', T0 - 50 * SEC)).build();
-    const observed = { ...cs, status: { ...(cs.status ?? { replicas: 0, readyReplicas: 0, availableReplicas: 0, updatedReplicas: 0, updatedReadyReplicas: 0 }), updateRevision: 'sample-r1' } };
+    const cs = base()
+      .conditions(condition('CloneSetUpdated', T0 - 50 * SEC))
+      .build();
+    const observed = {
+      ...cs,
+      status: { ...(cs.status ?? { replicas: 0, readyReplicas: 0, availableReplicas: 0, updatedReplicas: 0, updatedReadyReplicas: 0 }), updateRevision: 'sample-r1' },
+    };
     const r = statusOf(observed, rollingPods(observed));
     assert.equal(progressing(r)?.lastUpdateTime, rfc3339(T0));
     assert.equal(r.requeueAfterMs, 61 * SEC);
   });
 
   test('ProgressDeadlineExceeded gives way to CloneSetAvailable when the rollout completes', () => {
-    const cs = base().conditions(condition('ProgressDeadlineExceeded', T0 - 5 * SEC, 'False')).build();
+    const cs = base()
+      .conditions(condition('ProgressDeadlineExceeded', T0 - 5 * SEC, 'False'))
+      .build();
     assert.equal(progressing(statusOf(cs, readyPods(cs, 3, 'r2')))?.reason, 'CloneSetAvailable');
   });
 
   test('resuming after a long pause restarts the clock (the Paused reason replaced CloneSetUpdated)', () => {
-    const cs = base().conditions(condition('CloneSetPaused', T0 - 3_600 * SEC)).build();
+    const cs = base()
+      .conditions(condition('CloneSetPaused', T0 - 3_600 * SEC))
+      .build();
     const r = statusOf(cs, rollingPods(cs));
     assert.equal(progressing(r)?.reason, 'CloneSetUpdated');
     assert.equal(progressing(r)?.lastUpdateTime, rfc3339(T0));
@@ -205,7 +238,9 @@ describe('Progressing condition (docs/features.md#progress-deadline-and-conditio
   });
 
   test('a new rollout long after the CloneSet became available gets a fresh deadline', () => {
-    const cs = base().conditions(condition('CloneSetAvailable', T0 - 24 * 3_600 * SEC)).build();
+    const cs = base()
+      .conditions(condition('CloneSetAvailable', T0 - 24 * 3_600 * SEC))
+      .build();
     const r = statusOf(cs, rollingPods(cs));
     assert.equal(progressing(r)?.status, 'True');
     assert.equal(progressing(r)?.reason, 'CloneSetUpdated');
@@ -219,13 +254,29 @@ describe('Progressing condition (docs/features.md#progress-deadline-and-conditio
 
   test('FailedScale is set once and keeps its first message', () => {
     const cs = base().build();
-    const first = computeStatus({ cloneSet: cs, pods: [], currentRevision: 'sample-r1', updateRevision: 'sample-r1', collisionCount: 0, nowMs: T0, failure: { type: 'FailedScale', message: 'quota' } });
+    const first = computeStatus({
+      cloneSet: cs,
+      pods: [],
+      currentRevision: 'sample-r1',
+      updateRevision: 'sample-r1',
+      collisionCount: 0,
+      nowMs: T0,
+      failure: { type: 'FailedScale', message: 'quota' },
+    });
     const again = computeStatus({
-      cloneSet: { ...cs, status: first.status }, pods: [], currentRevision: 'sample-r1', updateRevision: 'sample-r1', collisionCount: 0, nowMs: T0 + 60 * SEC,
+      cloneSet: { ...cs, status: first.status },
+      pods: [],
+      currentRevision: 'sample-r1',
+      updateRevision: 'sample-r1',
+      collisionCount: 0,
+      nowMs: T0 + 60 * SEC,
       failure: { type: 'FailedScale', message: 'other' },
     });
     const failed = again.status.conditions?.filter((c) => c.type === 'FailedScale');
-    assert.deepEqual(failed?.map((c) => [c.status, c.message, c.lastTransitionTime]), [['True', 'quota', rfc3339(T0)]]);
+    assert.deepEqual(
+      failed?.map((c) => [c.status, c.message, c.lastTransitionTime]),
+      [['True', 'quota', rfc3339(T0)]],
+    );
   });
 });
 
@@ -278,8 +329,10 @@ describe('Progressing over a whole rollout (simulator, deadline 60 s)', () => {
     const seenAt = world.nowMs;
     reconcileStep(world);
     const fresh = world.cloneSet.status?.conditions?.find((x) => x.type === 'Progressing');
-    assert.deepEqual([fresh?.status, fresh?.reason, fresh?.message, fresh?.lastUpdateTime],
-      ['True', 'CloneSetUpdated', 'CloneSet is progressing due to revision changed from sample-r2 to sample-r3', rfc3339(seenAt)]);
+    assert.deepEqual(
+      [fresh?.status, fresh?.reason, fresh?.message, fresh?.lastUpdateTime],
+      ['True', 'CloneSetUpdated', 'CloneSet is progressing due to revision changed from sample-r2 to sample-r3', rfc3339(seenAt)],
+    );
     track(world)();
     const tracking = (): undefined => {
       track(world)();

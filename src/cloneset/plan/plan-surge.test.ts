@@ -32,18 +32,30 @@ function worldWith(rule: SurgeRule, ...args: Parameters<typeof newWorld>): World
 }
 
 function limitsOf(w: World): ReturnType<typeof resolveLimits> {
-  return resolveLimits(replicaDiffInputFor(w.cloneSet, [], {
-    currentRevision: currentRevisionOf(w), updateRevision: w.updateRevision, gates: w.config.gates,
-    excludePreparingDeleteFlag: false, nowMs: w.nowMs, flavour: 'scale',
-  }));
+  return resolveLimits(
+    replicaDiffInputFor(w.cloneSet, [], {
+      currentRevision: currentRevisionOf(w),
+      updateRevision: w.updateRevision,
+      gates: w.config.gates,
+      excludePreparingDeleteFlag: false,
+      nowMs: w.nowMs,
+      flavour: 'scale',
+    }),
+  );
 }
 
 function useSurgeOf(w: World): number {
-  return computeReplicaDiff(replicaDiffInputFor(w.cloneSet, activePods(w), {
-    currentRevision: currentRevisionOf(w), updateRevision: w.updateRevision, gates: w.config.gates,
-    excludePreparingDeleteFlag: false, nowMs: w.nowMs, flavour: 'scale',
-    ...(w.config.surgeRule !== undefined ? { surgeRule: w.config.surgeRule } : {}),
-  })).useSurge;
+  return computeReplicaDiff(
+    replicaDiffInputFor(w.cloneSet, activePods(w), {
+      currentRevision: currentRevisionOf(w),
+      updateRevision: w.updateRevision,
+      gates: w.config.gates,
+      excludePreparingDeleteFlag: false,
+      nowMs: w.nowMs,
+      flavour: 'scale',
+      ...(w.config.surgeRule !== undefined ? { surgeRule: w.config.surgeRule } : {}),
+    }),
+  ).useSurge;
 }
 
 /**
@@ -117,8 +129,7 @@ function rollout50(rule: SurgeRule): { passes: Pass[]; world: World; violations:
   return { passes, world, violations };
 }
 
-const row = (p: Pass, i: number, n: number): string =>
-  `step ${i + 1}/${n}: ${p.before} | surge ${p.useSurge} | ${p.did}`;
+const row = (p: Pass, i: number, n: number): string => `step ${i + 1}/${n}: ${p.before} | surge ${p.useSurge} | ${p.did}`;
 
 describe('sustained surge: a 50-pod ReCreate rollout at maxSurge 20 %, maxUnavailable 0 (kruise#2491)', () => {
   // Every pass of the rollout under the sustained rule. "surge" is the diff's useSurge for the pass: it stays
@@ -194,8 +205,14 @@ describe('sustained surge: a 50-pod ReCreate rollout at maxSurge 20 %, maxUnavai
 
   test('never more than 60 pods, never fewer than 50 available (maxUnavailable 0), and all 50 updated at the end', () => {
     const { passes, world } = rollout50('sustained');
-    assert.ok(passes.every((p) => p.total <= 60), 'at most replicas + maxSurge pods');
-    assert.ok(passes.every((p) => p.available >= 50), 'at least replicas − maxUnavailable available');
+    assert.ok(
+      passes.every((p) => p.total <= 60),
+      'at most replicas + maxSurge pods',
+    );
+    assert.ok(
+      passes.every((p) => p.available >= 50),
+      'at least replicas − maxUnavailable available',
+    );
     const pods = activePods(world);
     assert.equal(pods.length, 50);
     assert.ok(pods.every((p) => revisionMatches(p, world.updateRevision) && isPodAvailable(p, 0, world.nowMs)));
@@ -209,8 +226,14 @@ describe('sustained surge: a 50-pod ReCreate rollout at maxSurge 20 %, maxUnavai
     const decayed = kruise.passes.filter((p) => p.old >= 10 && p.total - p.old < 50 && p.useSurge < 10);
     assert.ok(decayed.length > 0, kruise.passes.map((p, i) => row(p, i, kruise.passes.length)).join('\n'));
     // The Kruise run goes 10 → 7 → 4 → 3 → 1 (kruise#2491 reports 10 → 9 → 5 → 3 → 2 → 1).
-    assert.deepEqual([...new Set(kruise.passes.map((p) => p.useSurge))].filter((s) => s > 0), [10, 7, 4, 3, 1]);
-    assert.ok(kruise.passes.length > sustained.passes.length, `${kruise.passes.length} vs ${sustained.passes.length} passes\n${kruise.passes.map((p, i) => row(p, i, kruise.passes.length)).join("\n")}`);
+    assert.deepEqual(
+      [...new Set(kruise.passes.map((p) => p.useSurge))].filter((s) => s > 0),
+      [10, 7, 4, 3, 1],
+    );
+    assert.ok(
+      kruise.passes.length > sustained.passes.length,
+      `${kruise.passes.length} vs ${sustained.passes.length} passes\n${kruise.passes.map((p, i) => row(p, i, kruise.passes.length)).join('\n')}`,
+    );
   });
 });
 
@@ -279,7 +302,15 @@ describe('sustained surge: properties on the simulator (fast-check)', () => {
     assert.equal(activePods(world).filter((p) => revisionMatches(p, world.updateRevision)).length, 10);
     editSpec(world, (spec) => ({ ...spec, updateStrategy: { ...spec.updateStrategy, partition: 18 } }));
     const surges: number[] = [];
-    const back = converge(world, { maxSteps: 400, invariants: [(w) => { surges.push(useSurgeOf(w)); return activePods(w).length > 24 ? 'too many pods' : undefined; }] });
+    const back = converge(world, {
+      maxSteps: 400,
+      invariants: [
+        (w) => {
+          surges.push(useSurgeOf(w));
+          return activePods(w).length > 24 ? 'too many pods' : undefined;
+        },
+      ],
+    });
     assert.ok(back.converged, formatSteps(back.steps));
     assert.deepEqual(back.violations, [], formatSteps(back.steps));
     assert.equal(activePods(world).filter((p) => revisionMatches(p, world.updateRevision)).length, 2, formatSteps(back.steps));

@@ -70,17 +70,14 @@ function makeAvailable(world: World, name: string): void {
 }
 
 const newPodNames = (world: World): string[] =>
-  activePods(world).filter((p) => revisionMatches(p, world.updateRevision)).map((p) => p.metadata.name ?? '');
+  activePods(world)
+    .filter((p) => revisionMatches(p, world.updateRevision))
+    .map((p) => p.metadata.name ?? '');
 
 describe('scaling and updating never happen in the same pass (docs/features.md#reconcile-pass)', () => {
   test('a CloneSet that needs both more pods and an update only scales in this pass', () => {
     const cs = aCloneSet('sample').replicas(5).build();
-    const p = planCloneSet(
-      { cloneSet: cs, pods: readyPods(cs, 3), pvcs: [], nodes: new Map(), nowMs: T0 },
-      revisions(cs, 'r1', 'r2'),
-      plannerConfig(),
-      sequentialIds(),
-    );
+    const p = planCloneSet({ cloneSet: cs, pods: readyPods(cs, 3), pvcs: [], nodes: new Map(), nowMs: T0 }, revisions(cs, 'r1', 'r2'), plannerConfig(), sequentialIds());
     assert.equal(p.phase, 'scale');
     assert.deepEqual(kinds(p.actions), ['CreatePods']);
   });
@@ -181,7 +178,13 @@ describe('partition (docs/features.md#scaling, #maxunavailable)', () => {
     for (const s of result.steps) assert.ok(s.actions.filter((a) => a.startsWith('mark')).length <= 1, formatSteps(result.steps));
   });
 
-  for (const [partition, updated] of [['60%', 2], ['40%', 3], ['99%', 1], ['100%', 0], ['0%', 5]] as const) {
+  for (const [partition, updated] of [
+    ['60%', 2],
+    ['40%', 3],
+    ['99%', 1],
+    ['100%', 0],
+    ['0%', 5],
+  ] as const) {
     test(`partition "${partition}" of 5 leaves ${updated} pods updated`, () => {
       const cs = aCloneSet('sample').replicas(5).partition(partition).maxSurge(1).build();
       const { world } = rollout(cs, readyPods(cs, 5));
@@ -216,7 +219,10 @@ describe('paused (docs/features.md#update-types)', () => {
     const world = newWorld(cs, readyPods(cs, 3), [], { revisions: ['r1', 'r2'] });
     let r = converge(world);
     assert.deepEqual(r.violations, []);
-    assert.ok(r.steps.every((s) => !s.actions.some((a) => a.startsWith('mark') || a.startsWith('delete'))), formatSteps(r.steps));
+    assert.ok(
+      r.steps.every((s) => !s.actions.some((a) => a.startsWith('mark') || a.startsWith('delete'))),
+      formatSteps(r.steps),
+    );
     assert.deepEqual(byRevision(world), { r1: 3 });
     editSpec(world, (spec) => ({ ...spec, replicas: 5 }));
     r = converge(world);
@@ -275,7 +281,10 @@ describe('updateStrategy OnDelete (v1beta1, docs/features.md#ondelete)', () => {
     const world = newWorld(cs, readyPods(cs, 3), [], { revisions: ['r1', 'r2'] });
     const r = converge(world);
     assert.deepEqual(r.violations, []);
-    assert.ok(r.steps.every((s) => !s.actions.some((a) => a.startsWith('mark') || a.startsWith('delete'))), formatSteps(r.steps));
+    assert.ok(
+      r.steps.every((s) => !s.actions.some((a) => a.startsWith('mark') || a.startsWith('delete'))),
+      formatSteps(r.steps),
+    );
     assert.deepEqual(byRevision(world), { r1: 3 });
     assert.equal(world.cloneSet.status?.updatedReplicas, 0);
     assert.equal(world.cloneSet.status?.expectedUpdatedReplicas, 3, 'no rollingUpdate block: replicas (docs/features.md#status-counters)');
@@ -306,7 +315,14 @@ describe('updateStrategy OnDelete (v1beta1, docs/features.md#ondelete)', () => {
   });
 
   test('without rollingUpdate the default maxUnavailable 20 % rounds down (docs/features.md#maxunavailable)', () => {
-    const input = replicaDiffInputFor(onDelete(4), [], { currentRevision: 'a', updateRevision: 'b', gates: plannerConfig().gates, excludePreparingDeleteFlag: false, nowMs: T0, flavour: 'scale' });
+    const input = replicaDiffInputFor(onDelete(4), [], {
+      currentRevision: 'a',
+      updateRevision: 'b',
+      gates: plannerConfig().gates,
+      excludePreparingDeleteFlag: false,
+      nowMs: T0,
+      flavour: 'scale',
+    });
     assert.equal(input.hasRollingUpdate, false);
   });
 });

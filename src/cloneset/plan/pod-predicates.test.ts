@@ -19,13 +19,7 @@ import {
 const NOW = Date.parse('2024-05-01T12:00:00Z');
 const secondsAgo = (s: number): string => new Date(NOW - s * 1000).toISOString();
 
-function pod(opts: {
-  name?: string;
-  phase?: PodPhase;
-  conditions?: PodCondition[];
-  labels?: Record<string, string>;
-  deletionTimestamp?: string;
-}): Pod {
+function pod(opts: { name?: string; phase?: PodPhase; conditions?: PodCondition[]; labels?: Record<string, string>; deletionTimestamp?: string }): Pod {
   return {
     metadata: {
       name: opts.name ?? 'p',
@@ -53,28 +47,29 @@ describe('isPodActive', () => {
     assert.equal(isPodActive(pod({ phase: 'Succeeded' })), false);
     assert.equal(isPodActive(pod({ phase: 'Failed' })), false);
   });
-  test('a pod being deleted is not active', () =>
-    assert.equal(isPodActive(pod({ phase: 'Running', deletionTimestamp: secondsAgo(1) })), false));
+  test('a pod being deleted is not active', () => assert.equal(isPodActive(pod({ phase: 'Running', deletionTimestamp: secondsAgo(1) })), false));
 });
 
 describe('podCondition / isPodReady', () => {
   test('the first condition of a type wins', () => {
-    const p = pod({ conditions: [{ type: 'Ready', status: 'False' }, { type: 'Ready', status: 'True' }] });
+    const p = pod({
+      conditions: [
+        { type: 'Ready', status: 'False' },
+        { type: 'Ready', status: 'True' },
+      ],
+    });
     assert.equal(podCondition(p, 'Ready')?.status, 'False');
     assert.equal(isPodReady(p), false);
   });
-  test('Ready True is ready whatever the phase', () =>
-    assert.equal(isPodReady(pod({ phase: 'Pending', conditions: [readySince(1)] })), true));
+  test('Ready True is ready whatever the phase', () => assert.equal(isPodReady(pod({ phase: 'Pending', conditions: [readySince(1)] })), true));
   test('no conditions is not ready', () => assert.equal(isPodReady(pod({ phase: 'Running' })), false));
 });
 
 describe('isPodReadyFor (Kruise ready(pod, minReady), docs/features.md#scaling)', () => {
   test('Running and Ready with minReadySeconds 0 is ready, even without a transition time', () =>
     assert.equal(isPodReadyFor(pod({ phase: 'Running', conditions: [readySince(null)] }), 0, NOW), true));
-  test('a Ready pod that is not Running is not ready', () =>
-    assert.equal(isPodReadyFor(pod({ phase: 'Pending', conditions: [readySince(100)] }), 0, NOW), false));
-  test('Ready for longer than minReadySeconds is ready', () =>
-    assert.equal(isPodReadyFor(pod({ phase: 'Running', conditions: [readySince(61)] }), 60, NOW), true));
+  test('a Ready pod that is not Running is not ready', () => assert.equal(isPodReadyFor(pod({ phase: 'Pending', conditions: [readySince(100)] }), 0, NOW), false));
+  test('Ready for longer than minReadySeconds is ready', () => assert.equal(isPodReadyFor(pod({ phase: 'Running', conditions: [readySince(61)] }), 60, NOW), true));
   test('Ready for exactly minReadySeconds is not yet ready (strictly before now − minReady)', () =>
     assert.equal(isPodReadyFor(pod({ phase: 'Running', conditions: [readySince(60)] }), 60, NOW), false));
   test('with minReadySeconds > 0 an unknown (zero) transition time is not ready', () => {
@@ -92,8 +87,7 @@ describe('isPodReadyFor (Kruise ready(pod, minReady), docs/features.md#scaling)'
 });
 
 describe('lifecycle, availability and readiness for delete', () => {
-  const running = (labels?: Record<string, string>): Pod =>
-    pod({ phase: 'Running', conditions: [readySince(100)], ...(labels !== undefined ? { labels } : {}) });
+  const running = (labels?: Record<string, string>): Pod => pod({ phase: 'Running', conditions: [readySince(100)], ...(labels !== undefined ? { labels } : {}) });
   const state = (s: string): Record<string, string> => ({ 'lifecycle.apps.kruise.io/state': s });
 
   test('lifecycleStateOf reads the label, unset is ""', () => {
@@ -138,8 +132,7 @@ describe('revision matching (docs/features.md#short-hash)', () => {
     assert.equal(shortHash('d4d4fb5bd'), 'd4d4fb5bd');
   });
   test('full label and full name match', () => assert.equal(revisionMatches(labelled('s-abc'), 's-abc'), true));
-  test('a short-hash label matches the full revision name', () =>
-    assert.equal(revisionMatches(labelled('abc'), 's-abc'), true));
+  test('a short-hash label matches the full revision name', () => assert.equal(revisionMatches(labelled('abc'), 's-abc'), true));
   test('a different hash does not match', () => assert.equal(revisionMatches(labelled('s-abd'), 's-abc'), false));
   test('an unlabelled pod does not match', () => assert.equal(revisionMatches(pod({}), 's-abc'), false));
 });

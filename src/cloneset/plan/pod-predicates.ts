@@ -1,22 +1,9 @@
 // Pod predicates shared by scaling, updating and status (docs/features.md#short-hash, #scaling, #lifecycle-hooks; Kruise pkg/controller/cloneset/utils/cloneset_utils.go). Pure: the current time is
 // always passed in as `nowMs` (epoch milliseconds), never read from the clock.
 import type { Pod, PodCondition } from '../../kube/types.ts';
-import {
-  CONDITION_INPLACE_UPDATE_READY,
-  LABEL_LIFECYCLE_STATE,
-  LABEL_REVISION_HASH,
-  LABEL_SPECIFIED_DELETE,
-  type LifecycleState,
-} from '../../api/well-known.ts';
+import { CONDITION_INPLACE_UPDATE_READY, LABEL_LIFECYCLE_STATE, LABEL_REVISION_HASH, LABEL_SPECIFIED_DELETE, type LifecycleState } from '../../api/well-known.ts';
 
-const LIFECYCLE_STATES: ReadonlySet<string> = new Set<LifecycleState>([
-  'PreparingNormal',
-  'Normal',
-  'PreparingUpdate',
-  'Updating',
-  'Updated',
-  'PreparingDelete',
-]);
+const LIFECYCLE_STATES: ReadonlySet<string> = new Set<LifecycleState>(['PreparingNormal', 'Normal', 'PreparingUpdate', 'Updating', 'Updated', 'PreparingDelete']);
 
 /** 0001-01-01T00:00:00Z, Go's zero `time.Time`. */
 const GO_ZERO_TIME_MS = -62135596800000;

@@ -1,15 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Node, Pod, PodPhase } from '../../kube/types.ts';
-import {
-  choosePodsToDelete,
-  deletionCost,
-  rankPodsForDeletion,
-  sameNodeRanks,
-  sortPodsForUpdate,
-  spreadConstraintRanks,
-  type RankOptions,
-} from './pod-ranking.ts';
+import { choosePodsToDelete, deletionCost, rankPodsForDeletion, sameNodeRanks, sortPodsForUpdate, spreadConstraintRanks, type RankOptions } from './pod-ranking.ts';
 
 const NOW = Date.parse('2024-05-01T12:00:00Z');
 const ago = (s: number): string => new Date(NOW - s * 1000).toISOString();
@@ -37,17 +29,21 @@ function pod(name: string, s: PodSpec = {}): Pod {
     spec: { containers: [{ name: 'c' }], ...(s.node !== undefined ? { nodeName: s.node } : {}) },
     status: {
       ...(s.phase !== undefined ? { phase: s.phase } : {}),
-      ...(s.readyFor !== undefined
-        ? { conditions: [{ type: 'Ready', status: 'True', ...(s.readyFor === true ? {} : { lastTransitionTime: ago(s.readyFor) }) }] }
+      ...(s.readyFor !== undefined ? { conditions: [{ type: 'Ready', status: 'True', ...(s.readyFor === true ? {} : { lastTransitionTime: ago(s.readyFor) }) }] } : {}),
+      ...(s.restarts !== undefined
+        ? {
+            containerStatuses: [
+              { name: 'c', restartCount: s.restarts },
+              { name: 'd', restartCount: 0 },
+            ],
+          }
         : {}),
-      ...(s.restarts !== undefined ? { containerStatuses: [{ name: 'c', restartCount: s.restarts }, { name: 'd', restartCount: 0 }] } : {}),
     },
   };
 }
 
 /** A healthy, scheduled, long-ready, old pod; each test changes one thing. */
-const healthy = (name: string, s: PodSpec = {}): Pod =>
-  pod(name, { node: `node-${name}`, phase: 'Running', readyFor: 3600, createdAgo: 7200, ...s });
+const healthy = (name: string, s: PodSpec = {}): Pod => pod(name, { node: `node-${name}`, phase: 'Running', readyFor: 3600, createdAgo: 7200, ...s });
 
 const OPTS: RankOptions = { minReadySeconds: 0, nowMs: NOW, nodes: new Map() };
 const names = (pods: readonly Pod[]): string[] => pods.map((p) => p.metadata.name ?? '');
@@ -135,13 +131,27 @@ describe('same-node ranker', () => {
       healthy('p5', { node: 'node-c', createdAgo: 100 }),
     ];
     const ranks = sameNodeRanks(pods);
-    assert.deepEqual(pods.map((p) => ranks.get(p) ?? 0), [1, 0, 0, 2]);
+    assert.deepEqual(
+      pods.map((p) => ranks.get(p) ?? 0),
+      [1, 0, 0, 2],
+    );
     assert.deepEqual(deletionOrder(pods), ['p5', 'p3', 'p1', 'p4']);
   });
 
   test('Kruise vector: nodes a{0,4,10} b{3,6} c{5} d{7,8,9} and two unscheduled pods', () => {
-    const layout: [string, string | undefined][] = [['0', 'a'], ['1', undefined], ['2', undefined], ['3', 'b'], ['4', 'a'],
-      ['5', 'c'], ['6', 'b'], ['7', 'd'], ['8', 'd'], ['9', 'd'], ['10', 'a']];
+    const layout: [string, string | undefined][] = [
+      ['0', 'a'],
+      ['1', undefined],
+      ['2', undefined],
+      ['3', 'b'],
+      ['4', 'a'],
+      ['5', 'c'],
+      ['6', 'b'],
+      ['7', 'd'],
+      ['8', 'd'],
+      ['9', 'd'],
+      ['10', 'a'],
+    ];
     const pods = layout.map(([n, node]) => pod(n, node !== undefined ? { node } : {}));
     const ranks = sameNodeRanks(pods);
     assert.deepEqual(Object.fromEntries([...ranks].map(([p, r]) => [p.metadata.name, r])), { 0: 2, 4: 1, 3: 1, 7: 2, 8: 1 });
@@ -154,11 +164,22 @@ describe('spread-constraints ranker (Kruise TestSpreadConstraintsRanker vectors)
   const node = (name: string, zone?: string): Node => ({
     metadata: { name, labels: zone !== undefined ? { [HOST]: name, [ZONE]: zone } : {} },
   });
-  const nodes = new Map([node('a'), node('b', 'z1'), node('c', 'z1'), node('d', 'z1'), node('e', 'z2'), node('f', 'z2'),
-    node('g', 'z2'), node('h', 'z3'), node('i', 'z3')].map((n) => [n.metadata.name ?? '', n]));
+  const nodes = new Map(
+    [node('a'), node('b', 'z1'), node('c', 'z1'), node('d', 'z1'), node('e', 'z2'), node('f', 'z2'), node('g', 'z2'), node('h', 'z3'), node('i', 'z3')].map((n) => [
+      n.metadata.name ?? '',
+      n,
+    ]),
+  );
   // z1: b 2, c 3, d 5 pods; z2: e 5, f 3; z3: i 5; node a has no labels.
-  const pods = [['a', 2], ['b', 2], ['c', 3], ['d', 5], ['e', 5], ['f', 3], ['i', 5]].flatMap(([n, count]) =>
-    Array.from({ length: Number(count) }, (_, i) => pod(`${n}-${i}`, { node: String(n) })));
+  const pods = [
+    ['a', 2],
+    ['b', 2],
+    ['c', 3],
+    ['d', 5],
+    ['e', 5],
+    ['f', 3],
+    ['i', 5],
+  ].flatMap(([n, count]) => Array.from({ length: Number(count) }, (_, i) => pod(`${n}-${i}`, { node: String(n) })));
   const spread = (...keys: string[]): RankOptions => ({
     ...OPTS,
     nodes,
@@ -167,16 +188,61 @@ describe('spread-constraints ranker (Kruise TestSpreadConstraintsRanker vectors)
 
   test('across zones, the most crowded zone (and within it the most crowded node) loses pods first', () => {
     assert.deepEqual(deletionOrder(pods, spread(ZONE)), [
-      'd-0', 'd-1', 'c-0', 'e-0', 'd-2', 'e-1', 'b-0', 'e-2', 'c-1', 'f-0', 'i-0', 'd-3', 'e-3', 'i-1',
-      'b-1', 'f-1', 'i-2', 'c-2', 'e-4', 'i-3', 'd-4', 'f-2', 'i-4',
-      'a-0', 'a-1', // on a node without the label: rank 0
+      'd-0',
+      'd-1',
+      'c-0',
+      'e-0',
+      'd-2',
+      'e-1',
+      'b-0',
+      'e-2',
+      'c-1',
+      'f-0',
+      'i-0',
+      'd-3',
+      'e-3',
+      'i-1',
+      'b-1',
+      'f-1',
+      'i-2',
+      'c-2',
+      'e-4',
+      'i-3',
+      'd-4',
+      'f-2',
+      'i-4',
+      'a-0',
+      'a-1', // on a node without the label: rank 0
     ]);
   });
 
   test('zone and hostname constraints add up', () => {
     assert.deepEqual(deletionOrder(pods, spread(ZONE, HOST)), [
-      'd-0', 'e-0', 'd-1', 'e-1', 'c-0', 'i-0', 'd-2', 'e-2', 'i-1', 'f-0', 'b-0', 'c-1', 'i-2', 'd-3',
-      'e-3', 'f-1', 'i-3', 'b-1', 'c-2', 'e-4', 'd-4', 'f-2', 'i-4', 'a-0', 'a-1',
+      'd-0',
+      'e-0',
+      'd-1',
+      'e-1',
+      'c-0',
+      'i-0',
+      'd-2',
+      'e-2',
+      'i-1',
+      'f-0',
+      'b-0',
+      'c-1',
+      'i-2',
+      'd-3',
+      'e-3',
+      'f-1',
+      'i-3',
+      'b-1',
+      'c-2',
+      'e-4',
+      'd-4',
+      'f-2',
+      'i-4',
+      'a-0',
+      'a-1',
     ]);
   });
 
@@ -186,8 +252,7 @@ describe('spread-constraints ranker (Kruise TestSpreadConstraintsRanker vectors)
   });
 
   test('without constraints the same-node ranker is used', () => {
-    assert.deepEqual(deletionOrder([pod('solo', { node: 'x' }), pod('d1', { node: 'd' }), pod('d2', { node: 'd' })], { ...OPTS, nodes }),
-      ['d1', 'solo', 'd2']);
+    assert.deepEqual(deletionOrder([pod('solo', { node: 'x' }), pod('d1', { node: 'd' }), pod('d2', { node: 'd' })], { ...OPTS, nodes }), ['d1', 'solo', 'd2']);
   });
 });
 
@@ -195,14 +260,11 @@ describe('choosePodsToDelete', () => {
   const olds = [healthy('o1'), healthy('o2', { phase: 'Pending' }), healthy('o3')];
   const news = [healthy('n1'), healthy('n2', { phase: 'Pending' }), healthy('n3')];
 
-  test('old-revision pods only, when the old surplus covers the whole scale-in', () =>
-    assert.deepEqual(names(choosePodsToDelete(news, olds, 1, 2, OPTS)), ['o2']));
+  test('old-revision pods only, when the old surplus covers the whole scale-in', () => assert.deepEqual(names(choosePodsToDelete(news, olds, 1, 2, OPTS)), ['o2']));
 
-  test('old-revision pods first, then updated ones for the rest', () =>
-    assert.deepEqual(names(choosePodsToDelete(news, olds, 3, 1, OPTS)), ['o2', 'n2', 'n1']));
+  test('old-revision pods first, then updated ones for the rest', () => assert.deepEqual(names(choosePodsToDelete(news, olds, 3, 1, OPTS)), ['o2', 'n2', 'n1']));
 
-  test('updated pods only, when there is no old surplus', () =>
-    assert.deepEqual(names(choosePodsToDelete(news, olds, 2, 0, OPTS)), ['n2', 'n1']));
+  test('updated pods only, when there is no old surplus', () => assert.deepEqual(names(choosePodsToDelete(news, olds, 2, 0, OPTS)), ['n2', 'n1']));
 
   test('a list taken whole keeps its order, and asking for more than there is returns them all', () => {
     assert.deepEqual(names(choosePodsToDelete(news, olds, 3, 3, OPTS)), ['o1', 'o2', 'o3']);

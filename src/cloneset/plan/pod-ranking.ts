@@ -66,26 +66,28 @@ const unassignedFirst: Compare = (a, b) => boolFirst(!a.spec.nodeName, !b.spec.n
 /** Rule 2: Pending < Unknown < Running. */
 const earlierPhaseFirst: Compare = (a, b) => phaseOrdinal(a) - phaseOrdinal(b);
 /** Rule 3: a not-available pod (lifecycle + minReadySeconds) goes first. */
-const unavailableFirst = (o: RankOptions): Compare => (a, b) =>
-  boolFirst(!isPodAvailable(a, o.minReadySeconds, o.nowMs), !isPodAvailable(b, o.minReadySeconds, o.nowMs));
+const unavailableFirst =
+  (o: RankOptions): Compare =>
+  (a, b) =>
+    boolFirst(!isPodAvailable(a, o.minReadySeconds, o.nowMs), !isPodAvailable(b, o.minReadySeconds, o.nowMs));
 /** Rule 4: a not-Ready pod goes first. */
 const notReadyFirst: Compare = (a, b) => boolFirst(!isPodReady(a), !isPodReady(b));
 /** Rule 5: the lower pod-deletion-cost goes first. */
 const lowerCostFirst: Compare = (a, b) => deletionCost(a) - deletionCost(b);
 /** Rule 6: the higher rank (more crowded spot) goes first. */
-const higherRankFirst = (ranks: Ranks): Compare => (a, b) => {
-  const ra = ranks.get(a) ?? 0;
-  const rb = ranks.get(b) ?? 0;
-  return ra === rb ? 0 : ra > rb ? -1 : 1;
-};
+const higherRankFirst =
+  (ranks: Ranks): Compare =>
+  (a, b) => {
+    const ra = ranks.get(a) ?? 0;
+    const rb = ranks.get(b) ?? 0;
+    return ra === rb ? 0 : ra > rb ? -1 : 1;
+  };
 /** Rule 7: when both are Ready, the more recently ready one goes first (unknown time = most recent). */
-const recentlyReadyFirst: Compare = (a, b) =>
-  isPodReady(a) && isPodReady(b) ? laterOrZeroFirst(readySinceMs(a), readySinceMs(b)) : 0;
+const recentlyReadyFirst: Compare = (a, b) => (isPodReady(a) && isPodReady(b) ? laterOrZeroFirst(readySinceMs(a), readySinceMs(b)) : 0);
 /** Rule 8: more container restarts goes first. */
 const moreRestartsFirst: Compare = (a, b) => maxRestarts(b) - maxRestarts(a);
 /** Rule 9: the newer pod goes first (no creation time = newest). */
-const newerFirst: Compare = (a, b) =>
-  laterOrZeroFirst(timestampMs(a.metadata.creationTimestamp), timestampMs(b.metadata.creationTimestamp));
+const newerFirst: Compare = (a, b) => laterOrZeroFirst(timestampMs(a.metadata.creationTimestamp), timestampMs(b.metadata.creationTimestamp));
 
 function ladder(rules: readonly Compare[]): Compare {
   return (a, b) => {
@@ -100,8 +102,7 @@ function ladder(rules: readonly Compare[]): Compare {
 /** Kruise's ranker-internal order: rules 1, 2, 4, 5, (6 with the given ranks), 7, 8, 9 — no availability rule. */
 function rankerOrder(ranks: Ranks | undefined): Compare {
   const rank = ranks !== undefined ? [higherRankFirst(ranks)] : [];
-  return ladder([unassignedFirst, earlierPhaseFirst, notReadyFirst, lowerCostFirst, ...rank, recentlyReadyFirst,
-    moreRestartsFirst, newerFirst]);
+  return ladder([unassignedFirst, earlierPhaseFirst, notReadyFirst, lowerCostFirst, ...rank, recentlyReadyFirst, moreRestartsFirst, newerFirst]);
 }
 
 /**
@@ -132,11 +133,7 @@ export function sameNodeRanks(pods: readonly Pod[]): Map<Pod, number> {
  * constraints — so the biggest domains lose pods first. Pods whose node is unknown or lacks the label are
  * ignored for that constraint. Within a non-hostname domain, same-node ranks break ties.
  */
-export function spreadConstraintRanks(
-  pods: readonly Pod[],
-  constraints: readonly TopologySpreadConstraint[],
-  nodes: ReadonlyMap<string, Node>,
-): Map<Pod, number> {
+export function spreadConstraintRanks(pods: readonly Pod[], constraints: readonly TopologySpreadConstraint[], nodes: ReadonlyMap<string, Node>): Map<Pod, number> {
   // Nodes in order of first appearance, each with its pods (list order).
   const podsOnNode = new Map<string, Pod[]>();
   for (const pod of pods) {
@@ -172,8 +169,9 @@ export function spreadConstraintRanks(
 export function rankPodsForDeletion(pods: readonly Pod[], opts: RankOptions): Pod[] {
   const constraints = opts.topologySpreadConstraints ?? [];
   const ranks = constraints.length > 0 ? spreadConstraintRanks(pods, constraints, opts.nodes) : sameNodeRanks(pods);
-  return pods.toSorted(ladder([unassignedFirst, earlierPhaseFirst, unavailableFirst(opts), notReadyFirst,
-    lowerCostFirst, higherRankFirst(ranks), recentlyReadyFirst, moreRestartsFirst, newerFirst]));
+  return pods.toSorted(
+    ladder([unassignedFirst, earlierPhaseFirst, unavailableFirst(opts), notReadyFirst, lowerCostFirst, higherRankFirst(ranks), recentlyReadyFirst, moreRestartsFirst, newerFirst]),
+  );
 }
 
 /** Kruise's `choose`: the first n pods in deletion order; sorting is skipped when all of them go anyway. */
@@ -187,13 +185,7 @@ function choose(pods: readonly Pod[], n: number, opts: RankOptions): Pod[] {
  * Scale-in victims (docs/features.md#deletion-order; Kruise pkg/controller/cloneset/sync/cloneset_scale.go): old-revision pods first, up to `scaleDownNumOldRevision`, then updated pods
  * for the rest. When a whole list is taken it keeps its original order (as Kruise, which does not sort it).
  */
-export function choosePodsToDelete(
-  updated: readonly Pod[],
-  notUpdated: readonly Pod[],
-  scaleDownNum: number,
-  scaleDownNumOldRevision: number,
-  opts: RankOptions,
-): Pod[] {
+export function choosePodsToDelete(updated: readonly Pod[], notUpdated: readonly Pod[], scaleDownNum: number, scaleDownNumOldRevision: number, opts: RankOptions): Pod[] {
   if (scaleDownNumOldRevision >= scaleDownNum) return choose(notUpdated, scaleDownNum, opts);
   if (scaleDownNumOldRevision > 0) {
     return [...choose(notUpdated, scaleDownNumOldRevision, opts), ...choose(updated, scaleDownNum - scaleDownNumOldRevision, opts)];
@@ -208,6 +200,5 @@ export function choosePodsToDelete(
  */
 export function sortPodsForUpdate(pods: readonly Pod[], nowMs: number): Pod[] {
   void nowMs;
-  return pods.toSorted(ladder([unassignedFirst, earlierPhaseFirst, notReadyFirst, recentlyReadyFirst,
-    moreRestartsFirst, newerFirst]));
+  return pods.toSorted(ladder([unassignedFirst, earlierPhaseFirst, notReadyFirst, recentlyReadyFirst, moreRestartsFirst, newerFirst]));
 }

@@ -43,13 +43,7 @@ export function pvcName(templateName: string, cloneSetName: string, instanceId: 
  * Every pod gets the InPlaceUpdateReady readiness gate, whatever the update policy (docs/features.md#scaling; Kruise pkg/controller/cloneset/core/cloneset_core.go), and the
  * KruisePodReady gate when a lifecycle hook uses markPodNotReady (docs/features.md#markpodnotready; Kruise pkg/util/podreadiness/pod_readiness.go).
  */
-export function newPod(
-  cloneSet: CloneSet,
-  template: PodTemplateSpec,
-  revisionName: string,
-  instanceId: string,
-  opts: NewPodOptions,
-): Pod {
+export function newPod(cloneSet: CloneSet, template: PodTemplateSpec, revisionName: string, instanceId: string, opts: NewPodOptions): Pod {
   const name = cloneSet.metadata.name ?? '';
   const meta = template.metadata ?? {};
   const hash = shortHash(revisionName);

@@ -11,8 +11,12 @@ import { aCloneSet, revisions, T0 } from './testing/builders.ts';
 
 const RECORD = 'cloneset-controller.io/progress-deadline-last-action';
 const exceeded = (atMs: number): CloneSetCondition => ({
-  type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: 'CloneSet revision web-r2 has timed out progressing',
-  lastUpdateTime: new Date(atMs).toISOString().replace('.000', ''), lastTransitionTime: new Date(atMs).toISOString().replace('.000', ''),
+  type: 'Progressing',
+  status: 'False',
+  reason: 'ProgressDeadlineExceeded',
+  message: 'CloneSet revision web-r2 has timed out progressing',
+  lastUpdateTime: new Date(atMs).toISOString().replace('.000', ''),
+  lastTransitionTime: new Date(atMs).toISOString().replace('.000', ''),
 });
 
 interface Shape {
@@ -26,7 +30,11 @@ interface Shape {
 }
 
 function cloneSet(s: Shape): CloneSet {
-  const cs = aCloneSet('web').replicas(3).progressDeadlineSeconds(60).paused(s.paused ?? false).build();
+  const cs = aCloneSet('web')
+    .replicas(3)
+    .progressDeadlineSeconds(60)
+    .paused(s.paused ?? false)
+    .build();
   const annotations = {
     ...(s.action !== undefined ? { 'cloneset-controller.io/progress-deadline-action': s.action } : {}),
     ...(s.record !== undefined ? { [RECORD]: s.record } : {}),
@@ -35,8 +43,15 @@ function cloneSet(s: Shape): CloneSet {
     ...cs,
     metadata: { ...cs.metadata, generation: s.generation ?? 2, resourceVersion: '42', annotations },
     status: {
-      observedGeneration: s.observed ?? s.generation ?? 2, replicas: 3, readyReplicas: 2, availableReplicas: 2, updatedReplicas: 1,
-      updatedReadyReplicas: 0, updateRevision: s.update, currentRevision: 'web-r1', conditions: [...s.conditions],
+      observedGeneration: s.observed ?? s.generation ?? 2,
+      replicas: 3,
+      readyReplicas: 2,
+      availableReplicas: 2,
+      updatedReplicas: 1,
+      updatedReadyReplicas: 0,
+      updateRevision: s.update,
+      currentRevision: 'web-r1',
+      conditions: [...s.conditions],
     },
   };
 }
@@ -68,8 +83,16 @@ describe('progress deadline action (cloneset-controller.io/progress-deadline-act
     assert.deepEqual(patch?.patch, [
       { op: 'test', path: '/metadata/resourceVersion', value: '42' },
       { op: 'replace', path: '/spec/template', value: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'main', image: 'nginx:r1' }] } } },
-      { op: 'add', path: '/metadata/annotations/cloneset-controller.io~1progress-deadline-last-action', value: '{"action":"rollback","from":"web-r2","to":"web-r1","at":"2025-01-02T03:04:05Z"}' },
-      { op: 'add', path: '/metadata/annotations/kubernetes.io~1change-cause', value: 'rolled back from web-r2: it missed its progress deadline (cloneset-controller.io/progress-deadline-action=rollback)' },
+      {
+        op: 'add',
+        path: '/metadata/annotations/cloneset-controller.io~1progress-deadline-last-action',
+        value: '{"action":"rollback","from":"web-r2","to":"web-r1","at":"2025-01-02T03:04:05Z"}',
+      },
+      {
+        op: 'add',
+        path: '/metadata/annotations/kubernetes.io~1change-cause',
+        value: 'rolled back from web-r2: it missed its progress deadline (cloneset-controller.io/progress-deadline-action=rollback)',
+      },
     ]);
   });
 
@@ -78,25 +101,48 @@ describe('progress deadline action (cloneset-controller.io/progress-deadline-act
   test('step 2: after the rollback the Progressing condition restarts its deadline for the rollback, and ProgressDeadlineActionTaken says what happened', () => {
     const cs = cloneSet({ action: 'rollback', record: rolledBack, update: 'web-r1', conditions: [exceeded(missedAt)], generation: 3, observed: 2 });
     const later = T0 + 2_000;
-    const progressing = progressingCondition(cs, [exceeded(missedAt)], {
-      replicas: 3, updatedReplicas: 2, updatedAvailableReplicas: 2, expectedUpdatedReplicas: 3, currentRevision: 'web-r1', updateRevision: 'web-r1',
-    }, later);
+    const progressing = progressingCondition(
+      cs,
+      [exceeded(missedAt)],
+      {
+        replicas: 3,
+        updatedReplicas: 2,
+        updatedAvailableReplicas: 2,
+        expectedUpdatedReplicas: 3,
+        currentRevision: 'web-r1',
+        updateRevision: 'web-r1',
+      },
+      later,
+    );
     assert.equal(progressing.condition?.reason, 'CloneSetUpdated');
     assert.equal(progressing.requeueAfterMs, 61_000);
     const r = planProgressDeadlineAction(cs, revisions(cs, 'r1', 'r1'), later);
     assert.deepEqual(r.condition, {
-      type: 'ProgressDeadlineActionTaken', status: 'True', reason: 'RolledBack',
+      type: 'ProgressDeadlineActionTaken',
+      status: 'True',
+      reason: 'RolledBack',
       message: 'revision web-r2 missed its progress deadline: rolled back to web-r1',
-      lastTransitionTime: '2025-01-02T03:04:05Z', lastUpdateTime: '2025-01-02T03:04:05Z',
+      lastTransitionTime: '2025-01-02T03:04:05Z',
+      lastUpdateTime: '2025-01-02T03:04:05Z',
     });
     assert.equal(patchOf(r.actions), undefined, 'the status still describes the old spec: nothing more to do');
   });
 
   test('without a rollback record, an exceeded deadline stays sticky (Kruise)', () => {
     const cs = cloneSet({ action: 'rollback', update: 'web-r1', conditions: [exceeded(missedAt)] });
-    const progressing = progressingCondition(cs, [exceeded(missedAt)], {
-      replicas: 3, updatedReplicas: 2, updatedAvailableReplicas: 2, expectedUpdatedReplicas: 3, currentRevision: 'web-r1', updateRevision: 'web-r1',
-    }, T0);
+    const progressing = progressingCondition(
+      cs,
+      [exceeded(missedAt)],
+      {
+        replicas: 3,
+        updatedReplicas: 2,
+        updatedAvailableReplicas: 2,
+        expectedUpdatedReplicas: 3,
+        currentRevision: 'web-r1',
+        updateRevision: 'web-r1',
+      },
+      T0,
+    );
     assert.equal(progressing.condition?.reason, 'ProgressDeadlineExceeded');
   });
 
@@ -136,7 +182,12 @@ describe('progress deadline action (cloneset-controller.io/progress-deadline-act
 
   test('the revision rolled back to gets the change-cause, also when the controller stopped right after the rollback', () => {
     const cs = cloneSet({ action: 'rollback', record: rolledBack, update: 'web-r1', conditions: [] });
-    const rev = (annotations: Record<string, string>): ControllerRevision => ({ apiVersion: 'apps/v1', kind: 'ControllerRevision', metadata: { name: 'web-r1', annotations }, revision: 3 });
+    const rev = (annotations: Record<string, string>): ControllerRevision => ({
+      apiVersion: 'apps/v1',
+      kind: 'ControllerRevision',
+      metadata: { name: 'web-r1', annotations },
+      revision: 3,
+    });
     const cause = 'rolled back from web-r2: it missed its progress deadline (cloneset-controller.io/progress-deadline-action=rollback)';
     const without = planProgressDeadlineAction(cs, { ...revisions(cs, 'r1', 'r1'), history: [rev({})] }, T0);
     assert.deepEqual(without.actions, [{ kind: 'AnnotateRevision', revision: 'web-r1', annotations: { 'kubernetes.io/change-cause': cause } }]);

@@ -9,9 +9,7 @@
 // the condition ProgressDeadlineActionTaken and progressing.ts (a rollback restarts the deadline) read it back.
 import { hasRollingUpdate } from '../../api/conversion.ts';
 import type { CloneSet, CloneSetCondition } from '../../api/cloneset.ts';
-import {
-  ANNOTATION_PROGRESS_DEADLINE_RECORD, progressDeadlineActionOf, progressDeadlineRecordOf, type ProgressDeadlineRecord,
-} from '../../api/extensions.ts';
+import { ANNOTATION_PROGRESS_DEADLINE_RECORD, progressDeadlineActionOf, progressDeadlineRecordOf, type ProgressDeadlineRecord } from '../../api/extensions.ts';
 import { escapePointerToken } from '../../api/json-diff.ts';
 import type { PodTemplateSpec } from '../../kube/types.ts';
 import type { PlanAction, PlannedEvent } from './actions.ts';
@@ -42,10 +40,18 @@ export function changeCauseOf(record: ProgressDeadlineRecord): string {
 }
 
 function conditionOf(record: ProgressDeadlineRecord): CloneSetCondition {
-  const message = record.action === 'rollback'
-    ? `revision ${record.from} missed its progress deadline: rolled back to ${record.to ?? ''}`
-    : `revision ${record.from} missed its progress deadline: paused (kubectl cloneset rollout resume to go on)`;
-  return { type: 'ProgressDeadlineActionTaken', status: 'True', reason: record.action === 'rollback' ? 'RolledBack' : 'Paused', message, lastTransitionTime: record.at, lastUpdateTime: record.at };
+  const message =
+    record.action === 'rollback'
+      ? `revision ${record.from} missed its progress deadline: rolled back to ${record.to ?? ''}`
+      : `revision ${record.from} missed its progress deadline: paused (kubectl cloneset rollout resume to go on)`;
+  return {
+    type: 'ProgressDeadlineActionTaken',
+    status: 'True',
+    reason: record.action === 'rollback' ? 'RolledBack' : 'Paused',
+    message,
+    lastTransitionTime: record.at,
+    lastUpdateTime: record.at,
+  };
 }
 
 /** A JSON copy without Go's `creationTimestamp: null` (a stored revision's typed round-trip adds it). */
@@ -62,7 +68,9 @@ export function planProgressDeadlineAction(cs: CloneSet, revisions: ResolvedRevi
   const base = { ...NONE, ...(condition !== undefined ? { condition } : {}) };
   const revisionActions = record !== undefined ? changeCauseActions(record, revisions) : [];
   const withBase = (r: Partial<ProgressDeadlineActionResult>): ProgressDeadlineActionResult => ({
-    ...base, ...r, actions: [...revisionActions, ...(r.actions ?? [])],
+    ...base,
+    ...r,
+    actions: [...revisionActions, ...(r.actions ?? [])],
   });
   if (configured === undefined || cs.metadata.deletionTimestamp !== undefined) return withBase({});
   const update = revisions.update.name;
@@ -72,21 +80,23 @@ export function planProgressDeadlineAction(cs: CloneSet, revisions: ResolvedRevi
   const nothingToRollBackTo = revisions.current.name === update;
   const decision = configured === 'rollback' && !rollingBackAlready && !nothingToRollBackTo ? 'rollback' : 'pause';
   const at = rfc3339(nowMs);
-  const next: ProgressDeadlineRecord = decision === 'rollback'
-    ? { action: 'rollback', from: update, to: revisions.current.name, at }
-    : { action: 'pause', from: update, at };
-  const why = decision === 'pause' && configured === 'rollback'
-    ? rollingBackAlready ? ' (the rollback itself missed the deadline)' : ' (no older revision to roll back to)'
-    : '';
+  const next: ProgressDeadlineRecord = decision === 'rollback' ? { action: 'rollback', from: update, to: revisions.current.name, at } : { action: 'pause', from: update, at };
+  const why = decision === 'pause' && configured === 'rollback' ? (rollingBackAlready ? ' (the rollback itself missed the deadline)' : ' (no older revision to roll back to)') : '';
   const recordOp = { op: 'add', path: `/metadata/annotations/${escapePointerToken(ANNOTATION_PROGRESS_DEADLINE_RECORD)}`, value: JSON.stringify(next) };
   const guard = { op: 'test', path: '/metadata/resourceVersion', value: cs.metadata.resourceVersion ?? '' };
-  const patch = decision === 'rollback'
-    ? [guard, { op: 'replace', path: '/spec/template', value: plainTemplate(revisions.current.template) }, recordOp,
-      { op: 'add', path: `/metadata/annotations/${escapePointerToken(ANNOTATION_CHANGE_CAUSE)}`, value: changeCauseOf(next) }]
-    : [guard, { op: 'add', path: '/spec/updateStrategy/rollingUpdate/paused', value: true }, recordOp];
-  const message = decision === 'rollback'
-    ? `revision ${update} missed its progress deadline (${cs.spec.progressDeadlineSeconds ?? 0}s): rolling back to revision ${revisions.current.name}`
-    : `revision ${update} missed its progress deadline (${cs.spec.progressDeadlineSeconds ?? 0}s): pausing the rollout${why}`;
+  const patch =
+    decision === 'rollback'
+      ? [
+          guard,
+          { op: 'replace', path: '/spec/template', value: plainTemplate(revisions.current.template) },
+          recordOp,
+          { op: 'add', path: `/metadata/annotations/${escapePointerToken(ANNOTATION_CHANGE_CAUSE)}`, value: changeCauseOf(next) },
+        ]
+      : [guard, { op: 'add', path: '/spec/updateStrategy/rollingUpdate/paused', value: true }, recordOp];
+  const message =
+    decision === 'rollback'
+      ? `revision ${update} missed its progress deadline (${cs.spec.progressDeadlineSeconds ?? 0}s): rolling back to revision ${revisions.current.name}`
+      : `revision ${update} missed its progress deadline (${cs.spec.progressDeadlineSeconds ?? 0}s): pausing the rollout${why}`;
   return withBase({
     actions: [{ kind: 'PatchCloneSetForProgressDeadline', decision, patch, message }],
     explain: [message],

@@ -31,12 +31,7 @@ export interface ProgressingResult {
  * CloneSetUpdated: the set rule keeps an existing CloneSetUpdated condition untouched, so progress in
  * between does not extend it, and a pause (reason CloneSetPaused) restarts it on resume.
  */
-export function progressingCondition(
-  cloneSet: CloneSet,
-  carried: readonly CloneSetCondition[],
-  c: ProgressCounters,
-  nowMs: number,
-): ProgressingResult {
+export function progressingCondition(cloneSet: CloneSet, carried: readonly CloneSetCondition[], c: ProgressCounters, nowMs: number): ProgressingResult {
   const deadline = cloneSet.spec.progressDeadlineSeconds;
   if (deadline === undefined || deadline === NO_DEADLINE) return {};
   const specReplicas = cloneSet.spec.replicas ?? 1;
@@ -48,12 +43,7 @@ export function progressingCondition(
     lastUpdateTime: rfc3339(nowMs),
     lastTransitionTime: rfc3339(nowMs),
   });
-  if (
-    c.currentRevision === c.updateRevision &&
-    c.replicas === specReplicas &&
-    c.updatedReplicas === specReplicas &&
-    c.updatedAvailableReplicas === specReplicas
-  ) {
+  if (c.currentRevision === c.updateRevision && c.replicas === specReplicas && c.updatedReplicas === specReplicas && c.updatedAvailableReplicas === specReplicas) {
     return { condition: make('True', 'CloneSetAvailable', 'CloneSet is available') };
   }
   if (cloneSet.spec.updateStrategy?.paused === true) {

@@ -48,21 +48,17 @@ describe('PVC cleanup with scaleStrategy.disablePVCReuse (docs/features.md#pvcs)
     const failed = aPod(cs).instanceId('fail1').failed().build();
     const terminating = aPod(cs).instanceId('term1').ready().terminating().build();
     const noId = aPvc(cs).instanceId('').build();
-    const pvcs = [
-      aPvc(cs).instanceId('gone1').build(),
-      aPvc(cs).instanceId('old0x').build(),
-      aPvc(cs).instanceId('fail1').build(),
-      noId,
-      aPvc(cs).instanceId('term1').build(),
-    ];
+    const pvcs = [aPvc(cs).instanceId('gone1').build(), aPvc(cs).instanceId('old0x').build(), aPvc(cs).instanceId('fail1').build(), noId, aPvc(cs).instanceId('term1').build()];
     const r = planPvcCleanup(cs, [...readyPods(cs, 1), failed, terminating], pvcs);
-    assert.deepEqual(summary(r.actions), [
-      'reown data-sample-fail1 -> Pod/sample-fail1',
-      'reown data-sample-term1 -> Pod/sample-term1',
-      'delete data-sample-gone1',
-      `delete ${noId.metadata.name ?? ''}`,
-    ], 're-ownings first, then deletions, each in list order');
-    assert.deepEqual(r.pvcs.map((c) => c.metadata.name), ['data-sample-old0x']);
+    assert.deepEqual(
+      summary(r.actions),
+      ['reown data-sample-fail1 -> Pod/sample-fail1', 'reown data-sample-term1 -> Pod/sample-term1', 'delete data-sample-gone1', `delete ${noId.metadata.name ?? ''}`],
+      're-ownings first, then deletions, each in list order',
+    );
+    assert.deepEqual(
+      r.pvcs.map((c) => c.metadata.name),
+      ['data-sample-old0x'],
+    );
     const reown = r.actions[0];
     assert.ok(reown?.kind === 'ReownPvc');
     assert.deepEqual(reown.podRef, { apiVersion: 'v1', kind: 'Pod', name: 'sample-fail1', uid: failed.metadata.uid, controller: true, blockOwnerDeletion: true });

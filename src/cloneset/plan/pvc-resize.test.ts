@@ -21,7 +21,9 @@ function cloneSet(storage: string, opts: { annotated?: boolean; previous?: Clone
     ...cs,
     metadata: { ...cs.metadata, ...(opts.annotated === false ? {} : { annotations: { 'cloneset-controller.io/pvc-resize-policy': 'InPlace' } }) },
     spec: { ...cs.spec, volumeClaimTemplates: vct },
-    ...(opts.previous !== undefined ? { status: { replicas: 2, readyReplicas: 2, availableReplicas: 2, updatedReplicas: 2, updatedReadyReplicas: 2, conditions: [opts.previous] } } : {}),
+    ...(opts.previous !== undefined
+      ? { status: { replicas: 2, readyReplicas: 2, availableReplicas: 2, updatedReplicas: 2, updatedReadyReplicas: 2, conditions: [opts.previous] } }
+      : {}),
   };
 }
 
@@ -70,14 +72,19 @@ describe('in-place PVC resize (cloneset-controller.io/pvc-resize-policy: InPlace
     assert.deepEqual(resizes(r.actions), ['data-db-bbbbb 1Gi->2Gi']);
   });
 
-  test('step 2: requests met, the volume plugin still working → no write; the claims\' conditions show in the message', () => {
+  test("step 2: requests met, the volume plugin still working → no write; the claims' conditions show in the message", () => {
     const cs = cloneSet('2Gi');
-    const r = planPvcResize(cs, [
-      claim(cs, 'aaaaa', '2Gi', { capacity: '1Gi', conditions: ['FileSystemResizePending'] }),
-      claim(cs, 'bbbbb', '2Gi', { capacity: '1Gi', conditions: ['Resizing'] }),
-    ], classes, T0);
+    const r = planPvcResize(
+      cs,
+      [claim(cs, 'aaaaa', '2Gi', { capacity: '1Gi', conditions: ['FileSystemResizePending'] }), claim(cs, 'bbbbb', '2Gi', { capacity: '1Gi', conditions: ['Resizing'] })],
+      classes,
+      T0,
+    );
     assert.deepEqual(r.actions, []);
-    assert.equal(r.condition?.message, '0 of 2 PVCs have the requested size; data-db-aaaaa: capacity 1Gi of 2Gi (FileSystemResizePending); data-db-bbbbb: capacity 1Gi of 2Gi (Resizing)');
+    assert.equal(
+      r.condition?.message,
+      '0 of 2 PVCs have the requested size; data-db-aaaaa: capacity 1Gi of 2Gi (FileSystemResizePending); data-db-bbbbb: capacity 1Gi of 2Gi (Resizing)',
+    );
   });
 
   test('step 3: status.capacity reached on every claim → PVCResize True/Resized and one PVCResized event', () => {
@@ -97,7 +104,15 @@ describe('in-place PVC resize (cloneset-controller.io/pvc-resize-policy: InPlace
     assert.deepEqual(r.actions, []);
     assert.deepEqual([r.condition?.status, r.condition?.reason, r.condition?.message], ['False', 'ResizeRefused', why]);
     assert.deepEqual(r.events, [{ type: 'Warning', reason: 'PVCResizeRefused', message: why }]);
-    const again = planPvcResize({ ...cs, status: { replicas: 1, readyReplicas: 1, availableReplicas: 1, updatedReplicas: 1, updatedReadyReplicas: 1, conditions: r.condition !== undefined ? [r.condition] : [] } }, pvcs, classes, T0 + 1000);
+    const again = planPvcResize(
+      {
+        ...cs,
+        status: { replicas: 1, readyReplicas: 1, availableReplicas: 1, updatedReplicas: 1, updatedReadyReplicas: 1, conditions: r.condition !== undefined ? [r.condition] : [] },
+      },
+      pvcs,
+      classes,
+      T0 + 1000,
+    );
     assert.deepEqual(again.events, []);
   });
 
@@ -105,6 +120,9 @@ describe('in-place PVC resize (cloneset-controller.io/pvc-resize-policy: InPlace
     const cs = cloneSet('2Gi');
     const r = planPvcResize(cs, [claim(cs, 'aaaaa', '1Gi', { className: 'fixed' }), claim(cs, 'bbbbb', '1Gi', { className: 'gone' })], classes, T0);
     assert.deepEqual(r.actions, []);
-    assert.equal(r.condition?.message, 'data-db-aaaaa: StorageClass "fixed" does not allow volume expansion (allowVolumeExpansion); data-db-bbbbb: StorageClass "gone" is not known');
+    assert.equal(
+      r.condition?.message,
+      'data-db-aaaaa: StorageClass "fixed" does not allow volume expansion (allowVolumeExpansion); data-db-bbbbb: StorageClass "gone" is not known',
+    );
   });
 });

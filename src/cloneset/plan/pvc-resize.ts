@@ -100,7 +100,9 @@ export function planPvcResize(cloneSet: CloneSet, pvcs: readonly PersistentVolum
         const className = typeof pvc.spec?.['storageClassName'] === 'string' ? pvc.spec['storageClassName'] : '';
         const sc = classes.get(className);
         if (sc?.allowVolumeExpansion !== true) {
-          refused.push(`${name}: StorageClass ${className === '' ? '(none)' : `"${className}"`} ${sc === undefined ? 'is not known' : 'does not allow volume expansion (allowVolumeExpansion)'}`);
+          refused.push(
+            `${name}: StorageClass ${className === '' ? '(none)' : `"${className}"`} ${sc === undefined ? 'is not known' : 'does not allow volume expansion (allowVolumeExpansion)'}`,
+          );
           continue;
         }
         actions.push({ kind: 'ResizePvc', pvc: pvcRefOf(pvc), from: haveText, to: wantText });
@@ -119,13 +121,20 @@ export function planPvcResize(cloneSet: CloneSet, pvcs: readonly PersistentVolum
   }
   if (total === 0) return NONE;
   const stamp = rfc3339(nowMs);
-  const make = (status: 'True' | 'False', reason: string, message: string): CloneSetCondition =>
-    ({ type: 'PVCResize', status, reason, message, lastTransitionTime: stamp, lastUpdateTime: stamp });
-  const condition = refused.length > 0
-    ? make('False', 'ResizeRefused', `${refused.join('; ')}${pending.length > 0 ? `; resizing: ${pending.join('; ')}` : ''}`)
-    : pending.length > 0
-      ? make('False', 'Resizing', `${done} of ${total} PVCs have the requested size; ${pending.join('; ')}`)
-      : make('True', 'Resized', `all ${total} PVCs have the size their template asks for`);
+  const make = (status: 'True' | 'False', reason: string, message: string): CloneSetCondition => ({
+    type: 'PVCResize',
+    status,
+    reason,
+    message,
+    lastTransitionTime: stamp,
+    lastUpdateTime: stamp,
+  });
+  const condition =
+    refused.length > 0
+      ? make('False', 'ResizeRefused', `${refused.join('; ')}${pending.length > 0 ? `; resizing: ${pending.join('; ')}` : ''}`)
+      : pending.length > 0
+        ? make('False', 'Resizing', `${done} of ${total} PVCs have the requested size; ${pending.join('; ')}`)
+        : make('True', 'Resized', `all ${total} PVCs have the size their template asks for`);
   const previous = cloneSet.status?.conditions?.find((c) => c.type === 'PVCResize');
   const events: PlannedEvent[] = [];
   if (previous?.reason !== condition.reason || (condition.reason === 'ResizeRefused' && previous?.message !== condition.message)) {

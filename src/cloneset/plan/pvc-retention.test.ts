@@ -45,7 +45,11 @@ const summary = (actions: readonly PlanAction[]): string[] =>
 describe('PVC retention policy (cloneset-controller.io/pvc-retention-when-scaled / -when-deleted)', () => {
   const base = aCloneSet('sample').replicas(2).volumeClaimTemplate('data').build();
   const pods = readyPods(base, 3);
-  const pvcs = pods.map((p) => aPvc(base).instanceId(p.metadata.labels?.['apps.kruise.io/cloneset-instance-id'] ?? '').build());
+  const pvcs = pods.map((p) =>
+    aPvc(base)
+      .instanceId(p.metadata.labels?.['apps.kruise.io/cloneset-instance-id'] ?? '')
+      .build(),
+  );
   // The deletion order scales in old0x first (same revision, state and readiness: the lowest name).
   const survivors = pods.slice(1);
   const survivorPvcs = pvcs.slice(1);
@@ -81,7 +85,12 @@ describe('PVC retention policy (cloneset-controller.io/pvc-retention-when-scaled
     assert.deepEqual(summary(planOf(up, survivors, survivorPvcs, [retained], 'fresh').actions), ['create sample-old0x with data-sample-old0x']);
     const adopted = planOf(up, pods, survivorPvcs, [retained]).actions.find((a) => a.kind === 'AdoptPvc');
     assert.deepEqual(adopted?.kind === 'AdoptPvc' ? adopted.ownerRef : undefined, {
-      apiVersion: 'apps.kruise.io/v1beta1', kind: 'CloneSet', name: 'sample', uid: base.metadata.uid, controller: true, blockOwnerDeletion: true,
+      apiVersion: 'apps.kruise.io/v1beta1',
+      kind: 'CloneSet',
+      name: 'sample',
+      uid: base.metadata.uid,
+      controller: true,
+      blockOwnerDeletion: true,
     });
   });
 

@@ -27,11 +27,13 @@ import { isPvcReuseEnabled } from './pvc-cleanup.ts';
 export function retainedPvcsOf(cloneSet: CloneSet, candidates: readonly PersistentVolumeClaim[]): PersistentVolumeClaim[] {
   const name = cloneSet.metadata.name ?? '';
   const uid = cloneSet.metadata.uid ?? '';
-  return candidates.filter((c) =>
-    c.metadata.labels?.[LABEL_RETAINED_BY] === name &&
-    c.metadata.deletionTimestamp === undefined &&
-    !(c.metadata.ownerReferences ?? []).some((r) => r.uid === uid) &&
-    matchesLabelSelector(cloneSet.spec.selector, c.metadata.labels ?? {}));
+  return candidates.filter(
+    (c) =>
+      c.metadata.labels?.[LABEL_RETAINED_BY] === name &&
+      c.metadata.deletionTimestamp === undefined &&
+      !(c.metadata.ownerReferences ?? []).some((r) => r.uid === uid) &&
+      matchesLabelSelector(cloneSet.spec.selector, c.metadata.labels ?? {}),
+  );
 }
 
 /** The PVCs scaling works with: the owned ones, plus the retained ones when ids are reused (docs/features.md#pvcs). */
@@ -43,7 +45,11 @@ function releaseOf(cloneSet: CloneSet, pvc: PersistentVolumeClaim, why: string):
   const uid = cloneSet.metadata.uid ?? '';
   const index = (pvc.metadata.ownerReferences ?? []).findIndex((r) => r.uid === uid);
   return {
-    kind: 'ReleasePvc', pvc: pvcRefOf(pvc), cloneSetName: cloneSet.metadata.name ?? '', ownerUid: uid, why,
+    kind: 'ReleasePvc',
+    pvc: pvcRefOf(pvc),
+    cloneSetName: cloneSet.metadata.name ?? '',
+    ownerUid: uid,
+    why,
     ...(index >= 0 ? { ownerRefIndex: index } : {}),
   };
 }
@@ -57,21 +63,38 @@ export interface PvcRetentionResult {
  * Level-triggered releases and adoptions. `pods`: every pod with the CloneSet's UID in an owner reference;
  * `owned`: the owned PVCs; `retained`: retainedPvcsOf.
  */
-export function planPvcRetention(cloneSet: CloneSet, pods: readonly Pod[], owned: readonly PersistentVolumeClaim[], retained: readonly PersistentVolumeClaim[]): PvcRetentionResult {
+export function planPvcRetention(
+  cloneSet: CloneSet,
+  pods: readonly Pod[],
+  owned: readonly PersistentVolumeClaim[],
+  retained: readonly PersistentVolumeClaim[],
+): PvcRetentionResult {
   const whenScaled = pvcRetentionWhenScaledOf(cloneSet);
   const whenDeleted = pvcRetentionWhenDeletedOf(cloneSet);
   const podIds = new Set(pods.map(instanceIdOf).filter((id) => id !== ''));
-  const activeIds = new Set(pods.filter((p) => p.metadata.deletionTimestamp === undefined).map(instanceIdOf).filter((id) => id !== ''));
+  const activeIds = new Set(
+    pods
+      .filter((p) => p.metadata.deletionTimestamp === undefined)
+      .map(instanceIdOf)
+      .filter((id) => id !== ''),
+  );
   const actions: PlanAction[] = [];
   for (const pvc of owned) {
     const id = instanceIdOf(pvc);
     if (whenDeleted === 'Retain') actions.push(releaseOf(cloneSet, pvc, 'cloneset-controller.io/pvc-retention-when-deleted=Retain'));
-    else if (whenScaled === 'Retain' && id !== '' && !podIds.has(id)) actions.push(releaseOf(cloneSet, pvc, 'cloneset-controller.io/pvc-retention-when-scaled=Retain: its pod is gone'));
+    else if (whenScaled === 'Retain' && id !== '' && !podIds.has(id))
+      actions.push(releaseOf(cloneSet, pvc, 'cloneset-controller.io/pvc-retention-when-scaled=Retain: its pod is gone'));
   }
   if (whenDeleted === 'Delete' && cloneSet.metadata.deletionTimestamp === undefined) {
     for (const pvc of retained) {
       if (!activeIds.has(instanceIdOf(pvc))) continue;
-      actions.push({ kind: 'AdoptPvc', pvc: pvcRefOf(pvc), ownerRef: controllerRefTo(cloneSet), cloneSetName: cloneSet.metadata.name ?? '', hasOwnerRefs: (pvc.metadata.ownerReferences ?? []).length > 0 });
+      actions.push({
+        kind: 'AdoptPvc',
+        pvc: pvcRefOf(pvc),
+        ownerRef: controllerRefTo(cloneSet),
+        cloneSetName: cloneSet.metadata.name ?? '',
+        hasOwnerRefs: (pvc.metadata.ownerReferences ?? []).length > 0,
+      });
     }
   }
   const released = actions.filter((a) => a.kind === 'ReleasePvc').length;

@@ -6,14 +6,7 @@ import fc from 'fast-check';
 import type { CloneSet, IntOrString } from '../../api/cloneset.ts';
 import { FEATURE_GATE_DEFAULTS, type LifecycleState } from '../../api/well-known.ts';
 import type { Pod } from '../../kube/types.ts';
-import {
-  computeReplicaDiff,
-  replicaDiffInputFor,
-  resolveLimits,
-  type PodFacts,
-  type ReplicaDiff,
-  type ReplicaDiffInput,
-} from './replica-diff.ts';
+import { computeReplicaDiff, replicaDiffInputFor, resolveLimits, type PodFacts, type ReplicaDiff, type ReplicaDiffInput } from './replica-diff.ts';
 
 // Kruise's conformance table (TestCalculateDiffsWithExpectation, pkg/controller/cloneset/sync/cloneset_sync_utils_test.go), verbatim. Columns: # | R | P | MU | MS | extras | pods | expected.
 // Pod codes: n/o = update/old revision; lifecycle N Normal, PD PreparingDelete, PU PreparingUpdate, U Updating;
@@ -185,10 +178,12 @@ function parseTable(table: string): Case[] {
     .trim()
     .split('\n')
     .map((line) => {
-      const cells = line.split('|').slice(1, -1).map((c) => c.trim());
+      const cells = line
+        .split('|')
+        .slice(1, -1)
+        .map((c) => c.trim());
       const [n, r, p, mu, ms, extras, pods, expected] = cells;
-      if (n === undefined || r === undefined || p === undefined || mu === undefined || ms === undefined ||
-          extras === undefined || pods === undefined || expected === undefined) {
+      if (n === undefined || r === undefined || p === undefined || mu === undefined || ms === undefined || extras === undefined || pods === undefined || expected === undefined) {
         throw new Error(`bad row ${line}`);
       }
       const extraList = extras === '' ? [] : extras.split(/\s+/);
@@ -236,8 +231,10 @@ function describeResult(d: ReplicaDiff): string {
 
 function caseName(c: Case): string {
   const extras = [...c.extras].join(' ');
-  return `case ${c.n}: R${c.replicas} P${c.partition} MU${c.maxUnavailable} MS${c.maxSurge}` +
-    `${extras !== '' ? ` ${extras}` : ''}, ${describePods(c.pods)} → ${describeResult(c.expected)}`;
+  return (
+    `case ${c.n}: R${c.replicas} P${c.partition} MU${c.maxUnavailable} MS${c.maxSurge}` +
+    `${extras !== '' ? ` ${extras}` : ''}, ${describePods(c.pods)} → ${describeResult(c.expected)}`
+  );
 }
 
 function factsInput(c: Case): ReplicaDiffInput {
@@ -253,12 +250,14 @@ function factsInput(c: Case): ReplicaDiffInput {
     excludePreparingDelete: c.extras.has('exclPD'),
     partitionRollbackGate: !c.extras.has('noRollbackGate'),
     currentIsUpdate: c.extras.has('cur==upd'),
-    pods: c.pods.map((p): PodFacts => ({
-      isUpdate: p.updated || (puAsUpdate && p.state === 'PreparingUpdate'),
-      lifecycleState: p.state,
-      available: p.ready && p.state === 'Normal',
-      specifiedDelete: p.specifiedDelete,
-    })),
+    pods: c.pods.map(
+      (p): PodFacts => ({
+        isUpdate: p.updated || (puAsUpdate && p.state === 'PreparingUpdate'),
+        lifecycleState: p.state,
+        available: p.ready && p.state === 'Normal',
+        specifiedDelete: p.specifiedDelete,
+      }),
+    ),
   };
 }
 
@@ -288,21 +287,23 @@ function objectsFor(c: Case): { cloneSet: CloneSet; pods: Pod[] } {
       },
     },
   };
-  const pods = c.pods.map((p, i): Pod => ({
-    metadata: {
-      name: `cs-${i}`,
-      labels: {
-        'controller-revision-hash': p.updated ? 'cs-new1' : 'cs-old1',
-        'lifecycle.apps.kruise.io/state': p.state,
-        ...(p.specifiedDelete ? { 'apps.kruise.io/specified-delete': 'true' } : {}),
+  const pods = c.pods.map(
+    (p, i): Pod => ({
+      metadata: {
+        name: `cs-${i}`,
+        labels: {
+          'controller-revision-hash': p.updated ? 'cs-new1' : 'cs-old1',
+          'lifecycle.apps.kruise.io/state': p.state,
+          ...(p.specifiedDelete ? { 'apps.kruise.io/specified-delete': 'true' } : {}),
+        },
       },
-    },
-    spec: { containers: [{ name: 'c' }] },
-    status: {
-      phase: 'Running',
-      conditions: [{ type: 'Ready', status: p.ready ? 'True' : 'False', lastTransitionTime: '2024-05-01T11:00:00Z' }],
-    },
-  }));
+      spec: { containers: [{ name: 'c' }] },
+      status: {
+        phase: 'Running',
+        conditions: [{ type: 'Ready', status: p.ready ? 'True' : 'False', lastTransitionTime: '2024-05-01T11:00:00Z' }],
+      },
+    }),
+  );
   return { cloneSet, pods };
 }
 
@@ -310,7 +311,10 @@ const CASES = parseTable(TABLE);
 
 describe('computeReplicaDiff: the 80 conformance cases of Kruise (docs/features.md#scaling)', () => {
   test('the table has all 80 cases in order', () => {
-    assert.deepEqual(CASES.map((c) => c.n), Array.from({ length: 80 }, (_, i) => i + 1));
+    assert.deepEqual(
+      CASES.map((c) => c.n),
+      Array.from({ length: 80 }, (_, i) => i + 1),
+    );
   });
 
   for (const c of CASES) {
@@ -336,8 +340,13 @@ describe('computeReplicaDiff: the 80 conformance cases of Kruise (docs/features.
 
 describe('resolveLimits (docs/features.md#maxunavailable, #partition)', () => {
   const base: ReplicaDiffInput = {
-    replicas: 5, hasRollingUpdate: true, paused: false, excludePreparingDelete: false,
-    partitionRollbackGate: false, currentIsUpdate: false, pods: [],
+    replicas: 5,
+    hasRollingUpdate: true,
+    paused: false,
+    excludePreparingDelete: false,
+    partitionRollbackGate: false,
+    currentIsUpdate: false,
+    pods: [],
   };
   test('maxUnavailable rounds up without surge and down with surge', () => {
     assert.equal(resolveLimits({ ...base, maxUnavailable: '30%' }).maxUnavailable, 2);
@@ -361,11 +370,22 @@ describe('resolveLimits (docs/features.md#maxunavailable, #partition)', () => {
 });
 
 describe('PreparingDelete pods still count in the budgets when excluded from replicas (docs/features.md#scaling-with-preparingdelete)', () => {
-  const facts = (codes: string): PodFacts[] => codes.split(' ').map(parsePod).map((p) => ({
-    isUpdate: p.updated, lifecycleState: p.state, available: p.ready && p.state === 'Normal', specifiedDelete: p.specifiedDelete,
-  }));
+  const facts = (codes: string): PodFacts[] =>
+    codes
+      .split(' ')
+      .map(parsePod)
+      .map((p) => ({
+        isUpdate: p.updated,
+        lifecycleState: p.state,
+        available: p.ready && p.state === 'Normal',
+        specifiedDelete: p.specifiedDelete,
+      }));
   const base = {
-    hasRollingUpdate: true, paused: false, excludePreparingDelete: true, partitionRollbackGate: false, currentIsUpdate: false,
+    hasRollingUpdate: true,
+    paused: false,
+    excludePreparingDelete: true,
+    partitionRollbackGate: false,
+    currentIsUpdate: false,
   } as const;
 
   test('deleteReadyLimit uses len(pods): R3 MU1 exclPD, 4 new available + 1 PreparingDelete → down=1 delReady=2', () => {
@@ -383,12 +403,14 @@ describe('PreparingDelete pods still count in the budgets when excluded from rep
 // Properties. The generator covers every input shape the algorithm accepts, not only realistic ones.
 
 const intOrPct = (maxInt: number): fc.Arbitrary<IntOrString> =>
-  fc.oneof(fc.integer({ min: 0, max: maxInt }), fc.integer({ min: 0, max: 100 }).map((p) => `${p}%`));
+  fc.oneof(
+    fc.integer({ min: 0, max: maxInt }),
+    fc.integer({ min: 0, max: 100 }).map((p) => `${p}%`),
+  );
 
 const podFacts: fc.Arbitrary<PodFacts> = fc.record({
   isUpdate: fc.boolean(),
-  lifecycleState: fc.constantFrom<LifecycleState | ''>('', 'Normal', 'PreparingNormal', 'PreparingUpdate',
-    'Updating', 'Updated', 'PreparingDelete'),
+  lifecycleState: fc.constantFrom<LifecycleState | ''>('', 'Normal', 'PreparingNormal', 'PreparingUpdate', 'Updating', 'Updated', 'PreparingDelete'),
   available: fc.boolean(),
   specifiedDelete: fc.boolean(),
 });
@@ -408,14 +430,19 @@ const diffInput: fc.Arbitrary<ReplicaDiffInput> = fc
       currentIsUpdate: fc.boolean(),
       pods: fc.array(podFacts, { maxLength: 18 }),
     },
-    { requiredKeys: ['replicas', 'hasRollingUpdate', 'paused', 'excludePreparingDelete', 'partitionRollbackGate',
-      'currentIsUpdate', 'pods'] },
+    { requiredKeys: ['replicas', 'hasRollingUpdate', 'paused', 'excludePreparingDelete', 'partitionRollbackGate', 'currentIsUpdate', 'pods'] },
   )
   .map((r) => r as ReplicaDiffInput);
 
 /** Counters as the diff sees them. */
 function tally(input: ReplicaDiffInput) {
-  let preDel = 0, preDelOld = 0, toDel = 0, unavailable = 0, available = 0, activeOld = 0, activeNew = 0;
+  let preDel = 0,
+    preDelOld = 0,
+    toDel = 0,
+    unavailable = 0,
+    available = 0,
+    activeOld = 0,
+    activeNew = 0;
   let old = 0;
   for (const p of input.pods) {
     if (!p.isUpdate) old++;
@@ -424,7 +451,8 @@ function tally(input: ReplicaDiffInput) {
       if (!p.isUpdate) preDelOld++;
       continue;
     }
-    if (p.isUpdate) activeNew++; else activeOld++;
+    if (p.isUpdate) activeNew++;
+    else activeOld++;
     const avail = p.available && (p.lifecycleState === '' || p.lifecycleState === 'Normal');
     if (avail) available++;
     if (p.specifiedDelete) toDel++;
@@ -447,8 +475,7 @@ const prop = (name: string, predicate: (input: ReplicaDiffInput) => void): void 
 const propAvailableDeletes = (name: string, predicate: (input: ReplicaDiffInput) => void): void => {
   const inputs = diffInput.map((input) => ({
     ...input,
-    pods: input.pods.map((p): PodFacts =>
-      p.specifiedDelete && p.lifecycleState !== 'PreparingDelete' ? { ...p, available: true, lifecycleState: 'Normal' } : p),
+    pods: input.pods.map((p): PodFacts => (p.specifiedDelete && p.lifecycleState !== 'PreparingDelete' ? { ...p, available: true, lifecycleState: 'Normal' } : p)),
   }));
   test(name, () => fc.assert(fc.property(inputs, predicate), { numRuns: 3000 }));
 };
@@ -529,7 +556,10 @@ describe('computeReplicaDiff properties', () => {
   prop('a converged CloneSet (partition old + rest new, all available) plans nothing', (input) => {
     const { partition } = resolveLimits(input);
     const pods: PodFacts[] = Array.from({ length: input.replicas }, (_, i) => ({
-      isUpdate: i >= partition, lifecycleState: 'Normal', available: true, specifiedDelete: false,
+      isUpdate: i >= partition,
+      lifecycleState: 'Normal',
+      available: true,
+      specifiedDelete: false,
     }));
     assert.deepEqual(computeReplicaDiff({ ...input, pods }), ZERO);
   });

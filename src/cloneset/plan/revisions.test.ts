@@ -4,8 +4,20 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parse } from 'yaml';
 import {
-  chooseRevisions, encodeControllerRevision, equalRevision, findEqualRevisions, hashRevision, newRevision, nextRevisionNumber,
-  renameForCollision, revisionData, revisionDataBytes, revisionName, sortRevisions, templateFromRevision, volumeClaimTemplatesHash,
+  chooseRevisions,
+  encodeControllerRevision,
+  equalRevision,
+  findEqualRevisions,
+  hashRevision,
+  newRevision,
+  nextRevisionNumber,
+  renameForCollision,
+  revisionData,
+  revisionDataBytes,
+  revisionName,
+  sortRevisions,
+  templateFromRevision,
+  volumeClaimTemplatesHash,
 } from './revisions.ts';
 import { defaultPodTemplate } from '../../api/defaults.ts';
 import type { CloneSet } from '../../api/cloneset.ts';
@@ -86,14 +98,24 @@ describe('volume claim template hash (docs/features.md#revisions)', () => {
   test('test vectors', () => {
     assert.equal(volumeClaimTemplatesHash(undefined), '');
     assert.equal(volumeClaimTemplatesHash([]), '');
-    assert.equal(volumeClaimTemplatesHash([{
-      metadata: { name: 'pvc-1' },
-      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' }, limits: { storage: '2Gi' } } },
-    }]), '1129974074');
-    assert.equal(volumeClaimTemplatesHash([{
-      metadata: { name: 'data-vol', labels: { ignored: 'yes' } },
-      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '20Gi' } } },
-    }]), '16312009');
+    assert.equal(
+      volumeClaimTemplatesHash([
+        {
+          metadata: { name: 'pvc-1' },
+          spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' }, limits: { storage: '2Gi' } } },
+        },
+      ]),
+      '1129974074',
+    );
+    assert.equal(
+      volumeClaimTemplatesHash([
+        {
+          metadata: { name: 'data-vol', labels: { ignored: 'yes' } },
+          spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '20Gi' } } },
+        },
+      ]),
+      '16312009',
+    );
   });
   test('order of templates does not matter (sorted by name)', () => {
     const a = { metadata: { name: 'a' }, spec: { accessModes: ['ReadWriteOnce'] } };
@@ -154,10 +176,16 @@ describe('ordering and equality (docs/features.md#revisions)', () => {
   const c = listed(sample('c:1'), 2, '2023-01-01T00:00:00Z');
 
   test('sort by revision, then creation time, then name', () => {
-    assert.deepEqual(sortRevisions([b, a, c]).map((r) => r.metadata.name), [a, c, b].map((r) => r.metadata.name));
+    assert.deepEqual(
+      sortRevisions([b, a, c]).map((r) => r.metadata.name),
+      [a, c, b].map((r) => r.metadata.name),
+    );
     const x = { ...b, metadata: { ...b.metadata, name: 'sample-x' } };
     const y = { ...b, metadata: { ...b.metadata, name: 'sample-y' } };
-    assert.deepEqual(sortRevisions([y, x]).map((r) => r.metadata.name), ['sample-x', 'sample-y']);
+    assert.deepEqual(
+      sortRevisions([y, x]).map((r) => r.metadata.name),
+      ['sample-x', 'sample-y'],
+    );
   });
 
   test('equality is by data bytes; differing numeric hash labels are never equal', () => {
@@ -168,7 +196,10 @@ describe('ordering and equality (docs/features.md#revisions)', () => {
     assert.ok(!equalRevision(numeric(a, '444'), numeric(a2, '445')));
     assert.ok(equalRevision(numeric(a, '444'), numeric(a2, '444')));
     assert.ok(equalRevision(numeric(a, '444'), numeric(a2, 'abc')));
-    assert.deepEqual(findEqualRevisions([a, b, a2], a).map((r) => r.revision), [1, 7]);
+    assert.deepEqual(
+      findEqualRevisions([a, b, a2], a).map((r) => r.revision),
+      [1, 7],
+    );
   });
 
   test('next revision number', () => {

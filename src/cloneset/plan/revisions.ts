@@ -67,10 +67,7 @@ export function revisionName(cloneSetName: string, hash: string): string {
  * decimal FNV-1a 32 of go-spew's `%#v` of the JSON of `[{metadata:{name}, spec}]` (typed PVCs, stably
  * sorted by name).
  */
-export function volumeClaimTemplatesHash(
-  templates: readonly PersistentVolumeClaim[] | undefined,
-  opts: RevisionOptions = {},
-): string {
+export function volumeClaimTemplatesHash(templates: readonly PersistentVolumeClaim[] | undefined, opts: RevisionOptions = {}): string {
   if (templates === undefined || templates === null || templates.length === 0) return '';
   const items = templates
     .map((t) => (opts.applyDefaults === false ? t : defaultVolumeClaimTemplate(t)))
@@ -97,12 +94,7 @@ function stablePvc(t: PersistentVolumeClaim): { readonly metadata?: { readonly n
  * template labels + `controller.kubernetes.io/hash`, annotations = all CloneSet annotations + the VCT hash,
  * controller owner reference to the CloneSet (apiVersion apps.kruise.io/v1beta1, docs/features.md#ownership-and-adoption; Kruise pkg/controller/cloneset/core/cloneset_core.go), `data` as a JSON value.
  */
-export function newRevision(
-  cloneSet: CloneSet,
-  revisionNumber: number,
-  collisionCount: number | undefined,
-  opts: RevisionOptions = {},
-): ControllerRevision {
+export function newRevision(cloneSet: CloneSet, revisionNumber: number, collisionCount: number | undefined, opts: RevisionOptions = {}): ControllerRevision {
   const dataObject = revisionDataObject(cloneSet, opts);
   const hash = hashRevision(goMarshal(dataObject), collisionCount);
   const md = cloneSet.metadata;
@@ -114,9 +106,7 @@ export function newRevision(
       ...(md.namespace !== undefined ? { namespace: md.namespace } : {}),
       labels: { ...cloneSet.spec.template.metadata?.labels, [LABEL_CONTROLLER_REVISION_HASH]: hash },
       annotations: { ...md.annotations, [ANNOTATION_VCT_HASH]: volumeClaimTemplatesHash(cloneSet.spec.volumeClaimTemplates, opts) },
-      ownerReferences: [
-        { apiVersion: OWNER_API_VERSION, kind: KIND, name: md.name ?? '', uid: md.uid ?? '', controller: true, blockOwnerDeletion: true },
-      ],
+      ownerReferences: [{ apiVersion: OWNER_API_VERSION, kind: KIND, name: md.name ?? '', uid: md.uid ?? '', controller: true, blockOwnerDeletion: true }],
     },
     data: dataObject,
     revision: revisionNumber,
@@ -225,11 +215,11 @@ export function nextRevisionNumber(revisions: readonly ControllerRevision[]): nu
 export type RevisionChoice =
   /** The newest revision already holds the template: no API call. */
   | {
-    readonly kind: 'use';
-    readonly update: ControllerRevision;
-    readonly current: ControllerRevision;
-    readonly collisionCount: number;
-  }
+      readonly kind: 'use';
+      readonly update: ControllerRevision;
+      readonly current: ControllerRevision;
+      readonly collisionCount: number;
+    }
   /**
    * Rollback to an older equal revision: PUT `updated` (= `revision` with `revision: newNumber` and the VCT
    * hash annotation refreshed when missing or different); on conflict re-read and retry.
@@ -237,30 +227,26 @@ export type RevisionChoice =
    * object the PUT returned.
    */
   | {
-    readonly kind: 'bumpExisting';
-    readonly revision: ControllerRevision;
-    readonly newNumber: number;
-    readonly updated: ControllerRevision;
-    readonly current: ControllerRevision | undefined;
-    readonly collisionCount: number;
-  }
+      readonly kind: 'bumpExisting';
+      readonly revision: ControllerRevision;
+      readonly newNumber: number;
+      readonly updated: ControllerRevision;
+      readonly current: ControllerRevision | undefined;
+      readonly collisionCount: number;
+    }
   /**
    * No equal revision: POST `candidate`; on AlreadyExists read the existing one — same data bytes → use it
    * (revision number unchanged), else collisionCount+1 and retry with `renameForCollision`.
    * The final collision count goes to status.collisionCount. `current` undefined means "the update revision".
    */
   | {
-    readonly kind: 'create';
-    readonly candidate: ControllerRevision;
-    readonly current: ControllerRevision | undefined;
-    readonly collisionCount: number;
-  };
+      readonly kind: 'create';
+      readonly candidate: ControllerRevision;
+      readonly current: ControllerRevision | undefined;
+      readonly collisionCount: number;
+    };
 
-export function chooseRevisions(
-  cloneSet: CloneSet,
-  revisions: readonly ControllerRevision[],
-  opts: RevisionOptions = {},
-): RevisionChoice {
+export function chooseRevisions(cloneSet: CloneSet, revisions: readonly ControllerRevision[], opts: RevisionOptions = {}): RevisionChoice {
   const sorted = sortRevisions(revisions);
   const collisionCount = cloneSet.status?.collisionCount ?? 0;
   const next = nextRevisionNumber(sorted);
@@ -268,9 +254,7 @@ export function chooseRevisions(
   const equal = findEqualRevisions(sorted, candidate);
   const lastEqual = equal.at(-1);
   const currentName = cloneSet.status?.currentRevision;
-  const listedCurrent = currentName === undefined || currentName === ''
-    ? undefined
-    : sorted.find((r) => r.metadata.name === currentName);
+  const listedCurrent = currentName === undefined || currentName === '' ? undefined : sorted.find((r) => r.metadata.name === currentName);
 
   const newest = sorted.at(-1);
   if (lastEqual !== undefined && newest !== undefined && equalRevision(newest, lastEqual)) {
@@ -278,9 +262,8 @@ export function chooseRevisions(
   }
   if (lastEqual !== undefined) {
     const vct = candidate.metadata.annotations?.[ANNOTATION_VCT_HASH] ?? '';
-    const annotations = lastEqual.metadata.annotations?.[ANNOTATION_VCT_HASH] === vct
-      ? lastEqual.metadata.annotations
-      : { ...lastEqual.metadata.annotations, [ANNOTATION_VCT_HASH]: vct };
+    const annotations =
+      lastEqual.metadata.annotations?.[ANNOTATION_VCT_HASH] === vct ? lastEqual.metadata.annotations : { ...lastEqual.metadata.annotations, [ANNOTATION_VCT_HASH]: vct };
     const updated: ControllerRevision = {
       ...lastEqual,
       metadata: { ...lastEqual.metadata, ...(annotations !== undefined ? { annotations } : {}) },

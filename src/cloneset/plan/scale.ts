@@ -114,10 +114,7 @@ export function planScale(input: ScaleInput): ScaleResult {
       nodes: input.nodes,
       topologySpreadConstraints: input.update.template.spec.topologySpreadConstraints ?? [],
     }).filter(withinBudget);
-    return result(
-      deletion(input, victims, 'ScaleIn'),
-      `scale in: ${diff.scaleDownNum} too many, deleting ${victims.length}`,
-    );
+    return result(deletion(input, victims, 'ScaleIn'), `scale in: ${diff.scaleDownNum} too many, deleting ${victims.length}`);
   }
   return result([], 'no scaling needed');
 }
@@ -151,9 +148,7 @@ function deletion(input: ScaleInput, pods: readonly Pod[], cause: DeleteCause): 
       continue;
     }
     const id = instanceIdOf(pod);
-    const pvcNames = input.pvcs
-      .filter((c) => instanceIdOf(c) === id)
-      .map((c) => c.metadata.name ?? '');
+    const pvcNames = input.pvcs.filter((c) => instanceIdOf(c) === id).map((c) => c.metadata.name ?? '');
     list.push({ pod: podRefOf(pod), pvcNames, cause });
   }
   return list.length > 0 ? [...actions, { kind: 'DeletePods', pods: list }] : actions;

@@ -31,7 +31,11 @@ export function computeStatus(input: StatusInput): StatusResult {
   const { cloneSet, pods, nowMs } = input;
   const minReadySeconds = cloneSet.spec.minReadySeconds ?? 0;
   const specReplicas = cloneSet.spec.replicas ?? 1;
-  let ready = 0, available = 0, updated = 0, updatedReady = 0, updatedAvailable = 0;
+  let ready = 0,
+    available = 0,
+    updated = 0,
+    updatedReady = 0,
+    updatedAvailable = 0;
   let nextAvailableMs: number | undefined;
   for (const pod of pods) {
     const isReady = isPodReadyFor(pod, 0, nowMs);
@@ -47,15 +51,12 @@ export function computeStatus(input: StatusInput): StatusResult {
     }
   }
   const replicas = pods.length;
-  const currentRevision =
-    updated === replicas && replicas === specReplicas ? input.updateRevision : input.currentRevision;
+  const currentRevision = updated === replicas && replicas === specReplicas ? input.updateRevision : input.currentRevision;
   // docs/features.md#status-counters (Kruise pkg/controller/cloneset/cloneset_status.go): Kruise only sets the field when the partition parses; otherwise it stays 0 (was: replicas,
   // because partitionAbs reads an unparsable partition as 0).
   const partition = cloneSet.spec.updateStrategy?.partition;
   // Without a rollingUpdate block (OnDelete) every pod is expected on the update revision (docs/features.md#status-counters; Kruise pkg/controller/cloneset/cloneset_status.go).
-  const expectedUpdatedReplicas = !hasRollingUpdate(cloneSet)
-    ? specReplicas
-    : partitionParses(partition) ? specReplicas - partitionAbs(partition, specReplicas) : 0;
+  const expectedUpdatedReplicas = !hasRollingUpdate(cloneSet) ? specReplicas : partitionParses(partition) ? specReplicas - partitionAbs(partition, specReplicas) : 0;
   let conditions = [...(cloneSet.status?.conditions ?? [])];
   // Beyond Kruise (its Failed* conditions are never removed): FailedScale goes once a pass without a scale
   // failure sees every replica; FailedUpdate once a pass without an update failure sees the rollout complete.
@@ -113,9 +114,7 @@ export function setCondition(conditions: readonly CloneSetCondition[], next: Clo
   const existing = conditions.find((c) => c.type === next.type);
   if (existing !== undefined && existing.status === next.status && existing.reason === next.reason) return [...conditions];
   const kept =
-    existing !== undefined && existing.status === next.status && existing.lastTransitionTime !== undefined
-      ? { ...next, lastTransitionTime: existing.lastTransitionTime }
-      : next;
+    existing !== undefined && existing.status === next.status && existing.lastTransitionTime !== undefined ? { ...next, lastTransitionTime: existing.lastTransitionTime } : next;
   return [...conditions.filter((c) => c.type !== next.type), kept];
 }
 
@@ -123,7 +122,10 @@ export function setCondition(conditions: readonly CloneSetCondition[], next: Clo
 function setExtensionCondition(conditions: readonly CloneSetCondition[], next: CloneSetCondition): CloneSetCondition[] {
   const existing = conditions.find((c) => c.type === next.type);
   if (existing !== undefined && existing.status === next.status && existing.reason === next.reason && existing.message === next.message) return [...conditions];
-  return setCondition(conditions.filter((c) => c !== existing), next);
+  return setCondition(
+    conditions.filter((c) => c !== existing),
+    next,
+  );
 }
 
 export function conditionOf(status: CloneSetStatus | undefined, type: CloneSetConditionType): CloneSetCondition | undefined {
@@ -139,8 +141,16 @@ export function conditionOf(status: CloneSetStatus | undefined, type: CloneSetCo
 export function isStatusChanged(old: CloneSetStatus | undefined, next: CloneSetStatus): boolean {
   if (old === undefined) return true;
   const keys = [
-    'replicas', 'readyReplicas', 'availableReplicas', 'updatedReadyReplicas', 'updatedReplicas',
-    'updatedAvailableReplicas', 'expectedUpdatedReplicas', 'updateRevision', 'currentRevision', 'labelSelector',
+    'replicas',
+    'readyReplicas',
+    'availableReplicas',
+    'updatedReadyReplicas',
+    'updatedReplicas',
+    'updatedAvailableReplicas',
+    'expectedUpdatedReplicas',
+    'updateRevision',
+    'currentRevision',
+    'labelSelector',
   ] as const;
   if (keys.some((k) => (old[k] ?? 0) !== (next[k] ?? 0))) return true;
   if ((next.observedGeneration ?? 0) > (old.observedGeneration ?? 0)) return true;

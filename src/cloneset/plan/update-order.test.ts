@@ -34,8 +34,7 @@ const cloneSet = (updateStrategy: CloneSetUpdateStrategy = {}): CloneSet => ({
 });
 
 describe('priority strategy (docs/features.md#update-order)', () => {
-  const byPriority = (labels: readonly Record<string, string>[], strategy: UpdatePriorityStrategy | undefined): number[] =>
-    indexes(sortPodsByPriority(podsWith(labels), strategy));
+  const byPriority = (labels: readonly Record<string, string>[], strategy: UpdatePriorityStrategy | undefined): number[] => indexes(sortPodsByPriority(podsWith(labels), strategy));
 
   test('weight priority puts the pods with the larger sum of matching weights first', () => {
     const strategy: UpdatePriorityStrategy = {
@@ -114,14 +113,10 @@ describe('scatter strategy (docs/features.md#update-order)', () => {
   test('[-,-,-,-,A,A] becomes [4,0,1,2,3,5]', () => assert.deepEqual(scatterVector('----AA'), [4, 0, 1, 2, 3, 5]));
   test('[-,-,-,A,A,A] becomes [3,0,1,4,2,5]', () => assert.deepEqual(scatterVector('---AAA'), [3, 0, 1, 4, 2, 5]));
   test('[-,-,-,A,-,-,A] becomes [3,0,1,2,4,5,6]', () => assert.deepEqual(scatterVector('---A--A'), [3, 0, 1, 2, 4, 5, 6]));
-  test('[-,-,-,-,-,-,A,A,A] becomes [6,0,1,2,7,3,4,5,8]', () =>
-    assert.deepEqual(scatterVector('------AAA'), [6, 0, 1, 2, 7, 3, 4, 5, 8]));
-  test('[-,-,A,A,A,A] becomes [2,3,0,4,1,5] (group sizes round half away from zero)', () =>
-    assert.deepEqual(scatterVector('--AAAA'), [2, 3, 0, 4, 1, 5]));
-  test('[-,-,A,-,A,A,A,A,A] becomes [2,4,0,5,6,1,7,3,8]', () =>
-    assert.deepEqual(scatterVector('--A-AAAAA'), [2, 4, 0, 5, 6, 1, 7, 3, 8]));
-  test('[-,A,-,A,-,-,A,A,A] becomes [1,0,3,2,6,4,7,5,8]', () =>
-    assert.deepEqual(scatterVector('-A-A--AAA'), [1, 0, 3, 2, 6, 4, 7, 5, 8]));
+  test('[-,-,-,-,-,-,A,A,A] becomes [6,0,1,2,7,3,4,5,8]', () => assert.deepEqual(scatterVector('------AAA'), [6, 0, 1, 2, 7, 3, 4, 5, 8]));
+  test('[-,-,A,A,A,A] becomes [2,3,0,4,1,5] (group sizes round half away from zero)', () => assert.deepEqual(scatterVector('--AAAA'), [2, 3, 0, 4, 1, 5]));
+  test('[-,-,A,-,A,A,A,A,A] becomes [2,4,0,5,6,1,7,3,8]', () => assert.deepEqual(scatterVector('--A-AAAAA'), [2, 4, 0, 5, 6, 1, 7, 3, 8]));
+  test('[-,A,-,A,-,-,A,A,A] becomes [1,0,3,2,6,4,7,5,8]', () => assert.deepEqual(scatterVector('-A-A--AAA'), [1, 0, 3, 2, 6, 4, 7, 5, 8]));
 
   test('one matching or one unmatched candidate leaves the order unchanged', () => {
     assert.deepEqual(scatterVector('-'), [0]);
@@ -132,8 +127,7 @@ describe('scatter strategy (docs/features.md#update-order)', () => {
   });
 
   test('a label with another value or key does not match the term', () => {
-    const pods = podsWith([{}, {}, {}, {}, { labelA: 'ee' }, { other: 'AAA' }, {}, { labelA: 'AAA' }, { labelA: 'AAA' },
-      { labelA: 'AAA', labelB: 'BBB' }]);
+    const pods = podsWith([{}, {}, {}, {}, { labelA: 'ee' }, { other: 'AAA' }, {}, { labelA: 'AAA' }, { labelA: 'AAA' }, { labelA: 'AAA', labelB: 'BBB' }]);
     assert.deepEqual(indexes(scatterPods(pods, pods, [A])), [7, 0, 1, 2, 3, 8, 4, 5, 6, 9]);
   });
 
@@ -158,10 +152,7 @@ describe('scatter strategy (docs/features.md#update-order)', () => {
     // 2949 matching + 2949 other pods; candidates all but one of each. The unmatched/matched ratios
     // 2949/2948 and 2948/2947 differ in float64 but are equal in float32, so the candidates' own grouping wins
     // (no unmatched remainder first) and a matching pod is updated first.
-    const all = [
-      ...Array.from({ length: 2949 }, (_, i) => pod(`m${i}`, { labelA: 'AAA' })),
-      ...Array.from({ length: 2949 }, (_, i) => pod(`u${i}`)),
-    ];
+    const all = [...Array.from({ length: 2949 }, (_, i) => pod(`m${i}`, { labelA: 'AAA' })), ...Array.from({ length: 2949 }, (_, i) => pod(`u${i}`))];
     const candidates = all.filter((p) => p.metadata.name !== 'm2948' && p.metadata.name !== 'u2948');
     const order = names(scatterPods(candidates, all, [A]));
     assert.deepEqual(order.slice(0, 4), ['m0', 'u0', 'm1', 'u1']);
@@ -169,8 +160,7 @@ describe('scatter strategy (docs/features.md#update-order)', () => {
   });
 
   test('a single-term strategy is applied as is', () => {
-    const pods = podsWith([{}, {}, {}, {}, { x: 'eee' }, { y: 'same' }, { labelB: 'BBB' }, { labelA: 'AAA' },
-      { labelA: 'AAA' }, { labelA: 'AAA', labelB: 'BBB' }]);
+    const pods = podsWith([{}, {}, {}, {}, { x: 'eee' }, { y: 'same' }, { labelB: 'BBB' }, { labelA: 'AAA' }, { labelA: 'AAA' }, { labelA: 'AAA', labelB: 'BBB' }]);
     assert.deepEqual(indexes(scatterPods(pods, pods, [{ key: 'labelB', value: 'BBB' }])), [6, 0, 1, 2, 3, 4, 5, 7, 8, 9]);
   });
 
@@ -180,17 +170,36 @@ describe('scatter strategy (docs/features.md#update-order)', () => {
     const twoDims = podsWith([{ labelB: 'BBB' }, { labelB: 'BBB' }, {}, {}, { labelA: 'AAA' }, { labelA: 'AAA' }]);
     assert.deepEqual(indexes(scatterPods(twoDims, twoDims, [A, B])), [0, 4, 2, 3, 5, 1]);
 
-    const sameCount = podsWith([{}, {}, {}, {}, { x: 'eee' }, { y: 'same' }, { labelB: 'BBB' }, { labelA: 'AAA' },
-      { labelA: 'AAA' }, { labelB: 'BBB' }]);
+    const sameCount = podsWith([{}, {}, {}, {}, { x: 'eee' }, { y: 'same' }, { labelB: 'BBB' }, { labelA: 'AAA' }, { labelA: 'AAA' }, { labelB: 'BBB' }]);
     assert.deepEqual(indexes(scatterPods(sameCount, sameCount, [B, A])), [7, 6, 0, 1, 2, 3, 4, 5, 9, 8]);
     assert.deepEqual(indexes(scatterPods(sameCount, sameCount, [A, B])), [6, 7, 0, 1, 2, 3, 4, 5, 8, 9]);
 
-    const threeDims = podsWith([{}, { labelA: 'AAA' }, { labelA: 'AAA' }, { labelB: 'BBB' }, { labelB: 'BBB' },
-      { labelC: 'CCC' }, { labelC: 'CCC' }, { labelC: 'CCC' }, { labelC: 'CCC' }, { labelC: 'CCC' }]);
+    const threeDims = podsWith([
+      {},
+      { labelA: 'AAA' },
+      { labelA: 'AAA' },
+      { labelB: 'BBB' },
+      { labelB: 'BBB' },
+      { labelC: 'CCC' },
+      { labelC: 'CCC' },
+      { labelC: 'CCC' },
+      { labelC: 'CCC' },
+      { labelC: 'CCC' },
+    ]);
     assert.deepEqual(indexes(scatterPods(threeDims, threeDims, [A, B, C])), [3, 1, 5, 0, 6, 7, 8, 9, 2, 4]);
 
-    const overlapping = podsWith([{}, { labelA: 'AAA' }, { labelA: 'AAA', labelC: 'CCC' }, { labelB: 'BBB', labelC: 'CCC' },
-      { labelB: 'BBB' }, {}, {}, { labelC: 'CCC' }, { labelC: 'CCC' }, { labelC: 'CCC' }]);
+    const overlapping = podsWith([
+      {},
+      { labelA: 'AAA' },
+      { labelA: 'AAA', labelC: 'CCC' },
+      { labelB: 'BBB', labelC: 'CCC' },
+      { labelB: 'BBB' },
+      {},
+      {},
+      { labelC: 'CCC' },
+      { labelC: 'CCC' },
+      { labelC: 'CCC' },
+    ]);
     assert.deepEqual(indexes(scatterPods(overlapping, overlapping, [A, B, C])), [3, 2, 0, 7, 8, 5, 6, 9, 1, 4]);
   });
 
@@ -210,10 +219,7 @@ describe('orderUpdateCandidates (docs/features.md#update-types)', () => {
   });
 
   test('priority is applied after the default order, and scatter after priority', () => {
-    const pods = [
-      pod('a', { zone: 'z1' }), pod('b', { zone: 'z1', hot: 'y' }), pod('c', { hot: 'y' }), pod('d', {}, false),
-      pod('e', { zone: 'z1' }), pod('f'),
-    ];
+    const pods = [pod('a', { zone: 'z1' }), pod('b', { zone: 'z1', hot: 'y' }), pod('c', { hot: 'y' }), pod('d', {}, false), pod('e', { zone: 'z1' }), pod('f')];
     const cs = cloneSet({
       priorityStrategy: { weightPriority: [{ weight: 10, matchSelector: { matchLabels: { hot: 'y' } } }] },
       scatterStrategy: [{ key: 'zone', value: 'z1' }],

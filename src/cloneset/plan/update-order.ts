@@ -150,11 +150,7 @@ function scatterByTerm(candidates: readonly Pod[], allPods: readonly Pod[], term
  * Scatter strategy (docs/features.md#update-order; Kruise pkg/util/updatesort/scatter_sort.go): spreads the candidates matching each term evenly among the others, with the
  * density measured over `allPods` (every claimed pod). Empty strategy or ≤ 1 candidate → unchanged.
  */
-export function scatterPods(
-  candidates: readonly Pod[],
-  allPods: readonly Pod[],
-  scatter: readonly UpdateScatterTerm[] | undefined,
-): Pod[] {
+export function scatterPods(candidates: readonly Pod[], allPods: readonly Pod[], scatter: readonly UpdateScatterTerm[] | undefined): Pod[] {
   if (scatter === undefined || scatter.length === 0 || candidates.length <= 1) return [...candidates];
   let order: readonly Pod[] = candidates;
   for (const term of scatterTerms(candidates, scatter)) order = scatterByTerm(order, allPods, term);
@@ -165,18 +161,9 @@ export function scatterPods(
  * The full update order of the candidates (docs/features.md#update-types; Kruise pkg/controller/cloneset/sync/cloneset_update.go): default sort, priority, scatter, then a stable
  * move of the `PreparingUpdate` candidates to the front.
  */
-export function orderUpdateCandidates(
-  candidates: readonly Pod[],
-  allPods: readonly Pod[],
-  cloneSet: CloneSet,
-  nowMs: number,
-): Pod[] {
+export function orderUpdateCandidates(candidates: readonly Pod[], allPods: readonly Pod[], cloneSet: CloneSet, nowMs: number): Pod[] {
   const strategy = cloneSet.spec.updateStrategy;
-  const ordered = scatterPods(
-    sortPodsByPriority(sortPodsForUpdate(candidates, nowMs), strategy?.priorityStrategy),
-    allPods,
-    strategy?.scatterStrategy,
-  );
+  const ordered = scatterPods(sortPodsByPriority(sortPodsForUpdate(candidates, nowMs), strategy?.priorityStrategy), allPods, strategy?.scatterStrategy);
   const preparing = (p: Pod): number => (lifecycleStateOf(p) === 'PreparingUpdate' ? 0 : 1);
   return ordered.toSorted((a, b) => preparing(a) - preparing(b));
 }

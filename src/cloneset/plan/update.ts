@@ -58,12 +58,14 @@ export function planUpdate(input: UpdateInput): UpdateResult {
   if (diff.updateNum === 0) return { actions: restoreReadiness(cloneSet, pods, none, input.inPlace), events: [], explain: ['no pod to update'] };
   const target = diff.updateNum > 0 ? input.updateRevision : input.currentRevision;
   const waiting = pods.filter((p) => revisionMatches(p, input.updateRevision) === diff.updateNum < 0);
-  const candidates = markedFirst(orderUpdateCandidates(
-    waiting.filter((p) => lifecycleStateOf(p) !== 'PreparingDelete' && !inGracePeriod(p)),
-    pods,
-    cloneSet,
-    nowMs,
-  ));
+  const candidates = markedFirst(
+    orderUpdateCandidates(
+      waiting.filter((p) => lifecycleStateOf(p) !== 'PreparingDelete' && !inGracePeriod(p)),
+      pods,
+      cloneSet,
+      nowMs,
+    ),
+  );
   const chosen = limitUpdates(candidates, pods, Math.abs(diff.updateNum), diff.updateMaxUnavailable, target, input);
   // Pods marked not ready that this rollout no longer wants get their readiness back first (inplace/plan.ts).
   const actions: PlanAction[] = restoreReadiness(cloneSet, pods, new Set(candidates.slice(0, Math.abs(diff.updateNum))), input.inPlace);
@@ -124,14 +126,7 @@ function markedFirst(candidates: readonly Pod[]): Pod[] {
  * limitUpdateIndexes (docs/features.md#maxunavailable; Kruise pkg/controller/cloneset/sync/cloneset_update.go): every update spends budget against the target revision's unavailable
  * pods; updating an already-unavailable pod does not spend the global budget.
  */
-function limitUpdates(
-  candidates: readonly Pod[],
-  all: readonly Pod[],
-  count: number,
-  maxUnavailable: number,
-  target: string,
-  input: UpdateInput,
-): Pod[] {
+function limitUpdates(candidates: readonly Pod[], all: readonly Pod[], count: number, maxUnavailable: number, target: string, input: UpdateInput): Pod[] {
   const minReady = input.cloneSet.spec.minReadySeconds ?? 0;
   const unavailablePods = all.filter((p) => !isPodAvailable(p, minReady, input.nowMs));
   let unavailable = unavailablePods.length;

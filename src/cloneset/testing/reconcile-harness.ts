@@ -179,7 +179,12 @@ export function reconcileHarness(clock: FakeClock, initial: CloneSet): Reconcile
   };
   syncCache();
   const deps = {
-    stores, ports, scaleExpectations, rvExpectations, recorder, clock,
+    stores,
+    ports,
+    scaleExpectations,
+    rvExpectations,
+    recorder,
+    clock,
     config: { gates: FEATURE_GATE_DEFAULTS, excludePreparingDelete: false },
     ids: sequentialIds(),
     logger: pino({ level: 'silent' }),
@@ -196,7 +201,10 @@ export function reconcileHarness(clock: FakeClock, initial: CloneSet): Reconcile
   };
 }
 
-type Patch = { readonly metadata?: { readonly labels?: Record<string, string>; readonly annotations?: Record<string, string> }; readonly status?: { readonly conditions?: readonly { readonly type: string }[] } };
+type Patch = {
+  readonly metadata?: { readonly labels?: Record<string, string>; readonly annotations?: Record<string, string> };
+  readonly status?: { readonly conditions?: readonly { readonly type: string }[] };
+};
 
 /** The labels and annotations of a strategic merge patch, merged (what the executor's pod patches carry). */
 function mergeMetadata(pod: Pod, patch: unknown): Pod {

@@ -70,8 +70,14 @@ export class MemoryLeases implements LeasePort {
             }
           });
         },
-        fail: (e: unknown): void => { close(); reject(e); },
-        end: (): void => { close(); resolve(); },
+        fail: (e: unknown): void => {
+          close();
+          reject(e);
+        },
+        end: (): void => {
+          close();
+          resolve();
+        },
       };
       const onAbort = (): void => w.end();
       signal.addEventListener('abort', onAbort, { once: true });
@@ -118,10 +124,16 @@ export class Link implements LeasePort {
   watch(ns: string, name: string, resourceVersion: string, onEvent: (e: LeaseWatchEvent) => void, signal: AbortSignal): Promise<void> {
     if (this.hang) return new Promise<void>(() => {});
     if (this.down || this.#inner.watch === undefined) return Promise.reject(new Error('unreachable'));
-    return this.#inner.watch(ns, name, resourceVersion, (e) => {
-      if (this.hang) return;
-      if (this.down) throw new Error('connection reset');
-      onEvent(e);
-    }, signal);
+    return this.#inner.watch(
+      ns,
+      name,
+      resourceVersion,
+      (e) => {
+        if (this.hang) return;
+        if (this.down) throw new Error('connection reset');
+        onEvent(e);
+      },
+      signal,
+    );
   }
 }

@@ -10,7 +10,13 @@ function isObject(v: unknown): v is Record<string, unknown> {
 export function applyJsonPatch(doc: unknown, ops: readonly JsonPatchOperation[]): unknown {
   let root: unknown = structuredClone(doc);
   for (const op of ops) {
-    const tokens = op.path === '' ? [] : op.path.slice(1).split('/').map((t) => t.replaceAll('~1', '/').replaceAll('~0', '~'));
+    const tokens =
+      op.path === ''
+        ? []
+        : op.path
+            .slice(1)
+            .split('/')
+            .map((t) => t.replaceAll('~1', '/').replaceAll('~0', '~'));
     const last = tokens.pop();
     if (last === undefined) {
       if (op.op === 'remove') throw new Error('cannot remove the document root');

@@ -17,7 +17,10 @@ const { SecretCertificates } = await import('../cert-source.ts');
 const { pino } = await import('pino');
 const { apiErrorFromStatus } = await import('../../kube/api-error.ts');
 
-interface Stored { metadata: { name: string; resourceVersion?: string }; data?: Record<string, string> }
+interface Stored {
+  metadata: { name: string; resourceVersion?: string };
+  data?: Record<string, string>;
+}
 const input = readFileSync(0, 'utf8').trim();
 let stored: Stored | undefined = input === '' ? undefined : (JSON.parse(input) as Stored);
 let wrote = 0;
@@ -34,13 +37,21 @@ const client = {
   patch: async <T>(_r: unknown, _ns: unknown, _name: string, patch: unknown): Promise<T> => {
     wrote++;
     const p = patch as Stored;
-    stored = { metadata: { name: stored?.metadata.name ?? '', resourceVersion: String(Number(stored?.metadata.resourceVersion ?? '0') + 1) }, ...(p.data !== undefined ? { data: p.data } : {}) };
+    stored = {
+      metadata: { name: stored?.metadata.name ?? '', resourceVersion: String(Number(stored?.metadata.resourceVersion ?? '0') + 1) },
+      ...(p.data !== undefined ? { data: p.data } : {}),
+    };
     return stored as T;
   },
 };
 const source = new SecretCertificates({
-  client, namespace: 'ns', secretName: 'certs', hosts: ['localhost', '127.0.0.1'], validityMs: 3_600_000,
-  clock: { now: () => Date.now(), monotonicNow: () => performance.now(), setTimeout: () => ({ cancel: () => undefined }) }, logger: pino({ level: 'silent' }),
+  client,
+  namespace: 'ns',
+  secretName: 'certs',
+  hosts: ['localhost', '127.0.0.1'],
+  validityMs: 3_600_000,
+  clock: { now: () => Date.now(), monotonicNow: () => performance.now(), setTimeout: () => ({ cancel: () => undefined }) },
+  logger: pino({ level: 'silent' }),
 });
 await source.sync();
 process.stdout.write(`${JSON.stringify({ issuerLoaded: resolved.some((s) => s.includes('@peculiar/x509') || s.includes('cert-issuer')), wrote, secret: stored })}\n`);

@@ -392,11 +392,7 @@ export class PodBuilder {
     };
     for (const k of this.removedLabels) delete labels[k];
     const ownerReferences =
-      this.owner === 'none'
-        ? undefined
-        : this.owner === 'cloneset'
-          ? [controllerRefTo(cs)]
-          : [{ ...controllerRefTo(cs), uid: this.owner.uid, controller: this.owner.controller }];
+      this.owner === 'none' ? undefined : this.owner === 'cloneset' ? [controllerRefTo(cs)] : [{ ...controllerRefTo(cs), uid: this.owner.uid, controller: this.owner.controller }];
     const conditions: PodCondition[] = [];
     if (this.inPlaceReady !== undefined && this.gates) {
       conditions.push({ type: CONDITION_INPLACE_UPDATE_READY, status: this.inPlaceReady ? 'True' : 'False' });

@@ -87,9 +87,13 @@ export function newWorld(cloneSet: CloneSet, pods: readonly Pod[] = [], pvcs: re
   const last = revs[revs.length - 1] ?? 'r1';
   const current = revisionName(cloneSet, revs[0] ?? 'r1');
   const world: World = {
-    cloneSet: cloneSet.status?.currentRevision !== undefined
-      ? cloneSet
-      : { ...cloneSet, status: { replicas: 0, readyReplicas: 0, availableReplicas: 0, updatedReplicas: 0, updatedReadyReplicas: 0, ...cloneSet.status, currentRevision: current } },
+    cloneSet:
+      cloneSet.status?.currentRevision !== undefined
+        ? cloneSet
+        : {
+            ...cloneSet,
+            status: { replicas: 0, readyReplicas: 0, availableReplicas: 0, updatedReplicas: 0, updatedReadyReplicas: 0, ...cloneSet.status, currentRevision: current },
+          },
     pods: [...pods],
     pvcs: [...pvcs],
     nowMs: opts.nowMs ?? T0,
@@ -140,8 +144,7 @@ export function editSpec(world: World, edit: (spec: CloneSet['spec']) => CloneSe
 // ---------------------------------------------------------------------------------------------------------------
 // Reading the world as the controller would
 
-const isOwned = (world: World, pod: { readonly metadata: Pod["metadata"] }): boolean =>
-  (pod.metadata.ownerReferences ?? []).some((r) => r.uid === world.cloneSet.metadata.uid);
+const isOwned = (world: World, pod: { readonly metadata: Pod['metadata'] }): boolean => (pod.metadata.ownerReferences ?? []).some((r) => r.uid === world.cloneSet.metadata.uid);
 
 /** What loadSnapshot would read: owned pods (active or not), owned live PVCs, the pods' nodes. Deep-frozen. */
 export function snapshotOf(world: World): Snapshot {
@@ -251,7 +254,10 @@ export function applyPlan(world: World, actions: readonly PlanAction[]): string[
           }
           if (!isPodActive(pod) || !isOwnedByController(world, pod)) violations.push(`DeletePods: ${d.pod.name} is not a claimed active pod`);
           const id = pod.metadata.labels?.[LABEL_INSTANCE_ID] ?? '';
-          const expected = world.pvcs.filter((c) => isOwned(world, c) && (c.metadata.labels?.[LABEL_INSTANCE_ID] ?? '') === id).map((c) => c.metadata.name ?? '').sort();
+          const expected = world.pvcs
+            .filter((c) => isOwned(world, c) && (c.metadata.labels?.[LABEL_INSTANCE_ID] ?? '') === id)
+            .map((c) => c.metadata.name ?? '')
+            .sort();
           if (JSON.stringify([...d.pvcNames].sort()) !== JSON.stringify(expected)) {
             violations.push(`DeletePods: ${d.pod.name} deletes PVCs ${d.pvcNames.join(',')} but owns ${expected.join(',')}`);
           }
@@ -269,25 +275,39 @@ export function applyPlan(world: World, actions: readonly PlanAction[]): string[
         replacePod(world, a.pod.name, a.pod.uid, (p) => withLabel(p, LABEL_SPECIFIED_DELETE, 'true'), violations, a.kind);
         break;
       case 'PatchPodLifecycle':
-        replacePod(world, a.pod.name, a.pod.uid, (p) => {
-          const q = withLabel(p, LABEL_LIFECYCLE_STATE, a.state);
-          // Hook handlers put back with the state (Updated → PreparingUpdate): labels set, finalizers merged.
-          const labels = { ...q.metadata.labels, ...a.addLabels };
-          const finalizers = a.addFinalizers !== undefined ? { finalizers: [...new Set([...(q.metadata.finalizers ?? []), ...a.addFinalizers])] } : {};
-          return { ...q, metadata: { ...q.metadata, labels, ...finalizers, annotations: { ...q.metadata.annotations, [ANNOTATION_LIFECYCLE_TIMESTAMP]: now } } };
-        }, violations, a.kind);
+        replacePod(
+          world,
+          a.pod.name,
+          a.pod.uid,
+          (p) => {
+            const q = withLabel(p, LABEL_LIFECYCLE_STATE, a.state);
+            // Hook handlers put back with the state (Updated → PreparingUpdate): labels set, finalizers merged.
+            const labels = { ...q.metadata.labels, ...a.addLabels };
+            const finalizers = a.addFinalizers !== undefined ? { finalizers: [...new Set([...(q.metadata.finalizers ?? []), ...a.addFinalizers])] } : {};
+            return { ...q, metadata: { ...q.metadata, labels, ...finalizers, annotations: { ...q.metadata.annotations, [ANNOTATION_LIFECYCLE_TIMESTAMP]: now } } };
+          },
+          violations,
+          a.kind,
+        );
         break;
       case 'PatchPodTemplateHash':
         replacePod(world, a.pod.name, a.pod.uid, (p) => withLabel(p, LABEL_POD_TEMPLATE_HASH, a.hash), violations, a.kind);
         break;
       case 'SetInPlaceUpdateReady': {
         const lifecycle = a.lifecycle;
-        replacePod(world, a.pod.name, a.pod.uid, (p) => {
-          const q = setCondition(p, { type: CONDITION_INPLACE_UPDATE_READY, status: 'True', lastTransitionTime: now });
-          if (lifecycle === undefined) return q;
-          const labels = { ...q.metadata.labels, [LABEL_LIFECYCLE_STATE]: lifecycle.state, ...lifecycle.addLabels };
-          return { ...q, metadata: { ...q.metadata, labels, annotations: { ...q.metadata.annotations, [ANNOTATION_LIFECYCLE_TIMESTAMP]: now } } };
-        }, violations, a.kind);
+        replacePod(
+          world,
+          a.pod.name,
+          a.pod.uid,
+          (p) => {
+            const q = setCondition(p, { type: CONDITION_INPLACE_UPDATE_READY, status: 'True', lastTransitionTime: now });
+            if (lifecycle === undefined) return q;
+            const labels = { ...q.metadata.labels, [LABEL_LIFECYCLE_STATE]: lifecycle.state, ...lifecycle.addLabels };
+            return { ...q, metadata: { ...q.metadata, labels, annotations: { ...q.metadata.annotations, [ANNOTATION_LIFECYCLE_TIMESTAMP]: now } } };
+          },
+          violations,
+          a.kind,
+        );
         break;
       }
       case 'PatchPodConditions':
@@ -307,22 +327,36 @@ export function applyPlan(world: World, actions: readonly PlanAction[]): string[
       case 'FailUpdate':
         break;
       case 'AdoptPod':
-        replacePod(world, a.pod.name, a.pod.uid, (p) => {
-          const refs = [...(p.metadata.ownerReferences ?? [])];
-          if (a.replaceIndex !== undefined) refs[a.replaceIndex] = a.ownerRef;
-          else refs.push(a.ownerRef);
-          return { ...p, metadata: { ...p.metadata, ownerReferences: refs } };
-        }, violations, a.kind);
+        replacePod(
+          world,
+          a.pod.name,
+          a.pod.uid,
+          (p) => {
+            const refs = [...(p.metadata.ownerReferences ?? [])];
+            if (a.replaceIndex !== undefined) refs[a.replaceIndex] = a.ownerRef;
+            else refs.push(a.ownerRef);
+            return { ...p, metadata: { ...p.metadata, ownerReferences: refs } };
+          },
+          violations,
+          a.kind,
+        );
         break;
       case 'ReleasePod':
-        replacePod(world, a.pod.name, a.pod.uid, (p) => {
-          const refs = p.metadata.ownerReferences ?? [];
-          if (refs[a.ownerRefIndex]?.uid !== a.ownerUid) {
-            violations.push(`ReleasePod: ${a.pod.name} owner ref ${a.ownerRefIndex} is not ${a.ownerUid}`);
-            return p;
-          }
-          return { ...p, metadata: { ...p.metadata, ownerReferences: refs.filter((_, i) => i !== a.ownerRefIndex) } };
-        }, violations, a.kind);
+        replacePod(
+          world,
+          a.pod.name,
+          a.pod.uid,
+          (p) => {
+            const refs = p.metadata.ownerReferences ?? [];
+            if (refs[a.ownerRefIndex]?.uid !== a.ownerUid) {
+              violations.push(`ReleasePod: ${a.pod.name} owner ref ${a.ownerRefIndex} is not ${a.ownerUid}`);
+              return p;
+            }
+            return { ...p, metadata: { ...p.metadata, ownerReferences: refs.filter((_, i) => i !== a.ownerRefIndex) } };
+          },
+          violations,
+          a.kind,
+        );
         break;
       case 'ReownPvc': {
         const i = world.pvcs.findIndex((c) => c.metadata.name === a.pvc.name && c.metadata.uid === a.pvc.uid);
