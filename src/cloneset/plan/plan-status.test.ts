@@ -162,11 +162,21 @@ describe('Progressing condition (docs/features.md#progress-deadline-and-conditio
     assert.equal(r.requeueAfterMs, 31 * SEC);
   });
 
-  test('with less than a second left the requeue is the remaining time, without the extra second', () => {
+  test('with less than a second left the requeue comes 1 ms after the deadline, without the extra second', () => {
     const cs = base()
       .conditions(condition('CloneSetUpdated', T0 - 59 * SEC))
       .build();
-    assert.equal(statusOf(cs, rollingPods(cs), { now: T0 + 500 }).requeueAfterMs, 500);
+    assert.equal(statusOf(cs, rollingPods(cs), { now: T0 + 500 }).requeueAfterMs, 501);
+  });
+
+  test('a pass on the very millisecond of the deadline is not yet past it, and comes back 1 ms later, when it is', () => {
+    const cs = base()
+      .conditions(condition('CloneSetUpdated', T0 - 60 * SEC))
+      .build();
+    const onTheDeadline = statusOf(cs, rollingPods(cs));
+    assert.deepEqual([progressing(onTheDeadline)?.reason, onTheDeadline.requeueAfterMs], ['CloneSetUpdated', 1]);
+    const after = statusOf(cs, rollingPods(cs), { now: T0 + 1 });
+    assert.deepEqual([progressing(after)?.reason, after.requeueAfterMs], ['ProgressDeadlineExceeded', undefined]);
   });
 
   test('case 4: past the deadline → False/ProgressDeadlineExceeded naming the update revision, no requeue', () => {

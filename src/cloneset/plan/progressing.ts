@@ -82,11 +82,15 @@ export function progressingCondition(cloneSet: CloneSet, carried: readonly Clone
   return { condition, ...deadlineRequeue(Number.isFinite(startedMs) ? startedMs : nowMs, deadline, nowMs) };
 }
 
-/** Requeue at the deadline, plus a second when at least one is left (Kruise getRequeueSecondsFromCondition). */
+/**
+ * Requeue at the deadline, plus a second when at least one is left (Kruise getRequeueSecondsFromCondition). Under a
+ * second the pass comes 1 ms after the deadline: the deadline is exceeded only strictly after it (as Kruise's
+ * `Before(now)`), so a pass landing on the deadline's very millisecond would neither time out nor requeue again.
+ */
 function deadlineRequeue(startedMs: number, deadlineSeconds: number, nowMs: number): { readonly requeueAfterMs?: number } {
   const remaining = startedMs + deadlineSeconds * 1000 - nowMs;
   if (remaining >= 1000) return { requeueAfterMs: remaining + 1000 };
-  return remaining > 0 ? { requeueAfterMs: remaining } : {};
+  return remaining >= 0 ? { requeueAfterMs: remaining + 1 } : {};
 }
 
 /**
