@@ -4,41 +4,28 @@
 // the audit log and restarts the API server and etcd, which the shared test cluster must not suffer).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import path from 'node:path';
+import { runBenchCommand } from '../helpers/bench-command.ts';
 import { ROOT } from '../helpers/kube.ts';
 
 describe('chaos', () => {
   it('a seeded run with a leader kill, an API server restart, etcd stopped, 429s, dropped connections and lost create answers converges after every fault with no invariant violated', async () => {
-    const proc = spawn(
-      process.execPath,
-      [
-        '--disable-warning=ExperimentalWarning',
-        path.join(ROOT, 'bench/chaos.ts'),
-        '--faults',
-        '6',
-        '--seed',
-        '13',
-        '--pods',
-        '3',
-        '--convergence-bound',
-        '60s',
-        '--kinds',
-        'kill-leader,apiserver-restart,etcd-stop,throttle-429,connection-reset,lost-create-answer',
-        '--round-robin',
-        '--state-dir',
-        path.join(ROOT, '.cluster', 'chaos-test'),
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let stdout = '';
-    let stderr = '';
-    proc.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
-    proc.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-    const [code] = (await once(proc, 'exit')) as [number | null];
-    const tail = stderr.split('\n').slice(-30).join('\n');
-    assert.equal(code, 0, `chaos exited ${String(code)}\n${stdout}\n--- stderr (tail) ---\n${tail}`);
+    const { code, stdout, stderrTail } = await runBenchCommand('chaos.ts', [
+      '--faults',
+      '6',
+      '--seed',
+      '13',
+      '--pods',
+      '3',
+      '--convergence-bound',
+      '60s',
+      '--kinds',
+      'kill-leader,apiserver-restart,etcd-stop,throttle-429,connection-reset,lost-create-answer',
+      '--round-robin',
+      '--state-dir',
+      path.join(ROOT, '.cluster', 'chaos-test'),
+    ]);
+    assert.equal(code, 0, `chaos exited ${String(code)}\n${stdout}\n--- stderr (tail) ---\n${stderrTail}`);
     assert.match(stdout, /violations: 0\n/);
     for (const kind of ['kill-leader', 'apiserver-restart', 'etcd-stop', 'throttle-429', 'connection-reset', 'lost-create-answer'])
       assert.match(stdout, new RegExp(`^${kind} +1 `, 'm'));
