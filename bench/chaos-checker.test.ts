@@ -213,6 +213,67 @@ describe('the checker judges a pod creation against the CloneSet as of its resou
   });
 });
 
+describe('the checker judges a pod change in a relist gap of the CloneSet stream against the versions before and after it', () => {
+  // The CloneSet stream was lost at rv 100 (an API server restart) while the pod stream came back first: the
+  // scale-up at rv 105 and the controller's status write at rv 115 reach the checker only as a relist at rv 120.
+
+  it('reports nothing for pods created for a scale-up the relist folded in', () => {
+    const c = checkerOf8();
+    c.podEvent({ type: 'ADDED', object: pod('new01', 110) });
+    c.podEvent({ type: 'ADDED', object: pod('new02', 111) });
+    c.cloneSetList([cloneSet(115, 10, 2, 2)], '120');
+    assert.deepEqual(c.violations, []);
+    assert.deepEqual([c.podHold.ordered, c.podHold.unordered], [3, 0], 'the list and both creations, released by the relist');
+    assert.equal(c.podsOf('recreate').length, 10);
+  });
+
+  it('reports nothing for pod deletions carrying out a scale-down the relist folded in', () => {
+    const c = checkerOf8();
+    deleteFour(c);
+    c.cloneSetList([cloneSet(115, 4, 2, 2)], '120');
+    assert.deepEqual(c.violations, []);
+  });
+
+  it('still reports too-many-pods when the pods exceed the bound of the listed version too', () => {
+    const c = checkerOf8();
+    for (const [i, id] of ['new01', 'new02', 'new03', 'new04'].entries()) c.podEvent({ type: 'ADDED', object: pod(id, 110 + i) });
+    c.cloneSetList([cloneSet(115, 10, 2, 2)], '120');
+    assert.deepEqual(
+      c.violations.map((v) => [v.kind, v.detail]),
+      [
+        [
+          'too-many-pods',
+          'recreate: pod recreate-new04 created with 12 pods counted > replicas + maxSurge = 11 [judged across a relist of the CloneSet stream: its versions at resourceVersions 90 and 115]',
+        ],
+      ],
+    );
+  });
+
+  it('still reports too-many-pods when only the status changed in the gap', () => {
+    const c = checkerOf8();
+    c.podEvent({ type: 'ADDED', object: pod('new01', 110) });
+    c.podEvent({ type: 'ADDED', object: pod('new02', 111) });
+    c.cloneSetList([cloneSet(115, 8, 1, 1)], '120');
+    assert.deepEqual(
+      c.violations.map((v) => v.detail),
+      [
+        'recreate: pod recreate-new02 created with 10 pods counted > replicas + maxSurge = 9 [judged across a relist of the CloneSet stream: its versions at resourceVersions 90 and 115]',
+      ],
+    );
+  });
+
+  it('judges a pod change after the listed version against it alone', () => {
+    const c = checkerOf8();
+    c.podEvent({ type: 'ADDED', object: pod('new01', 116) });
+    c.podEvent({ type: 'ADDED', object: pod('new02', 117) });
+    c.cloneSetList([cloneSet(115, 4, 2, 2)], '120');
+    assert.deepEqual(
+      c.violations.map((v) => v.detail),
+      ['recreate: pod recreate-new01 created with 9 pods counted > replicas + maxSurge = 5', 'recreate: pod recreate-new02 created with 10 pods counted > replicas + maxSurge = 5'],
+    );
+  });
+});
+
 describe('the checker judges a PVC deletion against the pods live at its resourceVersion', () => {
   it('reports nothing when the pod deletion before it arrives after it', () => {
     const c = checkerOf8();

@@ -136,10 +136,24 @@ function boundsOf(cs: CloneSet): Bounds {
   return { replicas: r, maxSurge, maxUnavailable: scaledValue(mu, r, maxSurge === 0) };
 }
 
-/** One version of a CloneSet (undefined: deleted) from `rv` on. */
+/**
+ * One version of a CloneSet (undefined: deleted) from `rv` on. A version that came from a relist and differs from
+ * the last one the stream delivered has `gapAfter`, the stream's position before the list: the CloneSet changed
+ * somewhere in (gapAfter, rv], at resourceVersions the checker does not know (the watch was lost).
+ */
 interface Version {
   readonly rv: number;
   readonly cs: CloneSet | undefined;
+  readonly gapAfter?: number;
+}
+
+/**
+ * The CloneSet as of a resourceVersion: `known`, its newest version at or below it, and `gap`, the version a relist
+ * brought after it when the resourceVersion falls in that relist's gap (the CloneSet may already have been it).
+ */
+export interface CloneSetAt {
+  readonly known: CloneSet | undefined;
+  readonly gap: CloneSet | undefined;
 }
 
 /** A pod's life as far as PVCs care: live (not terminating, not finished) from `from` until `to` (resourceVersions). */
@@ -333,20 +347,21 @@ export class InvariantChecker {
   /** A list after a lost watch: what it no longer holds was deleted at some point up to its resourceVersion. */
   cloneSetList(items: readonly KubeObject[], rv: string): void {
     const listed = new Set<string>();
+    const gapAfter = this.cloneSetStream.passed;
     for (const o of items) {
       const cs = o as CloneSet;
       const name = cs.metadata.name ?? '';
       listed.add(name);
-      if (this.cloneSetStream.latest.get(name) !== rvOf(cs)) this.#recordCloneSet(name, rvOf(cs), cs);
+      if (this.cloneSetStream.latest.get(name) !== rvOf(cs)) this.#recordCloneSet(name, rvOf(cs), cs, gapAfter);
     }
     for (const name of [...this.cloneSets.keys()]) if (!listed.has(name)) this.#recordCloneSet(name, rvNumber(rv), undefined);
     this.cloneSetStream.list(items, rvNumber(rv));
     this.podHold.pump();
   }
 
-  #recordCloneSet(name: string, rv: number, cs: CloneSet | undefined): void {
+  #recordCloneSet(name: string, rv: number, cs: CloneSet | undefined, gapAfter?: number): void {
     const versions = this.#history.get(name) ?? [];
-    versions.push({ rv, cs });
+    versions.push(gapAfter === undefined ? { rv, cs } : { rv, cs, gapAfter });
     this.#history.set(name, versions);
     if (cs === undefined) {
       this.cloneSets.delete(name);
@@ -361,15 +376,23 @@ export class InvariantChecker {
 
   /**
    * The CloneSet `name` as of `rv`: its newest version at or below it (the oldest known when the checker started
-   * after `rv`). Versions older than that one are dropped: pod changes are judged in resourceVersion order.
+   * after `rv`) and, if `rv` falls in the gap of the relist that brought the next version, that one too. A relist
+   * (after the watch was lost: an API server restart) shows where the CloneSet ended up, not when it changed: after
+   * a restart the checker's pod stream delivered a pod the controller created for a scale-up from 11 to 12, then
+   * its CloneSet stream relisted the CloneSet at its status write after the create, so the newest version at or
+   * below the create was the one before the scale-up (found by `npm run chaos`: `too-many-pods … 12 pods counted >
+   * replicas + maxSurge = 11`). Versions older than the newest at or below `rv` are dropped: pod changes are
+   * judged in resourceVersion order.
    */
-  cloneSetAt(name: string, rv: number): CloneSet | undefined {
+  cloneSetAt(name: string, rv: number): CloneSetAt {
     const versions = this.#history.get(name);
-    if (versions === undefined || versions.length === 0) return undefined;
+    if (versions === undefined || versions.length === 0) return { known: undefined, gap: undefined };
     let i = 0;
     while (i + 1 < versions.length && (versions[i + 1]?.rv ?? Infinity) <= rv) i++;
     versions.splice(0, i);
-    return versions[0]?.cs;
+    const next = versions[1];
+    const inGap = next?.gapAfter !== undefined && next.gapAfter < rv;
+    return { known: versions[0]?.cs, gap: inGap ? next.cs : undefined };
   }
 
   /** The generations the controller may still be acting on at `rv`: from the last it reported observing to the newest. */
@@ -485,43 +508,62 @@ export class InvariantChecker {
 
   /**
    * Judges a pod change at `rv` against the CloneSet as of `rv`. `ordered` false: the CloneSet stream did not pass
-   * `rv` within the hold bound, so the CloneSet may be missing its last versions; a violation says so.
+   * `rv` within the hold bound, so the CloneSet may be missing its last versions; a violation says so. In a relist's
+   * gap the CloneSet was its last version before the gap or (already) the listed one, so the change is judged
+   * against both, and a violation is one only against both: the spec lets the controller act on either.
    */
   #podChanged(before: Pod | undefined, after: Pod | undefined, rv: number, ordered: boolean): void {
     const pod = after ?? before;
     if (pod === undefined) return;
     const csName = ownerName(pod);
-    const cs = csName === undefined ? undefined : this.cloneSetAt(csName, rv);
-    if (cs === undefined || csName === undefined) return;
+    if (csName === undefined) return;
+    const { known: cs, gap } = this.cloneSetAt(csName, rv);
+    if (cs === undefined) return;
     const pods = this.podsOf(csName);
-    const violate = (kind: Violation['kind'], detail: string): void =>
-      this.#violate(
-        kind,
-        ordered ? detail : `${detail} [judged unordered: the CloneSet stream had not passed resourceVersion ${String(rv)} within ${String(this.#holdBoundMs / 1000)} s]`,
-      );
+    const inFlight = this.#boundsInFlight(cs, rv);
+    const observed = (c: CloneSet): boolean => c.status?.observedGeneration === c.metadata.generation;
+    // the listed version's generation may have been written before `rv` and not yet observed by then
+    const views: { readonly cs: CloneSet; readonly inFlight: readonly Bounds[]; readonly observed: boolean }[] = [{ cs, inFlight, observed: observed(cs) }];
+    if (gap !== undefined) {
+      views.push({ cs: gap, inFlight: [...inFlight, boundsOf(gap)], observed: observed(gap) && gap.metadata.generation === cs.metadata.generation });
+    }
+    /** reported when every view finds it, with the last view's figures (the most permissive) */
+    const violate = (kind: Violation['kind'], found: readonly (string | undefined)[]): void => {
+      const detail = found.at(-1);
+      if (detail === undefined || found.some((d) => d === undefined)) return;
+      const across =
+        gap === undefined || kind === 'duplicate-id'
+          ? ''
+          : ` [judged across a relist of the CloneSet stream: its versions at resourceVersions ${cs.metadata.resourceVersion ?? '?'} and ${gap.metadata.resourceVersion ?? '?'}]`;
+      const unordered = ordered ? '' : ` [judged unordered: the CloneSet stream had not passed resourceVersion ${String(rv)} within ${String(this.#holdBoundMs / 1000)} s]`;
+      this.#violate(kind, `${detail}${across}${unordered}`);
+    };
 
     if (before === undefined && after !== undefined) {
-      const counted = pods.filter((p) => isLive(p) && p.metadata.labels?.[LABEL_LIFECYCLE_STATE] !== 'PreparingDelete' && !this.#userDeleted(cs, p));
-      const bound = Math.max(...this.#boundsInFlight(cs, rv).map((b) => b.replicas + b.maxSurge));
-      if (counted.length > bound) {
-        violate('too-many-pods', `${csName}: pod ${after.metadata.name ?? ''} created with ${counted.length} pods counted > replicas + maxSurge = ${bound}`);
-      }
+      violate(
+        'too-many-pods',
+        views.map((v) => {
+          const counted = pods.filter((p) => isLive(p) && p.metadata.labels?.[LABEL_LIFECYCLE_STATE] !== 'PreparingDelete' && !this.#userDeleted(v.cs, p));
+          const bound = Math.max(...v.inFlight.map((b) => b.replicas + b.maxSurge));
+          return counted.length > bound ? `${csName}: pod ${after.metadata.name ?? ''} created with ${counted.length} pods counted > replicas + maxSurge = ${bound}` : undefined;
+        }),
+      );
     }
 
     if (before !== undefined && isReady(before) && (after === undefined || !isReady(after))) {
-      const b = boundsOf(cs);
       const live = pods.filter(isLive);
-      const observed = cs.status?.observedGeneration === cs.metadata.generation;
       const liveBefore = live.length + (after === undefined || !isLive(after) ? 1 : 0);
-      if (observed && liveBefore <= b.replicas && !this.#userDeleted(cs, before)) {
-        const unavailable = b.replicas - live.filter(isReady).length;
-        if (unavailable > b.maxUnavailable) {
-          violate(
-            'too-unavailable',
-            `${csName}: pod ${before.metadata.name ?? ''} made unavailable with ${unavailable} unavailable > maxUnavailable ${b.maxUnavailable} (replicas ${b.replicas})`,
-          );
-        }
-      }
+      violate(
+        'too-unavailable',
+        views.map((v) => {
+          const b = boundsOf(v.cs);
+          if (!v.observed || liveBefore > b.replicas || this.#userDeleted(v.cs, before)) return undefined;
+          const unavailable = b.replicas - live.filter(isReady).length;
+          return unavailable > b.maxUnavailable
+            ? `${csName}: pod ${before.metadata.name ?? ''} made unavailable with ${unavailable} unavailable > maxUnavailable ${b.maxUnavailable} (replicas ${b.replicas})`
+            : undefined;
+        }),
+      );
     }
 
     const ids = new Map<string, string>();
@@ -530,7 +572,7 @@ export class InvariantChecker {
       const id = p.metadata.labels?.[LABEL_INSTANCE_ID];
       if (id === undefined) continue;
       const other = ids.get(id);
-      if (other !== undefined) violate('duplicate-id', `${csName}: pods ${other} and ${p.metadata.name ?? ''} share instance id ${id}`);
+      if (other !== undefined) violate('duplicate-id', [`${csName}: pods ${other} and ${p.metadata.name ?? ''} share instance id ${id}`]);
       ids.set(id, p.metadata.name ?? '');
     }
   }
