@@ -227,6 +227,16 @@ describe('the checker judges a pod change in a relist gap of the CloneSet stream
     assert.equal(c.podsOf('recreate').length, 10);
   });
 
+  it('logs the relist and what changed in its gap', () => {
+    const stop = new AbortController();
+    stops.push(stop);
+    const logged: string[] = [];
+    const c = new InvariantChecker({ leaseName: 'lease', signal: stop.signal, log: (m) => logged.push(m) });
+    c.cloneSetList([cloneSet(90, 8, 1, 1)], '100');
+    c.cloneSetList([cloneSet(115, 10, 2, 2)], '120');
+    assert.deepEqual(logged, ['checker: clonesets relisted at resourceVersion 120 (the stream was at 100); changed in the gap: recreate@115 (generation 1 → 2)']);
+  });
+
   it('reports nothing for pod deletions carrying out a scale-down the relist folded in', () => {
     const c = checkerOf8();
     deleteFour(c);
