@@ -294,6 +294,17 @@ describe('the checker judges a PVC deletion against the pods live at its resourc
     assert.deepEqual(c.violations, []);
   });
 
+  it('reports nothing when a pod relist shows the pod gone: it may have ended anywhere in the gap before the list', () => {
+    const c = checkerOf8();
+    c.pvcEvent({ type: 'MODIFIED', object: pvc('fbj2v', 112, true) });
+    c.podList(
+      IDS.slice(1).map((id, i) => pod(id, 51 + i)),
+      '120',
+    );
+    assert.equal(c.pvcHold.ordered, 1);
+    assert.deepEqual(c.violations, []);
+  });
+
   it('reports pvc-lost when its pod is still live at that resourceVersion', () => {
     const c = checkerOf8();
     c.pvcEvent({ type: 'MODIFIED', object: pvc('fbj2v', 112, true) });

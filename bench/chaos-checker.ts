@@ -488,11 +488,15 @@ export class InvariantChecker {
     const at = rvNumber(rv);
     const pods = items as readonly Pod[];
     const listed = new Set(pods.map((p) => p.metadata.uid ?? ''));
+    // A life the list shows ended (the watch was lost: an API server restart) ended somewhere after the stream's
+    // position, at a resourceVersion the checker does not know: the earliest is taken, so that a PVC deletion in
+    // the gap is not held against a pod that may already have been gone.
+    const endedBy = this.podStream.passed + 1;
     for (const p of pods) {
       this.#trackBinding(p);
-      this.#recordLife(p, rvOf(p), false);
+      this.#recordLife(p, rvOf(p), false, endedBy);
     }
-    for (const lives of this.#lives.values()) for (const [uid, life] of lives) if (!listed.has(uid) && life.to === undefined) life.to = at;
+    for (const lives of this.#lives.values()) for (const [uid, life] of lives) if (!listed.has(uid) && life.to === undefined) life.to = Math.min(at, endedBy);
     this.podStream.list(items, at);
     this.pvcHold.pump();
     this.podHold.push(at, (ordered) => {
@@ -503,8 +507,11 @@ export class InvariantChecker {
     });
   }
 
-  /** A pod is live from the resourceVersion it was first seen live at to the one it was first seen not live at. */
-  #recordLife(pod: Pod, rv: number, gone: boolean): void {
+  /**
+   * A pod is live from the resourceVersion it was first seen live at to the one it was first seen not live at, or
+   * `endedBy` if that is earlier (seen in a list: it may have ended at any point of the gap before it).
+   */
+  #recordLife(pod: Pod, rv: number, gone: boolean, endedBy = rv): void {
     const cs = ownerName(pod);
     const id = pod.metadata.labels?.[LABEL_INSTANCE_ID];
     if (cs === undefined || id === undefined) return;
@@ -515,7 +522,7 @@ export class InvariantChecker {
     const life = lives.get(uid);
     if (!gone && isLive(pod)) {
       if (life === undefined) lives.set(uid, { name: pod.metadata.name ?? '', from: rv, to: undefined });
-    } else if (life !== undefined && life.to === undefined) life.to = rv;
+    } else if (life !== undefined && life.to === undefined) life.to = Math.min(rv, endedBy);
   }
 
   /**
