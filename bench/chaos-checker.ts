@@ -19,8 +19,9 @@
 //   non-leader-write  see bench/chaos-audit.ts (the audit log against the Lease history kept here).
 //
 // Every change is judged against the world as of its own resourceVersion (bench/chaos-order.ts): a pod change
-// against the CloneSet's newest version at or below it, once the CloneSet stream has passed it; a PVC deletion
-// against the pods live at its resourceVersion, once the pod stream has passed it. No fixed delays.
+// against the CloneSet's newest version at or below it, once the CloneSet stream has passed it (in the gap a relist
+// leaves, against the versions before and after it); a PVC deletion against the pods live at its resourceVersion,
+// once the pod stream has passed it. No fixed delays.
 import type { CloneSet, IntOrString } from '../src/api/cloneset.ts';
 import { LABEL_INSTANCE_ID, LABEL_LIFECYCLE_STATE, LABEL_REVISION_HASH, LABEL_SPECIFIED_DELETE } from '../src/api/well-known.ts';
 import { partitionAbs, scaledValue } from '../src/cloneset/plan/int-or-percent.ts';
