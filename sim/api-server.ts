@@ -440,7 +440,10 @@ export class ApiServer {
     if (typeof pre['resourceVersion'] === 'string' && pre['resourceVersion'] !== old.metadata.resourceVersion) {
       throw new HttpError(409, 'Conflict', `Precondition failed: ResourceVersion in precondition: ${pre['resourceVersion']}`);
     }
-    if (kind.plural === 'pods') {
+    // A pod no node runs (not bound yet) has no containers to stop: it goes at once, as in the API server's
+    // CheckGracefulDelete (pkg/registry/core/pod/strategy.go).
+    const unbound = kind.plural === 'pods' && (((old['spec'] ?? {}) as { nodeName?: string }).nodeName ?? '') === '';
+    if (kind.plural === 'pods' && !unbound) {
       if (old.metadata.deletionTimestamp !== undefined) return ok(this.#wire(kind, old));
       const grace = typeof opts['gracePeriodSeconds'] === 'number' ? opts['gracePeriodSeconds'] : 30;
       const next = { ...old };

@@ -53,6 +53,8 @@ interface Scenario {
   readonly partition: number | string;
   readonly policy: 'ReCreate' | 'InPlaceIfPossible';
   readonly withPvcs: boolean;
+  /** spec.minReadySeconds: a Ready pod counts as available only this long after it turned Ready. */
+  readonly minReadySeconds: number;
   readonly replicasOfController: 1 | 2;
   readonly edits: readonly Edit[];
 }
@@ -60,7 +62,9 @@ interface Scenario {
 type Edit =
   | { readonly at: number; readonly kind: 'scale'; readonly replicas: number }
   | { readonly at: number; readonly kind: 'image'; readonly image: string }
-  | { readonly at: number; readonly kind: 'partition'; readonly partition: number | string };
+  | { readonly at: number; readonly kind: 'partition'; readonly partition: number | string }
+  /** The user asks to delete one of the CloneSet's pods (the `pick`-th by name, modulo their number). */
+  | { readonly at: number; readonly kind: 'podsToDelete' | 'specifiedDelete'; readonly pick: number };
 
 function drawScenario(rng: Rng): Scenario {
   const replicas = rng.int(0, 5);
@@ -68,10 +72,11 @@ function drawScenario(rng: Rng): Scenario {
   const edits: Edit[] = [];
   for (let i = rng.int(1, 2); i > 0; i--) {
     const at = rng.int(2_000, EDIT_WINDOW_MS);
-    const kind = rng.pick(['scale', 'image', 'image', 'partition'] as const);
+    const kind = rng.pick(['scale', 'image', 'image', 'partition', 'podsToDelete', 'specifiedDelete'] as const);
     if (kind === 'scale') edits.push({ at, kind, replicas: rng.int(0, 6) });
     else if (kind === 'image') edits.push({ at, kind, image: `app:v${rng.int(2, 9)}` });
-    else edits.push({ at, kind, partition: rng.pick([0, 0, 1, 2, '50%']) });
+    else if (kind === 'partition') edits.push({ at, kind, partition: rng.pick([0, 0, 1, 2, '50%']) });
+    else edits.push({ at, kind, pick: rng.int(0, 99) });
   }
   edits.sort((a, b) => a.at - b.at);
   return {
@@ -83,6 +88,8 @@ function drawScenario(rng: Rng): Scenario {
     withPvcs: rng.chance(0.4),
     replicasOfController: rng.chance(0.6) ? 2 : 1,
     edits,
+    // Drawn last, so that the draws above stay what they were for a seed.
+    minReadySeconds: rng.pick([0, 0, 1, 3]),
   };
 }
 
@@ -93,6 +100,7 @@ function cloneSetObject(s: Scenario): unknown {
     metadata: { name: NAME, namespace: NAMESPACE },
     spec: {
       replicas: s.replicas,
+      ...(s.minReadySeconds > 0 ? { minReadySeconds: s.minReadySeconds } : {}),
       selector: { matchLabels: { app: NAME } },
       template: {
         metadata: { labels: { app: NAME } },
@@ -134,6 +142,9 @@ function seededIds(rng: Rng): { random(): string } {
   return { random: () => Array.from({ length: 5 }, () => INSTANCE_ID_ALPHABET[rng.int(0, INSTANCE_ID_ALPHABET.length - 1)]).join('') };
 }
 
+/** The processes' logger when the run keeps no log: one for every process of every run (pino's setup is not free). */
+const SILENT: Logger = pino({ level: 'silent' });
+
 /** Lets every pending promise job run (the simulated processes only ever wait on virtual timers). */
 function settle(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
@@ -166,7 +177,10 @@ function draw(seed: number): Draw {
       return e.kind === 'pause' && edit !== undefined ? { ...e, at: edit.at + faultRng.int(0, 300) } : e;
     })
     .sort((a, b) => a.at - b.at);
-  return { scenario, plan: { ...plan, episodes }, netRng, kubeletRng, procRng };
+  // minReadySeconds compares the kubelet's Ready time with the controller's wall clock, so a stepped wall clock
+  // skews availability by the step (in Kubernetes too): it is drawn only for runs whose wall clocks stay put.
+  const steady = !plan.episodes.some((e) => e.kind === 'wallStep');
+  return { scenario: steady ? scenario : { ...scenario, minReadySeconds: 0 }, plan: { ...plan, episodes }, netRng, kubeletRng, procRng };
 }
 
 /** The fault episode kinds a seed will inject (without running it), for `npm run sim -- --only KIND`. */
@@ -185,7 +199,7 @@ export async function runSeed(opts: RunOptions): Promise<RunResult> {
   const faults = faultCounts();
   const server = new ApiServer(clock);
   const net = new Network(clock, server, netRng, plan, faults, log);
-  const kubelet = new Kubelet(server, clock, kubeletRng);
+  const kubelet = new Kubelet(server, clock, kubeletRng, { rate: plan.rates.nodeFlap, withinMs: plan.rates.nodeFlapWithinMs, untilMs: plan.windowEndMs, faults });
   const procs: Proc[] = [];
   const isController = (origin: string): boolean => origin.startsWith('controller-');
   const checker = new Checker(server, clock, NAMESPACE, NAME, isController, (identity) => net.podsSeen.get(identity) ?? 0);
@@ -196,12 +210,16 @@ export async function runSeed(opts: RunOptions): Promise<RunResult> {
   // The controller's jitter (informer watch timeouts, leader election) comes from Math.random: seeded for the run.
   const realRandom = Math.random;
   Math.random = () => procRng.float();
+  // Thousands of errors are thrown and caught per run (409s, lost answers, aborted requests); nothing reads their
+  // stacks unless the run keeps its log.
+  const realStackTraceLimit = Error.stackTraceLimit;
+  if (opts.logs !== true) Error.stackTraceLimit = 0;
 
   const logger = (identity: string): Logger =>
     opts.logs === true
       ? // Stack traces are left out: they name the caller's file and line, which is not part of the run.
         pino({ level: 'debug', base: { p: identity }, timestamp: false }, { write: (s: string) => log(s.trimEnd().replace(/"stack":"(?:[^"\\]|\\.)*",?/g, '')) })
-      : pino({ level: 'silent' });
+      : SILENT;
 
   const startProcess = (): Proc => {
     const identity = `controller-${nextId++}`;
@@ -267,7 +285,24 @@ export async function runSeed(opts: RunOptions): Promise<RunResult> {
         replicas: number;
         template: { spec: { containers: { image: string }[] } };
         updateStrategy: { rollingUpdate: { partition?: number | string } };
+        scaleStrategy?: { podsToDelete?: string[] };
       };
+      if (e.kind === 'podsToDelete' || e.kind === 'specifiedDelete') {
+        const pods = server
+          .all('pods')
+          .filter((p) => p.metadata.deletionTimestamp === undefined && (p.metadata.ownerReferences ?? []).some((r) => r.uid === cs.metadata.uid))
+          .map((p) => p.metadata.name)
+          .sort();
+        const victim = pods[e.pick % Math.max(1, pods.length)];
+        if (victim === undefined) return;
+        if (e.kind === 'specifiedDelete') {
+          const a = server.write('user', 'PATCH', `/api/v1/namespaces/${NAMESPACE}/pods/${victim}`, { metadata: { labels: { 'apps.kruise.io/specified-delete': 'true' } } });
+          log(`user labels ${victim} apps.kruise.io/specified-delete → ${a.status}`);
+          lastEditAt = clock.now();
+          return;
+        }
+        spec.scaleStrategy = { ...spec.scaleStrategy, podsToDelete: [...(spec.scaleStrategy?.podsToDelete ?? []), victim] };
+      }
       if (e.kind === 'scale') spec.replicas = e.replicas;
       if (e.kind === 'image') {
         const c = spec.template.spec.containers[0];
@@ -383,6 +418,7 @@ export async function runSeed(opts: RunOptions): Promise<RunResult> {
   } finally {
     for (const p of procs) kill(p);
     Math.random = realRandom;
+    Error.stackTraceLimit = realStackTraceLimit;
   }
   for (const v of checker.violations) log(`VIOLATION ${v.invariant}: ${v.message}`);
   return {

@@ -387,3 +387,14 @@ export function cloneSetToV1beta1(cs: CloneSet): CloneSetV1beta1 {
   const asAlpha: Obj = { ...clone(cs), apiVersion: V1ALPHA1 } as unknown as Obj;
   return convertCloneSet(asAlpha, V1BETA1) as unknown as CloneSetV1beta1;
 }
+
+/**
+ * The v1beta1 spec of an internal CloneSet (the body of a status write through the storage version). The spec's
+ * conversion reads only the spec, the labels and the annotations, so the status and the rest of the metadata
+ * are left out of it: a status write happens on most passes.
+ */
+export function cloneSetSpecToV1beta1(cs: CloneSet): CloneSetV1beta1['spec'] {
+  const { labels, annotations } = cs.metadata;
+  const asAlpha: Obj = { apiVersion: V1ALPHA1, kind: cs.kind, metadata: { labels, annotations }, spec: cs.spec } as unknown as Obj;
+  return (convertCloneSet(asAlpha, V1BETA1) as unknown as CloneSetV1beta1).spec;
+}
