@@ -183,10 +183,22 @@ function draw(seed: number): Draw {
   return { scenario: steady ? scenario : { ...scenario, minReadySeconds: 0 }, plan: { ...plan, episodes }, netRng, kubeletRng, procRng };
 }
 
-/** The fault episode kinds a seed will inject (without running it), for `npm run sim -- --only KIND`. */
+/**
+ * What a seed will do (without running it), for `npm run sim -- --only KIND`: its fault episode kinds, and the
+ * tags `twoReplicas`, `lostAnswers`, `flaps`, `flakyProbes` and its user edits (`scale`, `image`, `partition`,
+ * `podsToDelete`, `specifiedDelete`).
+ */
 export function episodeKindsOf(seed: number): ReadonlySet<string> {
   const d = draw(seed);
-  return new Set([...d.plan.episodes.map((e) => e.kind), ...(d.scenario.replicasOfController === 2 ? ['twoReplicas'] : [])]);
+  const r = d.plan.rates;
+  const tags = [
+    ...(d.scenario.replicasOfController === 2 ? ['twoReplicas'] : []),
+    ...(r.lostAnswer > 0 ? ['lostAnswers'] : []),
+    ...(r.nodeFlap > 0 ? ['flaps'] : []),
+    ...(r.nodeFlap === 1 ? ['flakyProbes'] : []),
+    ...d.scenario.edits.map((e) => e.kind),
+  ];
+  return new Set([...d.plan.episodes.map((e) => e.kind), ...tags]);
 }
 
 export async function runSeed(opts: RunOptions): Promise<RunResult> {
@@ -328,6 +340,7 @@ export async function runSeed(opts: RunOptions): Promise<RunResult> {
     clock.after(1_000, take);
   }
   let faultsEndAt = 0;
+  let restored = false;
   const episode = (e: Episode): void => {
     faults[e.kind]++;
     const until = (ms: number): void => {
@@ -385,6 +398,7 @@ export async function runSeed(opts: RunOptions): Promise<RunResult> {
         if (target === undefined) return;
         log(`fault: etcd restored to its state at ${(target.at / 1000).toFixed(1)}s`);
         checker.restored();
+        restored = true;
         server.restore(target.snap);
         return;
       }
@@ -394,6 +408,9 @@ export async function runSeed(opts: RunOptions): Promise<RunResult> {
 
   let events = 0;
   let convergedAt: number | undefined;
+  // An etcd restore undoes writes whose expectations the controller still holds (a deleted pod is back, a status
+  // resourceVersion went backwards): it plans again once they time out (--expectation-timeout), as Kruise does.
+  const convergenceBoundMs = (): number => CONVERGENCE_BOUND_MS + (restored ? config.expectationTimeoutMs : 0);
   const quietAt = (): number => Math.max(lastEditAt, faultsEndAt, scenario.edits.at(-1)?.at ?? 0, plan.episodes.at(-1)?.at ?? 0);
   try {
     for (;;) {
@@ -408,12 +425,12 @@ export async function runSeed(opts: RunOptions): Promise<RunResult> {
       }
       const next = clock.nextAt();
       if (next === undefined) break;
-      if (next > quietAt() + CONVERGENCE_BOUND_MS) break;
+      if (next > quietAt() + convergenceBoundMs()) break;
       clock.fireNext();
       events++;
     }
     if (convergedAt === undefined && checker.violations.length === 0 && valid) {
-      checker.convergenceFailed(checker.notConverged() ?? 'ran out of events', CONVERGENCE_BOUND_MS);
+      checker.convergenceFailed(checker.notConverged() ?? 'ran out of events', convergenceBoundMs());
     }
   } finally {
     for (const p of procs) kill(p);
