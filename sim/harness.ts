@@ -60,7 +60,7 @@ interface Scenario {
 }
 
 type Edit =
-  | { readonly at: number; readonly kind: 'scale'; readonly replicas: number }
+  | { readonly at: number; readonly kind: 'scale'; readonly replicas: number; readonly flap?: boolean }
   | { readonly at: number; readonly kind: 'image'; readonly image: string }
   | { readonly at: number; readonly kind: 'partition'; readonly partition: number | string }
   /** The user asks to delete one of the CloneSet's pods (the `pick`-th by name, modulo their number). */
@@ -72,8 +72,14 @@ function drawScenario(rng: Rng): Scenario {
   const edits: Edit[] = [];
   for (let i = rng.int(1, 2); i > 0; i--) {
     const at = rng.int(2_000, EDIT_WINDOW_MS);
-    const kind = rng.pick(['scale', 'image', 'image', 'partition', 'podsToDelete', 'specifiedDelete'] as const);
+    const kind = rng.pick(['scale', 'image', 'image', 'partition', 'podsToDelete', 'specifiedDelete', 'scaleFlap'] as const);
     if (kind === 'scale') edits.push({ at, kind, replicas: rng.int(0, 6) });
+    else if (kind === 'scaleFlap') {
+      // An autoscaler that changes its mind: up, then down again while the new pods are still starting.
+      const up = rng.int(1, 4);
+      edits.push({ at, kind: 'scale', replicas: replicas + up, flap: true });
+      edits.push({ at: at + rng.int(300, 3_000), kind: 'scale', replicas: Math.max(0, replicas + up - rng.int(1, up + 1)), flap: true });
+    }
     else if (kind === 'image') edits.push({ at, kind, image: `app:v${rng.int(2, 9)}` });
     else if (kind === 'partition') edits.push({ at, kind, partition: rng.pick([0, 0, 1, 2, '50%']) });
     else edits.push({ at, kind, pick: rng.int(0, 99) });
@@ -186,7 +192,7 @@ function draw(seed: number): Draw {
 /**
  * What a seed will do (without running it), for `npm run sim -- --only KIND`: its fault episode kinds, and the
  * tags `twoReplicas`, `lostAnswers`, `flaps`, `flakyProbes` and its user edits (`scale`, `image`, `partition`,
- * `podsToDelete`, `specifiedDelete`).
+ * `podsToDelete`, `specifiedDelete`, `scaleFlap`).
  */
 export function episodeKindsOf(seed: number): ReadonlySet<string> {
   const d = draw(seed);
@@ -196,7 +202,7 @@ export function episodeKindsOf(seed: number): ReadonlySet<string> {
     ...(r.lostAnswer > 0 ? ['lostAnswers'] : []),
     ...(r.nodeFlap > 0 ? ['flaps'] : []),
     ...(r.nodeFlap === 1 ? ['flakyProbes'] : []),
-    ...d.scenario.edits.map((e) => e.kind),
+    ...d.scenario.edits.map((e) => (e.kind === 'scale' && e.flap === true ? 'scaleFlap' : e.kind)),
   ];
   return new Set([...d.plan.episodes.map((e) => e.kind), ...tags]);
 }
