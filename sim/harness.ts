@@ -55,6 +55,8 @@ interface Scenario {
   readonly withPvcs: boolean;
   /** spec.minReadySeconds: a Ready pod counts as available only this long after it turned Ready. */
   readonly minReadySeconds: number;
+  /** Lifecycle hooks (a finalizer the user's hook handler owns): none, preDelete, or preDelete and inPlaceUpdate. */
+  readonly hooks: 'none' | 'preDelete' | 'both';
   readonly replicasOfController: 1 | 2;
   readonly edits: readonly Edit[];
 }
@@ -96,8 +98,13 @@ function drawScenario(rng: Rng): Scenario {
     edits,
     // Drawn last, so that the draws above stay what they were for a seed.
     minReadySeconds: rng.pick([0, 0, 1, 3]),
+    hooks: rng.pick(['none', 'none', 'none', 'preDelete', 'both'] as const),
   };
 }
+
+/** The finalizer the user's hook handler owns (as bench/chaos-workload.ts does on a real cluster). */
+const HOOK_FINALIZER = 'sim.example.io/hook';
+const HOOK = { finalizersHandler: [HOOK_FINALIZER] };
 
 function cloneSetObject(s: Scenario): unknown {
   return {
@@ -108,8 +115,9 @@ function cloneSetObject(s: Scenario): unknown {
       replicas: s.replicas,
       ...(s.minReadySeconds > 0 ? { minReadySeconds: s.minReadySeconds } : {}),
       selector: { matchLabels: { app: NAME } },
+      ...(s.hooks === 'none' ? {} : { lifecycle: { preDelete: HOOK, ...(s.hooks === 'both' ? { inPlaceUpdate: HOOK } : {}) } }),
       template: {
-        metadata: { labels: { app: NAME } },
+        metadata: { labels: { app: NAME }, ...(s.hooks === 'none' ? {} : { finalizers: [HOOK_FINALIZER] }) },
         spec: { containers: [{ name: 'app', image: 'app:v1' }] },
       },
       ...(s.withPvcs ? { volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }] } : {}),
@@ -192,7 +200,7 @@ function draw(seed: number): Draw {
 /**
  * What a seed will do (without running it), for `npm run sim -- --only KIND`: its fault episode kinds, and the
  * tags `twoReplicas`, `lostAnswers`, `flaps`, `flakyProbes` and its user edits (`scale`, `image`, `partition`,
- * `podsToDelete`, `specifiedDelete`, `scaleFlap`).
+ * `podsToDelete`, `specifiedDelete`, `scaleFlap`), `hooks` and `inPlaceUpdateHook` (lifecycle hooks).
  */
 export function episodeKindsOf(seed: number): ReadonlySet<string> {
   const d = draw(seed);
@@ -202,6 +210,8 @@ export function episodeKindsOf(seed: number): ReadonlySet<string> {
     ...(r.lostAnswer > 0 ? ['lostAnswers'] : []),
     ...(r.nodeFlap > 0 ? ['flaps'] : []),
     ...(r.nodeFlap === 1 ? ['flakyProbes'] : []),
+    ...(d.scenario.hooks !== 'none' ? ['hooks'] : []),
+    ...(d.scenario.hooks === 'both' ? ['inPlaceUpdateHook'] : []),
     ...d.scenario.edits.map((e) => (e.kind === 'scale' && e.flap === true ? 'scaleFlap' : e.kind)),
   ];
   return new Set([...d.plan.episodes.map((e) => e.kind), ...tags]);
@@ -332,6 +342,35 @@ export async function runSeed(opts: RunOptions): Promise<RunResult> {
       const a = server.write('user', 'PUT', `${CS_PATH}/${NAME}`, next);
       log(`user ${e.kind} ${JSON.stringify(e)} → ${a.status}`);
       lastEditAt = clock.now();
+    });
+  }
+
+  // The user's lifecycle-hook handler (a controller of the user's, as bench/chaos-workload.ts `runHookHandler`):
+  // a moment after a pod of ours changes, it releases a pod waiting in PreparingDelete or PreparingUpdate (or
+  // terminating) by removing the hook finalizer, and hooks a Normal or Updated pod again by adding it.
+  if (scenario.hooks !== 'none') {
+    const handling = new Set<string>();
+    server.observe({
+      onMutation: (m) => {
+        if (m.plural !== 'pods' || m.after === undefined || m.origin === 'user-hooks') return;
+        const { namespace, name, uid } = m.after.metadata;
+        if (handling.has(uid)) return;
+        handling.add(uid);
+        clock.after(kubeletRng.int(200, 3_000), () => {
+          handling.delete(uid);
+          const pod = server.peek('pods', namespace, name);
+          if (pod === undefined || pod.metadata.uid !== uid) return;
+          const state = pod.metadata.labels?.['lifecycle.apps.kruise.io/state'];
+          const finalizers = pod.metadata.finalizers ?? [];
+          const held = finalizers.includes(HOOK_FINALIZER);
+          const release = held && (state === 'PreparingDelete' || state === 'PreparingUpdate' || pod.metadata.deletionTimestamp !== undefined);
+          const hook = !held && pod.metadata.deletionTimestamp === undefined && (state === 'Normal' || state === 'Updated');
+          if (!release && !hook) return;
+          const next = release ? finalizers.filter((f) => f !== HOOK_FINALIZER) : [...finalizers, HOOK_FINALIZER];
+          const a = server.write('user-hooks', 'PATCH', `/api/v1/namespaces/${namespace ?? ''}/pods/${name}`, { metadata: { finalizers: next } });
+          log(`user hook handler ${release ? 'releases' : 'hooks'} ${name} (${state ?? 'no state'}) → ${a.status}`);
+        });
+      },
     });
   }
 
