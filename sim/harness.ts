@@ -81,8 +81,7 @@ function drawScenario(rng: Rng): Scenario {
       const up = rng.int(1, 4);
       edits.push({ at, kind: 'scale', replicas: replicas + up, flap: true });
       edits.push({ at: at + rng.int(300, 3_000), kind: 'scale', replicas: Math.max(0, replicas + up - rng.int(1, up + 1)), flap: true });
-    }
-    else if (kind === 'image') edits.push({ at, kind, image: `app:v${rng.int(2, 9)}` });
+    } else if (kind === 'image') edits.push({ at, kind, image: `app:v${rng.int(2, 9)}` });
     else if (kind === 'partition') edits.push({ at, kind, partition: rng.pick([0, 0, 1, 2, '50%']) });
     else edits.push({ at, kind, pick: rng.int(0, 99) });
   }
