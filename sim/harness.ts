@@ -105,18 +105,18 @@ function drawScenario(rng: Rng): Scenario {
 const HOOK_FINALIZER = 'sim.example.io/hook';
 const HOOK = { finalizersHandler: [HOOK_FINALIZER] };
 
-function cloneSetObject(s: Scenario): unknown {
+function cloneSetObject(s: Scenario, name: string): unknown {
   return {
     apiVersion: 'apps.kruise.io/v1beta1',
     kind: 'CloneSet',
-    metadata: { name: NAME, namespace: NAMESPACE },
+    metadata: { name, namespace: NAMESPACE },
     spec: {
       replicas: s.replicas,
       ...(s.minReadySeconds > 0 ? { minReadySeconds: s.minReadySeconds } : {}),
-      selector: { matchLabels: { app: NAME } },
+      selector: { matchLabels: { app: name } },
       ...(s.hooks === 'none' ? {} : { lifecycle: { preDelete: HOOK, ...(s.hooks === 'both' ? { inPlaceUpdate: HOOK } : {}) } }),
       template: {
-        metadata: { labels: { app: NAME }, ...(s.hooks === 'none' ? {} : { finalizers: [HOOK_FINALIZER] }) },
+        metadata: { labels: { app: name }, ...(s.hooks === 'none' ? {} : { finalizers: [HOOK_FINALIZER] }) },
         spec: { containers: [{ name: 'app', image: 'app:v1' }] },
       },
       ...(s.withPvcs ? { volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }] } : {}),
@@ -163,8 +163,13 @@ function settle(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
+/** The second CloneSet of a run that has one (distinct selector, same namespace, the same controller processes). */
+export const SECOND_NAME = 'api';
+
 interface Draw {
   readonly scenario: Scenario;
+  /** A second CloneSet in 3 runs out of 10 (its own spec, edits and hooks; the processes are the first one's). */
+  readonly second: Scenario | undefined;
   readonly plan: FaultPlan;
   readonly netRng: Rng;
   readonly kubeletRng: Rng;
@@ -193,7 +198,10 @@ function draw(seed: number): Draw {
   // minReadySeconds compares the kubelet's Ready time with the controller's wall clock, so a stepped wall clock
   // skews availability by the step (in Kubernetes too): it is drawn only for runs whose wall clocks stay put.
   const steady = !plan.episodes.some((e) => e.kind === 'wallStep');
-  return { scenario: steady ? scenario : { ...scenario, minReadySeconds: 0 }, plan: { ...plan, episodes }, netRng, kubeletRng, procRng };
+  // Drawn last, so that the draws above stay what they were for a seed.
+  const second = scenarioRng.chance(0.3) ? drawScenario(scenarioRng) : undefined;
+  const keep = (s: Scenario): Scenario => (steady ? s : { ...s, minReadySeconds: 0 });
+  return { scenario: keep(scenario), second: second === undefined ? undefined : keep(second), plan: { ...plan, episodes }, netRng, kubeletRng, procRng };
 }
 
 /**
@@ -211,13 +219,14 @@ export function episodeKindsOf(seed: number): ReadonlySet<string> {
     ...(r.nodeFlap === 1 ? ['flakyProbes'] : []),
     ...(d.scenario.hooks !== 'none' ? ['hooks'] : []),
     ...(d.scenario.hooks === 'both' ? ['inPlaceUpdateHook'] : []),
+    ...(d.second !== undefined ? ['twoCloneSets'] : []),
     ...d.scenario.edits.map((e) => (e.kind === 'scale' && e.flap === true ? 'scaleFlap' : e.kind)),
   ];
   return new Set([...d.plan.episodes.map((e) => e.kind), ...tags]);
 }
 
 export async function runSeed(opts: RunOptions): Promise<RunResult> {
-  const { scenario, plan, netRng, kubeletRng, procRng } = draw(opts.seed);
+  const { scenario, second, plan, netRng, kubeletRng, procRng } = draw(opts.seed);
   const trace: string[] = [];
   const clock = new SimClock();
   const log = (line: string): void => {
@@ -229,8 +238,13 @@ export async function runSeed(opts: RunOptions): Promise<RunResult> {
   const kubelet = new Kubelet(server, clock, kubeletRng, { rate: plan.rates.nodeFlap, withinMs: plan.rates.nodeFlapWithinMs, untilMs: plan.windowEndMs, faults });
   const procs: Proc[] = [];
   const isController = (origin: string): boolean => origin.startsWith('controller-');
-  const checker = new Checker(server, clock, NAMESPACE, NAME, isController, (identity) => net.podsSeen.get(identity) ?? 0);
+  const podsSeen = (identity: string): number => net.podsSeen.get(identity) ?? 0;
+  const checker = new Checker(server, clock, NAMESPACE, NAME, isController, podsSeen);
+  // The leader check is one for the run: the first checker's.
   net.onWrite = (origin, method, path) => checker.onWrite(origin, method, path);
+  const sets: { readonly name: string; readonly scenario: Scenario; readonly checker: Checker }[] = [{ name: NAME, scenario, checker }];
+  if (second !== undefined) sets.push({ name: SECOND_NAME, scenario: second, checker: new Checker(server, clock, NAMESPACE, SECOND_NAME, isController, podsSeen) });
+  const violations = (): Violation[] => sets.flatMap((x) => x.checker.violations);
   const config = controllerConfig();
   let nextId = 0;
 
@@ -297,61 +311,67 @@ export async function runSeed(opts: RunOptions): Promise<RunResult> {
   };
 
   // The user's CloneSet, then the controller replicas.
-  const created = server.write('user', 'POST', CS_PATH, cloneSetObject(scenario));
-  if (created.status !== 201) throw new Error(`creating the CloneSet: ${created.body}`);
-  const initial = server.peek('clonesets', NAMESPACE, NAME);
-  const valid = initial !== undefined && admissible(initial);
+  let valid = true;
+  for (const { name, scenario: s } of sets) {
+    const created = server.write('user', 'POST', CS_PATH, cloneSetObject(s, name));
+    if (created.status !== 201) throw new Error(`creating the CloneSet: ${created.body}`);
+    const initial = server.peek('clonesets', NAMESPACE, name);
+    valid &&= initial !== undefined && admissible(initial);
+  }
   for (let i = 0; i < scenario.replicasOfController; i++) startProcess();
 
   let lastEditAt = 0;
-  for (const e of scenario.edits) {
-    clock.at(e.at, () => {
-      const cs = server.peek('clonesets', NAMESPACE, NAME);
-      if (cs === undefined) return;
-      const spec = structuredClone(cs['spec']) as {
-        replicas: number;
-        template: { spec: { containers: { image: string }[] } };
-        updateStrategy: { rollingUpdate: { partition?: number | string } };
-        scaleStrategy?: { podsToDelete?: string[] };
-      };
-      if (e.kind === 'podsToDelete' || e.kind === 'specifiedDelete') {
-        const pods = server
-          .all('pods')
-          .filter((p) => p.metadata.deletionTimestamp === undefined && (p.metadata.ownerReferences ?? []).some((r) => r.uid === cs.metadata.uid))
-          .map((p) => p.metadata.name)
-          .sort();
-        const victim = pods[e.pick % Math.max(1, pods.length)];
-        if (victim === undefined) return;
-        if (e.kind === 'specifiedDelete') {
-          const a = server.write('user', 'PATCH', `/api/v1/namespaces/${NAMESPACE}/pods/${victim}`, { metadata: { labels: { 'apps.kruise.io/specified-delete': 'true' } } });
-          log(`user labels ${victim} apps.kruise.io/specified-delete → ${a.status}`);
-          lastEditAt = clock.now();
-          return;
+  for (const { name: csName, scenario: s } of sets)
+    for (const e of s.edits) {
+      clock.at(e.at, () => {
+        const cs = server.peek('clonesets', NAMESPACE, csName);
+        if (cs === undefined) return;
+        const spec = structuredClone(cs['spec']) as {
+          replicas: number;
+          template: { spec: { containers: { image: string }[] } };
+          updateStrategy: { rollingUpdate: { partition?: number | string } };
+          scaleStrategy?: { podsToDelete?: string[] };
+        };
+        if (e.kind === 'podsToDelete' || e.kind === 'specifiedDelete') {
+          const pods = server
+            .all('pods')
+            .filter((p) => p.metadata.deletionTimestamp === undefined && (p.metadata.ownerReferences ?? []).some((r) => r.uid === cs.metadata.uid))
+            .map((p) => p.metadata.name)
+            .sort();
+          const victim = pods[e.pick % Math.max(1, pods.length)];
+          if (victim === undefined) return;
+          if (e.kind === 'specifiedDelete') {
+            const a = server.write('user', 'PATCH', `/api/v1/namespaces/${NAMESPACE}/pods/${victim}`, { metadata: { labels: { 'apps.kruise.io/specified-delete': 'true' } } });
+            log(`user labels ${victim} apps.kruise.io/specified-delete → ${a.status}`);
+            lastEditAt = clock.now();
+            return;
+          }
+          spec.scaleStrategy = { ...spec.scaleStrategy, podsToDelete: [...(spec.scaleStrategy?.podsToDelete ?? []), victim] };
         }
-        spec.scaleStrategy = { ...spec.scaleStrategy, podsToDelete: [...(spec.scaleStrategy?.podsToDelete ?? []), victim] };
-      }
-      if (e.kind === 'scale') spec.replicas = e.replicas;
-      if (e.kind === 'image') {
-        const c = spec.template.spec.containers[0];
-        if (c !== undefined) c.image = e.image;
-      }
-      if (e.kind === 'partition') spec.updateStrategy.rollingUpdate.partition = e.partition;
-      const next = { ...cs, spec };
-      if (!admissible(next)) return;
-      const a = server.write('user', 'PUT', `${CS_PATH}/${NAME}`, next);
-      log(`user ${e.kind} ${JSON.stringify(e)} → ${a.status}`);
-      lastEditAt = clock.now();
-    });
-  }
+        if (e.kind === 'scale') spec.replicas = e.replicas;
+        if (e.kind === 'image') {
+          const c = spec.template.spec.containers[0];
+          if (c !== undefined) c.image = e.image;
+        }
+        if (e.kind === 'partition') spec.updateStrategy.rollingUpdate.partition = e.partition;
+        const next = { ...cs, spec };
+        if (!admissible(next)) return;
+        const a = server.write('user', 'PUT', `${CS_PATH}/${csName}`, next);
+        log(`user ${e.kind} ${csName} ${JSON.stringify(e)} → ${a.status}`);
+        lastEditAt = clock.now();
+      });
+    }
 
   // The user's lifecycle-hook handler (a controller of the user's, as bench/chaos-workload.ts `runHookHandler`):
   // a moment after a pod of ours changes, it releases a pod waiting in PreparingDelete or PreparingUpdate (or
   // terminating) by removing the hook finalizer, and hooks a Normal or Updated pod again by adding it.
-  if (scenario.hooks !== 'none') {
+  const hooked = new Set(sets.filter((x) => x.scenario.hooks !== 'none').map((x) => x.name));
+  if (hooked.size > 0) {
     const handling = new Set<string>();
     server.observe({
       onMutation: (m) => {
         if (m.plural !== 'pods' || m.after === undefined || m.origin === 'user-hooks') return;
+        if (!(m.after.metadata.ownerReferences ?? []).some((r) => r.controller === true && hooked.has(r.name))) return;
         const { namespace, name, uid } = m.after.metadata;
         if (handling.has(uid)) return;
         handling.add(uid);
@@ -441,7 +461,7 @@ export async function runSeed(opts: RunOptions): Promise<RunResult> {
         const target = snapshots.find((s) => s.at >= clock.now() - e.backMs);
         if (target === undefined) return;
         log(`fault: etcd restored to its state at ${(target.at / 1000).toFixed(1)}s`);
-        checker.restored();
+        for (const x of sets) x.checker.restored();
         restored = true;
         server.restore(target.snap);
         return;
@@ -455,14 +475,21 @@ export async function runSeed(opts: RunOptions): Promise<RunResult> {
   // An etcd restore undoes writes whose expectations the controller still holds (a deleted pod is back, a status
   // resourceVersion went backwards): it plans again once they time out (--expectation-timeout), as Kruise does.
   const convergenceBoundMs = (): number => CONVERGENCE_BOUND_MS + (restored ? config.expectationTimeoutMs : 0);
-  const quietAt = (): number => Math.max(lastEditAt, faultsEndAt, scenario.edits.at(-1)?.at ?? 0, plan.episodes.at(-1)?.at ?? 0);
+  const quietAt = (): number => Math.max(lastEditAt, faultsEndAt, ...sets.map((x) => x.scenario.edits.at(-1)?.at ?? 0), plan.episodes.at(-1)?.at ?? 0);
+  const notConverged = (): string | undefined => {
+    for (const x of sets) {
+      const why = x.checker.notConverged();
+      if (why !== undefined) return sets.length > 1 ? `${x.name}: ${why}` : why;
+    }
+    return undefined;
+  };
   try {
     for (;;) {
       await settle();
-      if (checker.violations.length > 0) break;
+      if (violations().length > 0) break;
       const now = clock.now();
       if (now >= quietAt() && valid) {
-        if (checker.notConverged() === undefined) {
+        if (notConverged() === undefined) {
           convergedAt = now;
           break;
         }
@@ -473,25 +500,25 @@ export async function runSeed(opts: RunOptions): Promise<RunResult> {
       clock.fireNext();
       events++;
     }
-    if (convergedAt === undefined && checker.violations.length === 0 && valid) {
-      checker.convergenceFailed(checker.notConverged() ?? 'ran out of events', convergenceBoundMs());
+    if (convergedAt === undefined && violations().length === 0 && valid) {
+      checker.convergenceFailed(notConverged() ?? 'ran out of events', convergenceBoundMs());
     }
   } finally {
     for (const p of procs) kill(p);
     Math.random = realRandom;
     Error.stackTraceLimit = realStackTraceLimit;
   }
-  for (const v of checker.violations) log(`VIOLATION ${v.invariant}: ${v.message}`);
+  for (const v of violations()) log(`VIOLATION ${v.invariant}: ${v.message}`);
   return {
     seed: opts.seed,
     events,
     requests: net.requests,
     faults,
-    violations: checker.violations,
+    violations: violations(),
     converged: convergedAt !== undefined,
     convergedAfterMs: convergedAt === undefined ? undefined : convergedAt - quietAt(),
     virtualMs: clock.now(),
     trace,
-    scenario: JSON.stringify({ ...scenario, kubeletActions: kubelet.actions, faultPlan: plan.rates }),
+    scenario: JSON.stringify({ ...scenario, ...(second !== undefined ? { second } : {}), kubeletActions: kubelet.actions, faultPlan: plan.rates }),
   };
 }
