@@ -246,7 +246,9 @@ export class Checker {
     const cs = this.#cloneSet();
     if (cs === undefined) return;
     const owner = { uid: cs.metadata.uid };
-    if (m.plural === 'pods') this.#checkPods(m, owner);
+    // Another CloneSet's pod (a run may have two): judged by that CloneSet's checker.
+    const pod = m.after ?? m.before;
+    if (m.plural === 'pods' && pod !== undefined && (ownedBy(pod, owner) || (m.before !== undefined && ownedBy(m.before, owner)))) this.#checkPods(m, owner);
     if (m.plural === 'persistentvolumeclaims') this.#checkPvcs(m, owner);
   }
 
