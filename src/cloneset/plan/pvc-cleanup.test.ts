@@ -111,7 +111,12 @@ describe('PVC cleanup with scaleStrategy.disablePVCReuse (docs/features.md#pvcs)
     assert.deepEqual(summary(first.actions), ['delete data-sample-old1x', 'create sample-fresh with data-sample-fresh']);
     // The writes of the first pass, as the cache shows them afterwards: the old PVC gone, the new pod and its PVC there.
     const created = aPod(cs).instanceId('fresh').build();
-    const second = planOf(cs, [kept, created], [pvcs[0], aPvc(cs).instanceId('fresh').build()].filter((c) => c !== undefined), 'other');
+    const second = planOf(
+      cs,
+      [kept, created],
+      [pvcs[0], aPvc(cs).instanceId('fresh').build()].filter((c) => c !== undefined),
+      'other',
+    );
     assert.deepEqual(summary(second.actions), []);
   });
 });
