@@ -156,6 +156,8 @@ export class ApiServer {
   #compactedRv = 0;
   readonly #watches = new Set<OpenWatch>();
   readonly #observers: ApiServerObserver[] = [];
+  /** Terminating pods whose containers have stopped, held by a finalizer (by uid). */
+  readonly #stoppedPods = new Set<string>();
   /** The wall clock of the API server's machine (creation and deletion timestamps). */
   #wallOffset = 0;
 
@@ -420,7 +422,9 @@ export class ApiServer {
       throw new HttpError(404, 'NotFound', `subresource ${subresource}`);
     }
     stripTypeMeta(next);
-    if (old.metadata.deletionTimestamp !== undefined && (next.metadata.finalizers ?? []).length === 0 && kind.plural !== 'pods') {
+    // A terminating object goes when its last finalizer does (a pod: once its containers have stopped too).
+    const stopped = kind.plural !== 'pods' || this.#stoppedPods.has(old.metadata.uid);
+    if (old.metadata.deletionTimestamp !== undefined && (next.metadata.finalizers ?? []).length === 0 && stopped) {
       return this.#remove(origin, kind, old);
     }
     if (JSON.stringify(next) === JSON.stringify(old)) return old; // a no-op write keeps the resourceVersion
@@ -440,7 +444,10 @@ export class ApiServer {
     if (typeof pre['resourceVersion'] === 'string' && pre['resourceVersion'] !== old.metadata.resourceVersion) {
       throw new HttpError(409, 'Conflict', `Precondition failed: ResourceVersion in precondition: ${pre['resourceVersion']}`);
     }
-    if (kind.plural === 'pods') {
+    // A pod no node runs (not bound yet) has no containers to stop: it goes at once, as in the API server's
+    // CheckGracefulDelete (pkg/registry/core/pod/strategy.go).
+    const unbound = kind.plural === 'pods' && (((old['spec'] ?? {}) as { nodeName?: string }).nodeName ?? '') === '';
+    if (kind.plural === 'pods' && !unbound) {
       if (old.metadata.deletionTimestamp !== undefined) return ok(this.#wire(kind, old));
       const grace = typeof opts['gracePeriodSeconds'] === 'number' ? opts['gracePeriodSeconds'] : 30;
       const next = { ...old };
@@ -465,6 +472,11 @@ export class ApiServer {
     const kind = KINDS.find((k) => k.plural === plural);
     const o = this.#objects.get(keyOf(plural, namespace, name));
     if (kind === undefined || o === undefined || o.metadata.uid !== uid) return;
+    if ((o.metadata.finalizers ?? []).length > 0) {
+      // The containers stopped, but a finalizer holds the pod: it goes when the finalizer is removed.
+      this.#stoppedPods.add(uid);
+      return;
+    }
     this.#remove(origin, kind, o);
   }
 

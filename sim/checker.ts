@@ -49,6 +49,8 @@ interface SpecView {
   readonly partition: number;
   readonly image: string;
   readonly withPvcs: boolean;
+  /** spec.scaleStrategy.podsToDelete: pods the user asked to delete. */
+  readonly podsToDelete: readonly string[];
 }
 
 /** Kubernetes' legacy GetValueFromIntOrPercent: every '%' dropped, an integer percentage, rounded up or down. */
@@ -80,6 +82,7 @@ export function specView(cs: Obj): SpecView {
     updateStrategy?: { rollingUpdate?: { maxSurge?: IntOrString; maxUnavailable?: IntOrString; partition?: IntOrString; paused?: boolean } };
     template?: { spec?: { containers?: readonly { image?: string }[] } };
     volumeClaimTemplates?: readonly unknown[];
+    scaleStrategy?: { podsToDelete?: readonly string[] };
   };
   const replicas = spec.replicas ?? 1;
   const ru = spec.updateStrategy?.rollingUpdate ?? {};
@@ -92,6 +95,7 @@ export function specView(cs: Obj): SpecView {
     partition: partitionOf(ru.partition, replicas),
     image: spec.template?.spec?.containers?.[0]?.image ?? '',
     withPvcs: (spec.volumeClaimTemplates ?? []).length > 0,
+    podsToDelete: spec.scaleStrategy?.podsToDelete ?? [],
   };
 }
 
@@ -104,6 +108,11 @@ function ownedBy(o: Obj, owner: Owned): boolean {
 }
 
 const active = (p: Obj): boolean => p.metadata.deletionTimestamp === undefined;
+
+/** Named in a recent spec's podsToDelete or labelled apps.kruise.io/specified-delete: the user asked for its deletion. */
+function userDeleted(p: Obj, specs: readonly SpecView[]): boolean {
+  return p.metadata.labels?.['apps.kruise.io/specified-delete'] !== undefined || specs.some((s) => s.podsToDelete.includes(p.metadata.name));
+}
 
 /** Available as the checker sees it: Ready, every readiness gate True, lifecycle Normal (or none), not deleted. */
 export function available(p: Obj): boolean {
@@ -150,6 +159,8 @@ export class Checker {
   readonly #renewedAt = new Map<string, number>();
   /** Per pod uid: the resourceVersion and the time at which it last became available. */
   readonly #availableAt = new Map<string, { readonly rv: number; readonly atMs: number }>();
+  /** Per pod uid: the resourceVersion and the time at which the kubelet (not a controller) made it unavailable. */
+  readonly #flappedAt = new Map<string, { readonly rv: number; readonly atMs: number }>();
   readonly #podsSeen: (identity: string) => number;
   #suspendedUntil = -1;
   /**
@@ -235,28 +246,37 @@ export class Checker {
     const cs = this.#cloneSet();
     if (cs === undefined) return;
     const owner = { uid: cs.metadata.uid };
-    if (m.plural === 'pods') this.#checkPods(m, owner);
+    // Another CloneSet's pod (a run may have two): judged by that CloneSet's checker.
+    const pod = m.after ?? m.before;
+    if (m.plural === 'pods' && pod !== undefined && (ownedBy(pod, owner) || (m.before !== undefined && ownedBy(m.before, owner)))) this.#checkPods(m, owner);
     if (m.plural === 'persistentvolumeclaims') this.#checkPvcs(m, owner);
   }
 
   #checkPods(m: Mutation, owner: Owned): void {
-    if (m.after !== undefined && available(m.after) && (m.before === undefined || !available(m.before)))
+    if (m.after !== undefined && available(m.after) && (m.before === undefined || !available(m.before))) {
       this.#availableAt.set(m.after.metadata.uid, { rv: this.#server.resourceVersion, atMs: this.#clock.now() });
+      this.#flappedAt.delete(m.after.metadata.uid);
+    }
+    if (m.after !== undefined && m.before !== undefined && available(m.before) && !available(m.after) && !this.#isController(m.origin))
+      this.#flappedAt.set(m.after.metadata.uid, { rv: this.#server.resourceVersion, atMs: this.#clock.now() });
     if (this.#suspended()) return;
     const pods = this.#pods(owner);
     const specs = this.#recentSpecs();
     if (specs.length === 0) return;
     if (m.verb === 'create' && m.after !== undefined && this.#isController(m.origin)) {
-      const count = pods.filter(active).length;
+      // Pods a preDelete hook holds and pods the user asked to delete may exceed the bound: their replacements may
+      // exist first (Kruise pkg/controller/cloneset/sync/cloneset_scale.go).
+      const count = pods.filter((p) => active(p) && p.metadata.labels?.[LIFECYCLE_STATE] !== 'PreparingDelete' && !userDeleted(p, specs)).length;
       const bound = Math.max(...specs.map((s) => s.replicas + s.maxSurge));
       if (count > bound) this.#violate('surge', `${m.origin} created ${m.after.metadata.name}: ${count} active pods, more than replicas + maxSurge = ${bound}`);
       const id = m.after.metadata.labels?.[INSTANCE_ID];
       const same = this.#server.all('pods').filter((p) => p.metadata.labels?.[INSTANCE_ID] === id && ownedBy(p, owner));
       if (id !== undefined && same.length > 1) this.#violate('instance-id', `instance id ${id} used by ${same.map((p) => p.metadata.name).join(', ')}`);
     }
-    if (m.verb === 'delete' && this.#isController(m.origin) && m.before !== undefined && active(m.before)) {
+    // 'remove': a pod no node runs goes at once.
+    if ((m.verb === 'delete' || m.verb === 'remove') && this.#isController(m.origin) && m.before !== undefined && active(m.before)) {
       const newest = specs[specs.length - 1];
-      const marked = m.before.metadata.labels?.['apps.kruise.io/specified-delete'] !== undefined;
+      const marked = userDeleted(m.before, specs);
       const count = pods.filter(active).length;
       const floor = Math.min(...specs.map((s) => s.replicas));
       if (newest !== undefined && imageOf(m.before) === newest.image && !marked && count < floor) {
@@ -268,8 +288,16 @@ export class Checker {
     }
     const since = this.#availableAt.get(m.before?.metadata.uid ?? '');
     const seen = since === undefined || (since.rv <= this.#podsSeen(m.origin) && this.#clock.now() - since.atMs >= PLAN_LAG_MS);
-    if (this.#isController(m.origin) && m.before !== undefined && available(m.before) && (m.after === undefined || !available(m.after)) && seen) {
-      const availableNow = pods.filter(available).length;
+    // A pod the user asked to delete goes regardless of maxUnavailable (Kruise deletes it directly).
+    const asked = m.before !== undefined && userDeleted(m.before, specs);
+    if (this.#isController(m.origin) && m.before !== undefined && available(m.before) && (m.after === undefined || !available(m.after)) && seen && !asked) {
+      // A pod the kubelet made unavailable (a failed probe, a restart) is counted as available when that had not
+      // reached the writer's cache, or reached it less than PLAN_LAG_MS before: the pass was planned without it.
+      const unseenFlap = (p: Obj): boolean => {
+        const f = this.#flappedAt.get(p.metadata.uid);
+        return f !== undefined && active(p) && (f.rv > this.#podsSeen(m.origin) || this.#clock.now() - f.atMs < PLAN_LAG_MS);
+      };
+      const availableNow = pods.filter((p) => available(p) || unseenFlap(p)).length;
       const floor = Math.min(...specs.map((s) => s.replicas - s.maxUnavailable));
       if (availableNow < floor) {
         this.#violate(

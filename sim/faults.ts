@@ -18,6 +18,8 @@ export const FAULT_KINDS = [
   'restart',
   'pause',
   'etcdRestore',
+  'readinessFlap',
+  'containerRestart',
 ] as const;
 
 export type FaultKind = (typeof FAULT_KINDS)[number];
@@ -38,6 +40,10 @@ export interface FaultPlan {
     readonly lostAnswer: number;
     readonly conflict: number;
     readonly throttle: number;
+    /** Per pod that turns Ready: the chance that the kubelet later flaps it (a failed readiness probe, a container restart). */
+    readonly nodeFlap: number;
+    /** How long after turning Ready a pod flaps, at most (a flaky probe flaps again within a second or two). */
+    readonly nodeFlapWithinMs: number;
   };
   readonly episodes: readonly Episode[];
   /** No fault starts after this (virtual ms); convergence is measured from the end of the last one. */
@@ -75,5 +81,9 @@ export function drawFaults(rng: Rng, windowEndMs: number): FaultPlan {
   for (let i = n(0.25, 1); i > 0; i--) episodes.push({ kind: 'pause', at: at(), forMs: rng.int(5_000, 25_000) });
   if (on(0.1)) episodes.push({ kind: 'etcdRestore', at: at(), backMs: rng.int(2_000, 30_000) });
   episodes.sort((a, b) => a.at - b.at);
-  return { rates, episodes, windowEndMs };
+  // Drawn last, so that the draws above stay what they were for a seed.
+  const flaps = rng.pick(['none', 'none', 'occasional', 'occasional', 'flaky'] as const);
+  const nodeFlap = flaps === 'none' ? 0 : flaps === 'occasional' ? rng.pick([0.2, 0.5]) : 1;
+  const nodeFlapWithinMs = flaps === 'flaky' ? 2_000 : 6_000;
+  return { rates: { ...rates, nodeFlap, nodeFlapWithinMs }, episodes, windowEndMs };
 }

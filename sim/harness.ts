@@ -53,14 +53,20 @@ interface Scenario {
   readonly partition: number | string;
   readonly policy: 'ReCreate' | 'InPlaceIfPossible';
   readonly withPvcs: boolean;
+  /** spec.minReadySeconds: a Ready pod counts as available only this long after it turned Ready. */
+  readonly minReadySeconds: number;
+  /** Lifecycle hooks (a finalizer the user's hook handler owns): none, preDelete, or preDelete and inPlaceUpdate. */
+  readonly hooks: 'none' | 'preDelete' | 'both';
   readonly replicasOfController: 1 | 2;
   readonly edits: readonly Edit[];
 }
 
 type Edit =
-  | { readonly at: number; readonly kind: 'scale'; readonly replicas: number }
+  | { readonly at: number; readonly kind: 'scale'; readonly replicas: number; readonly flap?: boolean }
   | { readonly at: number; readonly kind: 'image'; readonly image: string }
-  | { readonly at: number; readonly kind: 'partition'; readonly partition: number | string };
+  | { readonly at: number; readonly kind: 'partition'; readonly partition: number | string }
+  /** The user asks to delete one of the CloneSet's pods (the `pick`-th by name, modulo their number). */
+  | { readonly at: number; readonly kind: 'podsToDelete' | 'specifiedDelete'; readonly pick: number };
 
 function drawScenario(rng: Rng): Scenario {
   const replicas = rng.int(0, 5);
@@ -68,10 +74,16 @@ function drawScenario(rng: Rng): Scenario {
   const edits: Edit[] = [];
   for (let i = rng.int(1, 2); i > 0; i--) {
     const at = rng.int(2_000, EDIT_WINDOW_MS);
-    const kind = rng.pick(['scale', 'image', 'image', 'partition'] as const);
+    const kind = rng.pick(['scale', 'image', 'image', 'partition', 'podsToDelete', 'specifiedDelete', 'scaleFlap'] as const);
     if (kind === 'scale') edits.push({ at, kind, replicas: rng.int(0, 6) });
-    else if (kind === 'image') edits.push({ at, kind, image: `app:v${rng.int(2, 9)}` });
-    else edits.push({ at, kind, partition: rng.pick([0, 0, 1, 2, '50%']) });
+    else if (kind === 'scaleFlap') {
+      // An autoscaler that changes its mind: up, then down again while the new pods are still starting.
+      const up = rng.int(1, 4);
+      edits.push({ at, kind: 'scale', replicas: replicas + up, flap: true });
+      edits.push({ at: at + rng.int(300, 3_000), kind: 'scale', replicas: Math.max(0, replicas + up - rng.int(1, up + 1)), flap: true });
+    } else if (kind === 'image') edits.push({ at, kind, image: `app:v${rng.int(2, 9)}` });
+    else if (kind === 'partition') edits.push({ at, kind, partition: rng.pick([0, 0, 1, 2, '50%']) });
+    else edits.push({ at, kind, pick: rng.int(0, 99) });
   }
   edits.sort((a, b) => a.at - b.at);
   return {
@@ -83,19 +95,28 @@ function drawScenario(rng: Rng): Scenario {
     withPvcs: rng.chance(0.4),
     replicasOfController: rng.chance(0.6) ? 2 : 1,
     edits,
+    // Drawn last, so that the draws above stay what they were for a seed.
+    minReadySeconds: rng.pick([0, 0, 1, 3]),
+    hooks: rng.pick(['none', 'none', 'none', 'preDelete', 'both'] as const),
   };
 }
 
-function cloneSetObject(s: Scenario): unknown {
+/** The finalizer the user's hook handler owns (as bench/chaos-workload.ts does on a real cluster). */
+const HOOK_FINALIZER = 'sim.example.io/hook';
+const HOOK = { finalizersHandler: [HOOK_FINALIZER] };
+
+function cloneSetObject(s: Scenario, name: string): unknown {
   return {
     apiVersion: 'apps.kruise.io/v1beta1',
     kind: 'CloneSet',
-    metadata: { name: NAME, namespace: NAMESPACE },
+    metadata: { name, namespace: NAMESPACE },
     spec: {
       replicas: s.replicas,
-      selector: { matchLabels: { app: NAME } },
+      ...(s.minReadySeconds > 0 ? { minReadySeconds: s.minReadySeconds } : {}),
+      selector: { matchLabels: { app: name } },
+      ...(s.hooks === 'none' ? {} : { lifecycle: { preDelete: HOOK, ...(s.hooks === 'both' ? { inPlaceUpdate: HOOK } : {}) } }),
       template: {
-        metadata: { labels: { app: NAME } },
+        metadata: { labels: { app: name }, ...(s.hooks === 'none' ? {} : { finalizers: [HOOK_FINALIZER] }) },
         spec: { containers: [{ name: 'app', image: 'app:v1' }] },
       },
       ...(s.withPvcs ? { volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }] } : {}),
@@ -134,13 +155,21 @@ function seededIds(rng: Rng): { random(): string } {
   return { random: () => Array.from({ length: 5 }, () => INSTANCE_ID_ALPHABET[rng.int(0, INSTANCE_ID_ALPHABET.length - 1)]).join('') };
 }
 
+/** The processes' logger when the run keeps no log: one for every process of every run (pino's setup is not free). */
+const SILENT: Logger = pino({ level: 'silent' });
+
 /** Lets every pending promise job run (the simulated processes only ever wait on virtual timers). */
 function settle(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
+/** The second CloneSet of a run that has one (distinct selector, same namespace, the same controller processes). */
+export const SECOND_NAME = 'api';
+
 interface Draw {
   readonly scenario: Scenario;
+  /** A second CloneSet in 3 runs out of 10 (its own spec, edits and hooks; the processes are the first one's). */
+  readonly second: Scenario | undefined;
   readonly plan: FaultPlan;
   readonly netRng: Rng;
   readonly kubeletRng: Rng;
@@ -166,17 +195,38 @@ function draw(seed: number): Draw {
       return e.kind === 'pause' && edit !== undefined ? { ...e, at: edit.at + faultRng.int(0, 300) } : e;
     })
     .sort((a, b) => a.at - b.at);
-  return { scenario, plan: { ...plan, episodes }, netRng, kubeletRng, procRng };
+  // minReadySeconds compares the kubelet's Ready time with the controller's wall clock, so a stepped wall clock
+  // skews availability by the step (in Kubernetes too): it is drawn only for runs whose wall clocks stay put.
+  const steady = !plan.episodes.some((e) => e.kind === 'wallStep');
+  // Drawn last, so that the draws above stay what they were for a seed.
+  const second = scenarioRng.chance(0.3) ? drawScenario(scenarioRng) : undefined;
+  const keep = (s: Scenario): Scenario => (steady ? s : { ...s, minReadySeconds: 0 });
+  return { scenario: keep(scenario), second: second === undefined ? undefined : keep(second), plan: { ...plan, episodes }, netRng, kubeletRng, procRng };
 }
 
-/** The fault episode kinds a seed will inject (without running it), for `npm run sim -- --only KIND`. */
+/**
+ * What a seed will do (without running it), for `npm run sim -- --only KIND`: its fault episode kinds, and the
+ * tags `twoReplicas`, `lostAnswers`, `flaps`, `flakyProbes` and its user edits (`scale`, `image`, `partition`,
+ * `podsToDelete`, `specifiedDelete`, `scaleFlap`), `hooks` and `inPlaceUpdateHook` (lifecycle hooks).
+ */
 export function episodeKindsOf(seed: number): ReadonlySet<string> {
   const d = draw(seed);
-  return new Set([...d.plan.episodes.map((e) => e.kind), ...(d.scenario.replicasOfController === 2 ? ['twoReplicas'] : [])]);
+  const r = d.plan.rates;
+  const tags = [
+    ...(d.scenario.replicasOfController === 2 ? ['twoReplicas'] : []),
+    ...(r.lostAnswer > 0 ? ['lostAnswers'] : []),
+    ...(r.nodeFlap > 0 ? ['flaps'] : []),
+    ...(r.nodeFlap === 1 ? ['flakyProbes'] : []),
+    ...(d.scenario.hooks !== 'none' ? ['hooks'] : []),
+    ...(d.scenario.hooks === 'both' ? ['inPlaceUpdateHook'] : []),
+    ...(d.second !== undefined ? ['twoCloneSets'] : []),
+    ...d.scenario.edits.map((e) => (e.kind === 'scale' && e.flap === true ? 'scaleFlap' : e.kind)),
+  ];
+  return new Set([...d.plan.episodes.map((e) => e.kind), ...tags]);
 }
 
 export async function runSeed(opts: RunOptions): Promise<RunResult> {
-  const { scenario, plan, netRng, kubeletRng, procRng } = draw(opts.seed);
+  const { scenario, second, plan, netRng, kubeletRng, procRng } = draw(opts.seed);
   const trace: string[] = [];
   const clock = new SimClock();
   const log = (line: string): void => {
@@ -185,23 +235,32 @@ export async function runSeed(opts: RunOptions): Promise<RunResult> {
   const faults = faultCounts();
   const server = new ApiServer(clock);
   const net = new Network(clock, server, netRng, plan, faults, log);
-  const kubelet = new Kubelet(server, clock, kubeletRng);
+  const kubelet = new Kubelet(server, clock, kubeletRng, { rate: plan.rates.nodeFlap, withinMs: plan.rates.nodeFlapWithinMs, untilMs: plan.windowEndMs, faults });
   const procs: Proc[] = [];
   const isController = (origin: string): boolean => origin.startsWith('controller-');
-  const checker = new Checker(server, clock, NAMESPACE, NAME, isController, (identity) => net.podsSeen.get(identity) ?? 0);
+  const podsSeen = (identity: string): number => net.podsSeen.get(identity) ?? 0;
+  const checker = new Checker(server, clock, NAMESPACE, NAME, isController, podsSeen);
+  // The leader check is one for the run: the first checker's.
   net.onWrite = (origin, method, path) => checker.onWrite(origin, method, path);
+  const sets: { readonly name: string; readonly scenario: Scenario; readonly checker: Checker }[] = [{ name: NAME, scenario, checker }];
+  if (second !== undefined) sets.push({ name: SECOND_NAME, scenario: second, checker: new Checker(server, clock, NAMESPACE, SECOND_NAME, isController, podsSeen) });
+  const violations = (): Violation[] => sets.flatMap((x) => x.checker.violations);
   const config = controllerConfig();
   let nextId = 0;
 
   // The controller's jitter (informer watch timeouts, leader election) comes from Math.random: seeded for the run.
   const realRandom = Math.random;
   Math.random = () => procRng.float();
+  // Thousands of errors are thrown and caught per run (409s, lost answers, aborted requests); nothing reads their
+  // stacks unless the run keeps its log.
+  const realStackTraceLimit = Error.stackTraceLimit;
+  if (opts.logs !== true) Error.stackTraceLimit = 0;
 
   const logger = (identity: string): Logger =>
     opts.logs === true
       ? // Stack traces are left out: they name the caller's file and line, which is not part of the run.
         pino({ level: 'debug', base: { p: identity }, timestamp: false }, { write: (s: string) => log(s.trimEnd().replace(/"stack":"(?:[^"\\]|\\.)*",?/g, '')) })
-      : pino({ level: 'silent' });
+      : SILENT;
 
   const startProcess = (): Proc => {
     const identity = `controller-${nextId++}`;
@@ -252,33 +311,85 @@ export async function runSeed(opts: RunOptions): Promise<RunResult> {
   };
 
   // The user's CloneSet, then the controller replicas.
-  const created = server.write('user', 'POST', CS_PATH, cloneSetObject(scenario));
-  if (created.status !== 201) throw new Error(`creating the CloneSet: ${created.body}`);
-  const initial = server.peek('clonesets', NAMESPACE, NAME);
-  const valid = initial !== undefined && admissible(initial);
+  let valid = true;
+  for (const { name, scenario: s } of sets) {
+    const created = server.write('user', 'POST', CS_PATH, cloneSetObject(s, name));
+    if (created.status !== 201) throw new Error(`creating the CloneSet: ${created.body}`);
+    const initial = server.peek('clonesets', NAMESPACE, name);
+    valid &&= initial !== undefined && admissible(initial);
+  }
   for (let i = 0; i < scenario.replicasOfController; i++) startProcess();
 
   let lastEditAt = 0;
-  for (const e of scenario.edits) {
-    clock.at(e.at, () => {
-      const cs = server.peek('clonesets', NAMESPACE, NAME);
-      if (cs === undefined) return;
-      const spec = structuredClone(cs['spec']) as {
-        replicas: number;
-        template: { spec: { containers: { image: string }[] } };
-        updateStrategy: { rollingUpdate: { partition?: number | string } };
-      };
-      if (e.kind === 'scale') spec.replicas = e.replicas;
-      if (e.kind === 'image') {
-        const c = spec.template.spec.containers[0];
-        if (c !== undefined) c.image = e.image;
-      }
-      if (e.kind === 'partition') spec.updateStrategy.rollingUpdate.partition = e.partition;
-      const next = { ...cs, spec };
-      if (!admissible(next)) return;
-      const a = server.write('user', 'PUT', `${CS_PATH}/${NAME}`, next);
-      log(`user ${e.kind} ${JSON.stringify(e)} → ${a.status}`);
-      lastEditAt = clock.now();
+  for (const { name: csName, scenario: s } of sets)
+    for (const e of s.edits) {
+      clock.at(e.at, () => {
+        const cs = server.peek('clonesets', NAMESPACE, csName);
+        if (cs === undefined) return;
+        const spec = structuredClone(cs['spec']) as {
+          replicas: number;
+          template: { spec: { containers: { image: string }[] } };
+          updateStrategy: { rollingUpdate: { partition?: number | string } };
+          scaleStrategy?: { podsToDelete?: string[] };
+        };
+        if (e.kind === 'podsToDelete' || e.kind === 'specifiedDelete') {
+          const pods = server
+            .all('pods')
+            .filter((p) => p.metadata.deletionTimestamp === undefined && (p.metadata.ownerReferences ?? []).some((r) => r.uid === cs.metadata.uid))
+            .map((p) => p.metadata.name)
+            .sort();
+          const victim = pods[e.pick % Math.max(1, pods.length)];
+          if (victim === undefined) return;
+          if (e.kind === 'specifiedDelete') {
+            const a = server.write('user', 'PATCH', `/api/v1/namespaces/${NAMESPACE}/pods/${victim}`, { metadata: { labels: { 'apps.kruise.io/specified-delete': 'true' } } });
+            log(`user labels ${victim} apps.kruise.io/specified-delete → ${a.status}`);
+            lastEditAt = clock.now();
+            return;
+          }
+          spec.scaleStrategy = { ...spec.scaleStrategy, podsToDelete: [...(spec.scaleStrategy?.podsToDelete ?? []), victim] };
+        }
+        if (e.kind === 'scale') spec.replicas = e.replicas;
+        if (e.kind === 'image') {
+          const c = spec.template.spec.containers[0];
+          if (c !== undefined) c.image = e.image;
+        }
+        if (e.kind === 'partition') spec.updateStrategy.rollingUpdate.partition = e.partition;
+        const next = { ...cs, spec };
+        if (!admissible(next)) return;
+        const a = server.write('user', 'PUT', `${CS_PATH}/${csName}`, next);
+        log(`user ${e.kind} ${csName} ${JSON.stringify(e)} → ${a.status}`);
+        lastEditAt = clock.now();
+      });
+    }
+
+  // The user's lifecycle-hook handler (a controller of the user's, as bench/chaos-workload.ts `runHookHandler`):
+  // a moment after a pod of ours changes, it releases a pod waiting in PreparingDelete or PreparingUpdate (or
+  // terminating) by removing the hook finalizer, and hooks a Normal or Updated pod again by adding it.
+  const hooked = new Set(sets.filter((x) => x.scenario.hooks !== 'none').map((x) => x.name));
+  if (hooked.size > 0) {
+    const handling = new Set<string>();
+    server.observe({
+      onMutation: (m) => {
+        if (m.plural !== 'pods' || m.after === undefined || m.origin === 'user-hooks') return;
+        if (!(m.after.metadata.ownerReferences ?? []).some((r) => r.controller === true && hooked.has(r.name))) return;
+        const { namespace, name, uid } = m.after.metadata;
+        if (handling.has(uid)) return;
+        handling.add(uid);
+        clock.after(kubeletRng.int(200, 3_000), () => {
+          handling.delete(uid);
+          const pod = server.peek('pods', namespace, name);
+          if (pod === undefined || pod.metadata.uid !== uid) return;
+          const state = pod.metadata.labels?.['lifecycle.apps.kruise.io/state'];
+          const finalizers = pod.metadata.finalizers ?? [];
+          const held = finalizers.includes(HOOK_FINALIZER);
+          const release = held && (state === 'PreparingDelete' || state === 'PreparingUpdate' || pod.metadata.deletionTimestamp !== undefined);
+          const hook = !held && pod.metadata.deletionTimestamp === undefined && (state === 'Normal' || state === 'Updated');
+          if (!release && !hook) return;
+          const next = release ? finalizers.filter((f) => f !== HOOK_FINALIZER) : [...finalizers, HOOK_FINALIZER];
+          const a = server.write('user-hooks', 'PATCH', `/api/v1/namespaces/${namespace ?? ''}/pods/${name}`, { metadata: { finalizers: next } });
+          log(`user hook handler ${release ? 'releases' : 'hooks'} ${name} (${state ?? 'no state'}) → ${a.status}`);
+        });
+      },
     });
   }
 
@@ -293,6 +404,7 @@ export async function runSeed(opts: RunOptions): Promise<RunResult> {
     clock.after(1_000, take);
   }
   let faultsEndAt = 0;
+  let restored = false;
   const episode = (e: Episode): void => {
     faults[e.kind]++;
     const until = (ms: number): void => {
@@ -349,7 +461,8 @@ export async function runSeed(opts: RunOptions): Promise<RunResult> {
         const target = snapshots.find((s) => s.at >= clock.now() - e.backMs);
         if (target === undefined) return;
         log(`fault: etcd restored to its state at ${(target.at / 1000).toFixed(1)}s`);
-        checker.restored();
+        for (const x of sets) x.checker.restored();
+        restored = true;
         server.restore(target.snap);
         return;
       }
@@ -359,42 +472,53 @@ export async function runSeed(opts: RunOptions): Promise<RunResult> {
 
   let events = 0;
   let convergedAt: number | undefined;
-  const quietAt = (): number => Math.max(lastEditAt, faultsEndAt, scenario.edits.at(-1)?.at ?? 0, plan.episodes.at(-1)?.at ?? 0);
+  // An etcd restore undoes writes whose expectations the controller still holds (a deleted pod is back, a status
+  // resourceVersion went backwards): it plans again once they time out (--expectation-timeout), as Kruise does.
+  const convergenceBoundMs = (): number => CONVERGENCE_BOUND_MS + (restored ? config.expectationTimeoutMs : 0);
+  const quietAt = (): number => Math.max(lastEditAt, faultsEndAt, ...sets.map((x) => x.scenario.edits.at(-1)?.at ?? 0), plan.episodes.at(-1)?.at ?? 0);
+  const notConverged = (): string | undefined => {
+    for (const x of sets) {
+      const why = x.checker.notConverged();
+      if (why !== undefined) return sets.length > 1 ? `${x.name}: ${why}` : why;
+    }
+    return undefined;
+  };
   try {
     for (;;) {
       await settle();
-      if (checker.violations.length > 0) break;
+      if (violations().length > 0) break;
       const now = clock.now();
       if (now >= quietAt() && valid) {
-        if (checker.notConverged() === undefined) {
+        if (notConverged() === undefined) {
           convergedAt = now;
           break;
         }
       }
       const next = clock.nextAt();
       if (next === undefined) break;
-      if (next > quietAt() + CONVERGENCE_BOUND_MS) break;
+      if (next > quietAt() + convergenceBoundMs()) break;
       clock.fireNext();
       events++;
     }
-    if (convergedAt === undefined && checker.violations.length === 0 && valid) {
-      checker.convergenceFailed(checker.notConverged() ?? 'ran out of events', CONVERGENCE_BOUND_MS);
+    if (convergedAt === undefined && violations().length === 0 && valid) {
+      checker.convergenceFailed(notConverged() ?? 'ran out of events', convergenceBoundMs());
     }
   } finally {
     for (const p of procs) kill(p);
     Math.random = realRandom;
+    Error.stackTraceLimit = realStackTraceLimit;
   }
-  for (const v of checker.violations) log(`VIOLATION ${v.invariant}: ${v.message}`);
+  for (const v of violations()) log(`VIOLATION ${v.invariant}: ${v.message}`);
   return {
     seed: opts.seed,
     events,
     requests: net.requests,
     faults,
-    violations: checker.violations,
+    violations: violations(),
     converged: convergedAt !== undefined,
     convergedAfterMs: convergedAt === undefined ? undefined : convergedAt - quietAt(),
     virtualMs: clock.now(),
     trace,
-    scenario: JSON.stringify({ ...scenario, kubeletActions: kubelet.actions, faultPlan: plan.rates }),
+    scenario: JSON.stringify({ ...scenario, ...(second !== undefined ? { second } : {}), kubeletActions: kubelet.actions, faultPlan: plan.rates }),
   };
 }

@@ -1,10 +1,16 @@
 // The node side of the world: a scheduler and kubelet in one. A new pod is bound and started a moment after it
-// appears; a pod is Ready when its containers run the images of its spec and every readiness gate is True; an
-// image changed in place restarts that container (not ready meanwhile, then a new imageID); a deleted pod's
-// containers stop within its grace period and the pod object goes away.
+// appears; a started container passes its readiness probe after a delay of its own (0–3 s), so pods of one
+// scale-up turn Ready at different times; a pod is Ready when its containers pass their probes and every
+// readiness gate is True; an image changed in place restarts that container (not ready meanwhile, then a new
+// imageID); a deleted pod's containers stop within its grace period and the pod object goes away.
+// While the fault window is open a Ready pod may flap, as on a real node: its readiness probe fails for a moment,
+// or its container restarts (restartCount + 1, not ready until the probe passes again). Both change how the
+// controller ranks pods (not ready first, then Ready for the shortest time, then most restarts), so two passes
+// planned on caches a moment apart can pick different victims.
 import type { Container } from '../src/kube/types.ts';
 import type { ApiServer, Mutation, Obj } from './api-server.ts';
 import type { SimClock } from './clock.ts';
+import type { FaultKind } from './faults.ts';
 import type { Rng } from './random.ts';
 
 const ORIGIN = 'kubelet';
@@ -30,15 +36,45 @@ export class Kubelet {
   readonly #server: ApiServer;
   readonly #clock: SimClock;
   readonly #rng: Rng;
+  readonly #flaps: Flaps;
   /** Pods with a sync already scheduled (by uid). */
   readonly #pending = new Set<string>();
+  /** Per pod uid: the readiness probe fails until then (a container starting, a flap). */
+  readonly #unreadyUntil = new Map<string, number>();
+  /** Pods whose container restarts at their next sync (a flap). */
+  readonly #restarts = new Set<string>();
+  /** Pods with a flap already scheduled. */
+  readonly #flapping = new Set<string>();
   actions = 0;
 
-  constructor(server: ApiServer, clock: SimClock, rng: Rng) {
+  constructor(server: ApiServer, clock: SimClock, rng: Rng, flaps: Flaps = { rate: 0, withinMs: 0, untilMs: 0, faults: undefined }) {
     this.#server = server;
     this.#clock = clock;
     this.#rng = rng;
+    this.#flaps = flaps;
     server.observe({ onMutation: (m) => this.#onMutation(m) });
+  }
+
+  /** A Ready pod may flap later, while the fault window is open. */
+  #maybeFlap(pod: Obj): void {
+    const uid = pod.metadata.uid;
+    if (this.#flaps.rate === 0 || this.#flapping.has(uid) || !this.#rng.chance(this.#flaps.rate)) return;
+    const at = this.#rng.int(200, this.#flaps.withinMs);
+    if (this.#clock.now() + at >= this.#flaps.untilMs) return;
+    this.#flapping.add(uid);
+    const restart = this.#rng.chance(0.4);
+    const forMs = this.#rng.int(300, 4_000);
+    const { namespace, name } = pod.metadata;
+    this.#clock.after(at, () => {
+      this.#flapping.delete(uid);
+      const now = this.#server.peek('pods', namespace, name);
+      if (now?.metadata.uid !== uid || now.metadata.deletionTimestamp !== undefined) return;
+      const kind: FaultKind = restart ? 'containerRestart' : 'readinessFlap';
+      if (this.#flaps.faults !== undefined) this.#flaps.faults[kind]++;
+      if (restart) this.#restarts.add(uid);
+      this.#unreadyUntil.set(uid, this.#clock.now() + forMs);
+      this.#sync(now);
+    });
   }
 
   #onMutation(m: Mutation): void {
@@ -80,18 +116,30 @@ export class Kubelet {
     const containers = spec.containers ?? [];
     const old = status.containerStatuses ?? [];
     const now = this.#server.rfc3339();
+    const uid = pod.metadata.uid;
     let restarting = false;
+    /** A container (re)started now: its readiness probe passes after a delay of its own. */
+    const started = (): boolean => {
+      const delay = this.#rng.int(0, 3_000);
+      this.#unreadyUntil.set(uid, Math.max(this.#unreadyUntil.get(uid) ?? 0, this.#clock.now() + delay));
+      return delay === 0;
+    };
+    const restart = this.#restarts.delete(uid);
     const statuses: ContainerStatus[] = containers.map((c) => {
       const image = c.image ?? '';
       const prev = old.find((s) => s.name === c.name);
-      if (prev === undefined) return { name: c.name, image, imageID: imageId(image), ready: true, restartCount: 0, started: true, state: { running: { startedAt: now } } };
-      if (prev.image === image) return prev.ready ? prev : { ...prev, ready: true, started: true, state: { running: { startedAt: now } } };
+      if (prev === undefined) return { name: c.name, image, imageID: imageId(image), ready: started(), restartCount: 0, started: true, state: { running: { startedAt: now } } };
+      if (prev.image === image) {
+        if (restart) return { ...prev, ready: false, restartCount: prev.restartCount + 1, started: true, state: { running: { startedAt: now } } };
+        const probe = this.#clock.now() >= (this.#unreadyUntil.get(uid) ?? 0);
+        return prev.ready === probe ? prev : { ...prev, ready: probe, started: true };
+      }
       if (prev.ready) {
         // The container is being restarted with its new image: not ready until it runs again.
         restarting = true;
         return { ...prev, ready: false, started: false, state: { waiting: { reason: 'ContainerCreating' } } };
       }
-      return { name: c.name, image, imageID: imageId(image), ready: true, restartCount: prev.restartCount + 1, started: true, state: { running: { startedAt: now } } };
+      return { name: c.name, image, imageID: imageId(image), ready: started(), restartCount: prev.restartCount + 1, started: true, state: { running: { startedAt: now } } };
     });
     const containersReady = statuses.every((s) => s.ready);
     const conditions = status.conditions ?? [];
@@ -118,11 +166,20 @@ export class Kubelet {
     if (JSON.stringify(desired) !== JSON.stringify(current)) {
       this.#server.write(ORIGIN, 'PATCH', this.#path(pod, '/status'), { status: desired });
     }
-    if (restarting) {
-      const after = this.#server.peek('pods', pod.metadata.namespace, pod.metadata.name);
-      if (after !== undefined) this.#schedule(after, this.#rng.int(500, 5_000));
-    }
+    const after = this.#server.peek('pods', pod.metadata.namespace, pod.metadata.name);
+    if (after === undefined) return;
+    if (restarting) this.#schedule(after, this.#rng.int(500, 5_000));
+    else if (!containersReady) this.#schedule(after, Math.max(1, (this.#unreadyUntil.get(uid) ?? 0) - this.#clock.now()));
+    else if (containersReady && gatesTrue) this.#maybeFlap(after);
   }
+}
+
+/** The kubelet's own faults: how often a Ready pod flaps, until when, and where they are counted. */
+export interface Flaps {
+  readonly rate: number;
+  readonly withinMs: number;
+  readonly untilMs: number;
+  readonly faults: Record<FaultKind, number> | undefined;
 }
 
 function imageId(image: string): string {

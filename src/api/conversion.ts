@@ -62,16 +62,22 @@ export function convertCloneSet(obj: Record<string, unknown>, desiredAPIVersion:
   const to = versionOf(desiredAPIVersion, 'desiredAPIVersion');
   const from = versionOf(obj['apiVersion'], 'apiVersion');
   if (from === to) return clone(obj);
-  const lost = readLostFields(obj);
-  const input = withoutLostFieldsAnnotation(obj);
-  let out = from === V1ALPHA1 ? kruiseAlphaToBeta(input) : kruiseBetaToAlpha(input);
-  if (lost !== undefined && lost.version === to && lost.guard === strategyGuard(input)) out = applyOps(out, lost.ops);
+  const { input, out } = convertOneWay(obj, from, to);
   // What of `input` would the way back lose? Remember it on the output.
   const back = from === V1ALPHA1 ? kruiseBetaToAlpha(out) : kruiseAlphaToBeta(out);
   const ops = diff(back, input, []);
   if (ops.length === 0) return out;
   const record: LostFields = { version: from, guard: strategyGuard(out), ops };
   return setAnnotation(out, ANNOTATION_LOST_FIELDS, JSON.stringify(record));
+}
+
+/** Kruise's mapping from one version to the other, with the fields remembered from an earlier way back. */
+function convertOneWay(obj: Obj, from: Version, to: Version): { readonly input: Obj; readonly out: Obj } {
+  const lost = readLostFields(obj);
+  const input = withoutLostFieldsAnnotation(obj);
+  let out = from === V1ALPHA1 ? kruiseAlphaToBeta(input) : kruiseBetaToAlpha(input);
+  if (lost !== undefined && lost.version === to && lost.guard === strategyGuard(input)) out = applyOps(out, lost.ops);
+  return { input, out };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -386,4 +392,17 @@ export function hasRollingUpdate(cs: CloneSet): boolean {
 export function cloneSetToV1beta1(cs: CloneSet): CloneSetV1beta1 {
   const asAlpha: Obj = { ...clone(cs), apiVersion: V1ALPHA1 } as unknown as Obj;
   return convertCloneSet(asAlpha, V1BETA1) as unknown as CloneSetV1beta1;
+}
+
+/**
+ * The v1beta1 spec of an internal CloneSet (the body of a status write through the storage version). The spec's
+ * conversion reads only the spec, the labels and the annotations, so the status and the rest of the metadata
+ * are left out of it, and so is the way back (it only annotates the metadata): a status write happens on most
+ * passes.
+ */
+export function cloneSetSpecToV1beta1(cs: CloneSet): CloneSetV1beta1['spec'] {
+  const { labels, annotations } = cs.metadata;
+  const asAlpha: Obj = { apiVersion: V1ALPHA1, kind: cs.kind, metadata: { labels, annotations }, spec: cs.spec } as unknown as Obj;
+  // One way only: what the way back would lose goes into an annotation, and a status write sends no metadata.
+  return (convertOneWay(asAlpha, V1ALPHA1, V1BETA1).out as unknown as CloneSetV1beta1).spec;
 }

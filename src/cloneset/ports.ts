@@ -7,7 +7,7 @@ import type { KubeClient, PatchType } from '../kube/client.ts';
 import { CLONESETS_V1BETA1, CONTROLLER_REVISIONS, EVENTS, PODS, PVCS, type ResourceRef } from '../kube/resources.ts';
 import type { EventSink } from '../runtime/events.ts';
 import type { ImagePullJob } from './inplace/image-pull-job.ts';
-import { cloneSetToV1beta1 } from '../api/conversion.ts';
+import { cloneSetSpecToV1beta1 } from '../api/conversion.ts';
 import { KIND, STORAGE_API_VERSION } from '../api/cloneset.ts';
 
 export type { PatchType };
@@ -120,7 +120,7 @@ export function apiPorts(client: KubeClient): Ports {
             apiVersion: STORAGE_API_VERSION,
             kind: KIND,
             metadata: { name: cs.metadata.name, namespace: cs.metadata.namespace, resourceVersion: cs.metadata.resourceVersion },
-            spec: cloneSetToV1beta1(cs).spec,
+            spec: cloneSetSpecToV1beta1(cs),
             status,
           },
           { subresource: 'status' },

@@ -8,7 +8,8 @@ import type { Pod } from '../../kube/types.ts';
 import type { PlanAction } from './actions.ts';
 import { partitionAbs } from './int-or-percent.ts';
 import { isPodAvailable, revisionMatches } from './pod-predicates.ts';
-import { computeReplicaDiff, replicaDiffInputFor, resolveLimits, type SurgeRule } from './replica-diff.ts';
+import { computeReplicaDiff, replicaDiffInputFor, type SurgeRule } from './replica-diff.ts';
+import { boundsOf, type SpecBounds } from './testing/spec-bounds.ts';
 import { aCloneSet, readyPods } from './testing/builders.ts';
 import {
   activePods,
@@ -31,17 +32,17 @@ function worldWith(rule: SurgeRule, ...args: Parameters<typeof newWorld>): World
   return { ...w, config: { ...w.config, surgeRule: rule } };
 }
 
-function limitsOf(w: World): ReturnType<typeof resolveLimits> {
-  return resolveLimits(
-    replicaDiffInputFor(w.cloneSet, [], {
-      currentRevision: currentRevisionOf(w),
-      updateRevision: w.updateRevision,
-      gates: w.config.gates,
-      excludePreparingDeleteFlag: false,
-      nowMs: w.nowMs,
-      flavour: 'scale',
-    }),
-  );
+/** replicas, maxSurge, maxUnavailable of the world's CloneSet by the test's own arithmetic (testing/spec-bounds.ts). */
+function limitsOf(w: World): SpecBounds {
+  const us = w.cloneSet.spec.updateStrategy;
+  return boundsOf({
+    replicas: w.cloneSet.spec.replicas ?? 1,
+    hasRollingUpdate: us?.type !== 'OnDelete' || us.partition !== undefined,
+    ...(us?.paused !== undefined ? { paused: us.paused } : {}),
+    ...(us?.partition !== undefined ? { partition: us.partition } : {}),
+    ...(us?.maxSurge !== undefined ? { maxSurge: us.maxSurge } : {}),
+    ...(us?.maxUnavailable !== undefined ? { maxUnavailable: us.maxUnavailable } : {}),
+  });
 }
 
 function useSurgeOf(w: World): number {

@@ -7,7 +7,6 @@ import type { PlanAction } from './actions.ts';
 import { planCloneSet } from './index.ts';
 import { planPvcCleanup } from './pvc-cleanup.ts';
 import { aCloneSet, aPod, aPvc, fixedIds, plannerConfig, readyPods, revisions, T0 } from './testing/builders.ts';
-import { applyPlan, newWorld, reconcileStep } from './testing/sim/world.ts';
 
 function noReuse(cs: CloneSet): CloneSet {
   return { ...cs, spec: { ...cs.spec, scaleStrategy: { ...cs.spec.scaleStrategy, disablePVCReuse: true } } };
@@ -103,22 +102,21 @@ describe('PVC cleanup with scaleStrategy.disablePVCReuse (docs/features.md#pvcs)
     assert.match(deletes[0] ?? '', /^delete pod sample-(old\dx) with data-sample-\1$/);
   });
 
-  test('simulated: a pod that vanishes is replaced under a new id and no PVC of it is left', () => {
+  test('a pod that vanishes is replaced under a new id, its PVC deleted, and the next pass has nothing left to do', () => {
     const cs = noReuse(base);
-    const world = newWorld(cs);
-    for (let i = 0; i < 20; i++) reconcileStep(world);
-    assert.equal(world.pods.length, 2);
-    assert.equal(world.pvcs.length, 2);
-    const [gone] = world.pods;
-    const goneId = gone?.metadata.labels?.['apps.kruise.io/cloneset-instance-id'] ?? '';
-    world.pods = world.pods.filter((p) => p !== gone);
-    const violations: string[] = [];
-    for (let i = 0; i < 20; i++) violations.push(...reconcileStep(world).violations);
-    assert.deepEqual(violations, []);
-    const ids = world.pods.map((p) => p.metadata.labels?.['apps.kruise.io/cloneset-instance-id']);
-    assert.equal(ids.length, 2);
-    assert.ok(!ids.includes(goneId));
-    assert.deepEqual(world.pvcs.map((c) => c.metadata.labels?.['apps.kruise.io/cloneset-instance-id']).sort(), [...ids].sort());
-    assert.deepEqual(applyPlan(world, []), []);
+    const [kept, gone] = readyPods(cs, 2);
+    assert.ok(kept !== undefined && gone !== undefined);
+    const pvcs = [aPvc(cs).instanceId('old0x').build(), aPvc(cs).instanceId('old1x').build()];
+    const first = planOf(cs, [kept], pvcs, 'old1x', 'fresh');
+    assert.deepEqual(summary(first.actions), ['delete data-sample-old1x', 'create sample-fresh with data-sample-fresh']);
+    // The writes of the first pass, as the cache shows them afterwards: the old PVC gone, the new pod and its PVC there.
+    const created = aPod(cs).instanceId('fresh').build();
+    const second = planOf(
+      cs,
+      [kept, created],
+      [pvcs[0], aPvc(cs).instanceId('fresh').build()].filter((c) => c !== undefined),
+      'other',
+    );
+    assert.deepEqual(summary(second.actions), []);
   });
 });

@@ -7,6 +7,7 @@ import type { CloneSet, IntOrString } from '../../api/cloneset.ts';
 import { FEATURE_GATE_DEFAULTS, type LifecycleState } from '../../api/well-known.ts';
 import type { Pod } from '../../kube/types.ts';
 import { computeReplicaDiff, replicaDiffInputFor, resolveLimits, type PodFacts, type ReplicaDiff, type ReplicaDiffInput } from './replica-diff.ts';
+import { boundsOf } from './testing/spec-bounds.ts';
 
 // Kruise's conformance table (TestCalculateDiffsWithExpectation, pkg/controller/cloneset/sync/cloneset_sync_utils_test.go), verbatim. Columns: # | R | P | MU | MS | extras | pods | expected.
 // Pod codes: n/o = update/old revision; lifecycle N Normal, PD PreparingDelete, PU PreparingUpdate, U Updating;
@@ -496,14 +497,14 @@ describe('computeReplicaDiff properties', () => {
 
   prop('never more than replicas + maxSurge pods: curTotal + scaleUpNum <= R + MS', (input) => {
     const d = computeReplicaDiff(input);
-    const { maxSurge } = resolveLimits(input);
+    const { maxSurge } = boundsOf(input);
     const { curTotal } = tally(input);
     if (d.scaleUpNum > 0) assert.ok(curTotal + d.scaleUpNum <= input.replicas + maxSurge);
   });
 
   prop('the surge used never exceeds maxSurge, and its old-revision part never exceeds it', (input) => {
     const d = computeReplicaDiff(input);
-    assert.ok(d.useSurgeOldRevision <= d.useSurge && d.useSurge <= resolveLimits(input).maxSurge);
+    assert.ok(d.useSurgeOldRevision <= d.useSurge && d.useSurge <= boundsOf(input).maxSurge);
   });
 
   prop('scaleUpLimit <= scaleUpNum, and nothing old-revision or limited is planned without a scale up', (input) => {
@@ -515,7 +516,7 @@ describe('computeReplicaDiff properties', () => {
   prop('scale up never pushes unavailable pods past scaleStrategy.maxUnavailable (unless already past it)', (input) => {
     const d = computeReplicaDiff(input);
     const { totalUnavailable } = tally(input);
-    const smu = resolveLimits(input).scaleMaxUnavailable;
+    const smu = boundsOf(input).scaleMaxUnavailable;
     assert.ok(totalUnavailable + d.scaleUpLimit <= Math.max(smu, totalUnavailable));
   });
 
@@ -529,7 +530,7 @@ describe('computeReplicaDiff properties', () => {
   propAvailableDeletes('deleteReadyLimit never lets available pods drop below R − MU (specified-delete pods available)', (input) => {
     const d = computeReplicaDiff(input);
     const { available } = tally(input);
-    const floor = input.replicas - resolveLimits(input).maxUnavailable;
+    const floor = input.replicas - boundsOf(input).maxUnavailable;
     assert.ok(available - d.deleteReadyLimit >= Math.min(available, floor));
   });
 
@@ -537,7 +538,7 @@ describe('computeReplicaDiff properties', () => {
     const d = computeReplicaDiff(input);
     const { available, totalUnavailable } = tally(input);
     const budget = Math.max(Math.min(Math.abs(d.updateNum), d.updateMaxUnavailable - totalUnavailable), 0);
-    if (budget > 0) assert.ok(available - budget >= input.replicas - resolveLimits(input).maxUnavailable);
+    if (budget > 0) assert.ok(available - budget >= input.replicas - boundsOf(input).maxUnavailable);
     if (d.updateNum === 0) assert.equal(d.updateMaxUnavailable, 0);
   });
 
@@ -545,7 +546,7 @@ describe('computeReplicaDiff properties', () => {
     fc.pre(!input.partitionRollbackGate || input.currentIsUpdate);
     const d = computeReplicaDiff(input);
     const { activeOld, activeNew } = tally(input);
-    const { partition } = resolveLimits(input);
+    const { partition } = boundsOf(input);
     assert.ok(d.updateNum >= 0);
     if (d.updateNum > 0) {
       assert.ok(activeOld - d.updateNum >= partition, 'never updates into the partition');
@@ -554,7 +555,7 @@ describe('computeReplicaDiff properties', () => {
   });
 
   prop('a converged CloneSet (partition old + rest new, all available) plans nothing', (input) => {
-    const { partition } = resolveLimits(input);
+    const { partition } = boundsOf(input);
     const pods: PodFacts[] = Array.from({ length: input.replicas }, (_, i) => ({
       isUpdate: i >= partition,
       lifecycleState: 'Normal',

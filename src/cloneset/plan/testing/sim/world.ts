@@ -20,7 +20,7 @@ import { planCloneSet, type PlannerConfig, type PlanResult, type ResolvedRevisio
 import type { InstanceIdSource } from '../../instance-ids.ts';
 import { rfc3339 } from '../../pod-template.ts';
 import { isPodActive, isPodAvailable, isSpecifiedDelete, podCondition, revisionMatches } from '../../pod-predicates.ts';
-import { replicaDiffInputFor, resolveLimits } from '../../replica-diff.ts';
+import { boundsOf } from '../spec-bounds.ts';
 import { computeStatus, isStatusChanged } from '../../status.ts';
 import { revisionName, sequentialIds, T0 } from '../builders.ts';
 
@@ -566,18 +566,18 @@ export function surgeCount(world: World): number {
   return activePods(world).filter((p) => !(excluded && p.metadata.labels?.[LABEL_LIFECYCLE_STATE] === 'PreparingDelete')).length;
 }
 
-/** replicas + maxSurge as the diff resolves them (paused forces maxSurge to 0). */
+/** replicas + maxSurge by the test's own arithmetic (testing/spec-bounds.ts; paused leaves no surge), never the planner's. */
 export function surgeLimit(world: World): number {
   const cs = world.cloneSet;
-  const input = replicaDiffInputFor(cs, [], {
-    currentRevision: currentRevisionOf(world),
-    updateRevision: world.updateRevision,
-    gates: world.config.gates,
-    excludePreparingDeleteFlag: world.config.excludePreparingDelete,
-    nowMs: world.nowMs,
-    flavour: 'scale',
+  const us = cs.spec.updateStrategy;
+  const replicas = cs.spec.replicas ?? 1;
+  const b = boundsOf({
+    replicas,
+    hasRollingUpdate: us?.type !== 'OnDelete' || us.partition !== undefined,
+    ...(us?.paused !== undefined ? { paused: us.paused } : {}),
+    ...(us?.maxSurge !== undefined ? { maxSurge: us.maxSurge } : {}),
   });
-  return input.replicas + resolveLimits(input).maxSurge;
+  return replicas + b.maxSurge;
 }
 
 /** Writes only the Update step makes (refresh or update): never in the same pass as a create or delete. */
