@@ -2,11 +2,12 @@
 // what a restart costs.
 //
 //   node bench/fleet.ts [--pods 1000] [--clonesets 10] [--idle-seconds 60] [--churn-minutes 3] [--unthrottled-setup]
-//                       [--large] [--limit-pods N] [--kubeconfig PATH] [--state-dir DIR] [--keep-cluster] [-- <controller flags>]
+//                       [--large] [--limit-pods N] [--scale-up-minutes M] [--kubeconfig PATH] [--state-dir DIR] [--keep-cluster] [-- <controller flags>]
 //
 // --large: the local control plane's large profile (tools/localcluster/components.ts), the default above
 // LARGE_FLEET_PODS pods. --limit-pods N: the limit is measured with N pods and scaled to --pods linearly (the API
 // server's work per pod is constant: a 100 000-pod limit alone takes half an hour on a 2-core machine); printed.
+// --scale-up-minutes M: gives up after M minutes of scale-up, printing how far it got (pods, Ready, CPU, RSS).
 //
 // --unthrottled-setup: the first controller (scale-up and idle) runs with --kube-api-qps=0 (no client limit), so
 // that a 10 000-pod fleet is built in minutes; the restarted controller runs with the given flags.
@@ -62,7 +63,7 @@ import { measureLimit, ratio } from './limit.ts';
 import type { KubeClient } from '../src/kube/client.ts';
 
 const USAGE =
-  'usage: node bench/fleet.ts [--pods N (1000)] [--clonesets M (10)] [--idle-seconds S (60)] [--churn-minutes C (3)] [--unthrottled-setup] [--large] [--limit-pods N] [--kubeconfig PATH] [--state-dir DIR] [--keep-cluster] [-- controller flags…]\n';
+  'usage: node bench/fleet.ts [--pods N (1000)] [--clonesets M (10)] [--idle-seconds S (60)] [--churn-minutes C (3)] [--unthrottled-setup] [--large] [--limit-pods N] [--scale-up-minutes M] [--kubeconfig PATH] [--state-dir DIR] [--keep-cluster] [-- controller flags…]\n';
 
 /** Above this many pods the local control plane starts with its large profile (3 default nodes hold 30 000). */
 const LARGE_FLEET_PODS = 25_000;
@@ -81,6 +82,8 @@ interface FleetArgs extends ClusterArgs {
   readonly unthrottledSetup: boolean;
   readonly profile: ClusterProfile;
   readonly limitPods: number;
+  /** --scale-up-minutes: give up the scale-up after this long, printing how far it got; undefined = no bound */
+  readonly scaleUpMinutes: number | undefined;
 }
 
 function parse(argv: readonly string[]): FleetArgs {
@@ -94,6 +97,7 @@ function parse(argv: readonly string[]): FleetArgs {
       'unthrottled-setup': { type: 'boolean' },
       large: { type: 'boolean' },
       'limit-pods': { type: 'string' },
+      'scale-up-minutes': { type: 'string' },
     },
   });
   const common = clusterArgs({ ...values, clonesets: values.clonesets ?? '10' }, positionals, USAGE, 'bench');
@@ -105,7 +109,9 @@ function parse(argv: readonly string[]): FleetArgs {
   if (!Number.isInteger(limitPods) || limitPods <= 0 || limitPods > common.pods)
     throw new Error(`--limit-pods: not a count between 1 and --pods (${common.pods}): ${values['limit-pods'] ?? ''}`);
   const profile = values.large === true || common.pods > LARGE_FLEET_PODS ? 'large' : 'default';
-  return { ...common, idleSeconds, churnMinutes, unthrottledSetup: values['unthrottled-setup'] === true, profile, limitPods };
+  const scaleUpMinutes = values['scale-up-minutes'] === undefined ? undefined : Number(values['scale-up-minutes']);
+  if (scaleUpMinutes !== undefined && !(scaleUpMinutes > 0)) throw new Error(`--scale-up-minutes: not a positive number: ${values['scale-up-minutes'] ?? ''}`);
+  return { ...common, idleSeconds, churnMinutes, unthrottledSetup: values['unthrottled-setup'] === true, profile, limitPods, scaleUpMinutes };
 }
 
 /** CPU seconds (user + system) the process has used so far. */
@@ -331,7 +337,29 @@ async function main(): Promise<void> {
         for (const [name, replicas] of sets) await client.create(CLONESETS, ns, benchCloneSet(ns, replicas, undefined, name));
         // a scan of 100 000 pods every 100 ms would compete with the controller for the CPU: one scan per 1 000 pods
         const pollMs = Math.max(100, n / 100);
-        const tReady = await until(`${n} Ready pods`, () => ([...view.pods.values()].filter(isReady).length >= n ? Date.now() - t0 : undefined), timeout, pollMs);
+        // Progress every 30 s (pods, Ready, the controller's CPU and RSS), and, with --scale-up-minutes, the point
+        // where the run gave up: on a loaded 2-core machine a 100 000-pod scale-up may not fit in the time there is.
+        const cpuUp0 = cpuSeconds(controller.pid);
+        const controllerPid = controller.pid;
+        const scaleUpProgress = (): string => {
+          const pods = [...view.pods.values()];
+          const ready = pods.filter(isReady).length;
+          const s = (Date.now() - t0) / 1000;
+          return `${s.toFixed(0)} s: ${pods.length} pods, ${ready} Ready (${(ready / s).toFixed(1)}/s), controller CPU ${(cpuSeconds(controllerPid) - cpuUp0).toFixed(1)} s, RSS ${rssMiB(controllerPid)}, peak ${peakRssMiB(controllerPid)}`;
+        };
+        const ticker = setInterval(() => log(`scale-up ${scaleUpProgress()}`), 30_000);
+        const scaleUpTimeout = args.scaleUpMinutes === undefined ? timeout : args.scaleUpMinutes * 60_000;
+        let tReady: number;
+        try {
+          tReady = await until(`${n} Ready pods`, () => ([...view.pods.values()].filter(isReady).length >= n ? Date.now() - t0 : undefined), scaleUpTimeout, pollMs);
+        } catch (e) {
+          process.stdout.write(
+            `CloneSet fleet benchmark: ${n} pods in ${sets.size} CloneSets, control plane profile ${args.profile}: gave up the scale-up at ${scaleUpProgress()}\n`,
+          );
+          throw e;
+        } finally {
+          clearInterval(ticker);
+        }
         const tAvailable = await until(`status.availableReplicas == ${n}`, () => (statusSum(view, 'availableReplicas') === n ? Date.now() - t0 : undefined), timeout, pollMs);
         const up = diffCounts(await requestCounters(controller.metricsUrl), base);
         const events = await eventWrites(client, ns);
