@@ -11,7 +11,9 @@
 //    pod write the API server committed (each one a watch event the controller's pod informer receives).
 // 2. full resync: every CloneSet enqueued at once, as --sync-period does, with nothing to do: the time (real, on
 //    this machine) until each was reconciled once and the queue is empty, and the writes it made (0 expected).
-// 3. memory: the heap after a full GC with everything running, then again once the controller has been stopped
+// 3. relist: every watch dropped and the history compacted, so that each informer lists again (a watch reconnect
+//    answered 410) with its cache full: the heap's peak above what it was, and the writes (0 expected).
+// 4. memory: the heap after a full GC with everything running, then again once the controller has been stopped
 //    and dropped: the difference is the controller's (its caches first), the rest the simulated API server's.
 //
 // Progress goes to stderr every 5 s; the figures to stdout. Large runs need a larger heap:
@@ -24,6 +26,7 @@ import { INSTANCE_ID_ALPHABET } from '../src/cloneset/plan/instance-ids.ts';
 import { parseConfig } from '../src/config.ts';
 import { KubeClient } from '../src/kube/client.ts';
 import { RateLimits } from '../src/kube/rate-limits.ts';
+import type { CloneSetManager } from '../src/cloneset/manager.ts';
 import { runController, type ProcessState } from '../src/leadership.ts';
 import { ApiServer, type Mutation, type Obj } from './api-server.ts';
 import { ProcessClock, SimClock } from './clock.ts';
@@ -134,6 +137,23 @@ async function main(): Promise<void> {
   const server = new ApiServer(clock);
   const census = new Census();
   server.observe(census);
+  // CPU spent inside the simulated API server (requests, their watch fan-out, the kubelet's writes), so that the
+  // controller's share can be told apart: process.cpuUsage around each outermost request.
+  let serverCpuUs = 0;
+  let depth = 0;
+  const handle = server.handleTyped.bind(server);
+  server.handleTyped = (origin, method, path, query, body, contentType) => {
+    if (depth > 0) return handle(origin, method, path, query, body, contentType);
+    depth++;
+    const c0 = process.cpuUsage();
+    try {
+      return handle(origin, method, path, query, body, contentType);
+    } finally {
+      depth--;
+      const d = process.cpuUsage(c0);
+      serverCpuUs += d.user + d.system;
+    }
+  };
   const noFaults = { rates: { lostAnswer: 0, conflict: 0, throttle: 0 }, episodes: [], windowEndMs: -1 };
   const net = new Network(clock, server, rng.fork(), noFaults, faultCounts(), () => undefined);
   new Kubelet(server, clock, rng.fork());
@@ -214,24 +234,30 @@ async function main(): Promise<void> {
 
   // 1. scale 0 → N
   const cpu0 = cpuMs();
+  const serverCpu0 = serverCpuUs;
   await runUntil('scale-up', () => census.ready === args.pods && census.available === args.pods && idle(), 48 * 3_600_000);
   const scaleRealMs = Date.now() - t0;
   const scaleCpuMs = cpuMs() - cpu0;
+  const scaleServerCpuMs = (serverCpuUs - serverCpu0) / 1000;
   const scaleVirtualMs = clock.now();
   const podWrites = census.podWrites;
   const reconcilesUp = stats().reconciles;
   const requestsUp = net.requests;
 
   // 2. full resync: every CloneSet enqueued, nothing to do
-  const manager = state.manager;
-  if (manager === undefined) throw new Error('the controller has no manager');
+  // Read through `state` each time, never kept in a variable of this frame: the memory figure below needs the
+  // controller to be collectable once it is stopped.
+  const manager = (): CloneSetManager => {
+    if (state.manager === undefined) throw new Error('the controller has no manager');
+    return state.manager;
+  };
   const r0 = stats().reconciles;
   const writes0 = census.writes;
   const requests0 = net.requests;
   const tr = Date.now();
   const cpuR = cpuMs();
   const vr = clock.now();
-  for (const name of sets.keys()) manager.controller.enqueue(`${NAMESPACE}/${name}`);
+  for (const name of sets.keys()) manager().controller.enqueue(`${NAMESPACE}/${name}`);
   await runUntil('resync', () => stats().reconciles - r0 >= sets.size && idle(), 3_600_000);
   const resyncRealMs = Date.now() - tr;
   const resyncCpuMs = cpuMs() - cpuR;
@@ -239,15 +265,41 @@ async function main(): Promise<void> {
   const resyncWrites = census.writes - writes0;
   const resyncRequests = net.requests - requests0;
 
-  // 3. memory: everything, then without the controller
+  // 3. relist: every watch dropped and the history compacted, so each informer's re-watch gets 410 and lists
+  // again (in pages) with its cache full; the heap is sampled while it happens
+  const heapBeforeRelist = heapAfterGc();
+  let heapPeak = heapBeforeRelist;
+  const requestsBeforeRelist = net.requests;
+  const tl = Date.now();
+  server.compact();
+  net.dropStreams();
+  let sampled = 0;
+  await runUntil(
+    'relist',
+    () => {
+      if (++sampled % 50 === 0) heapPeak = Math.max(heapPeak, process.memoryUsage().heapUsed);
+      return false;
+    },
+    60_000,
+  ).catch(() => undefined);
+  const relistMs = Date.now() - tl;
+  const cachedAfterRelist = `${manager().stores.pods.list().length} pods, ${manager().stores.cloneSets.list().length} CloneSets`;
+  const relistRequests = net.requests - requestsBeforeRelist;
+  const writesAfterRelist = census.writes - writes0 - resyncWrites;
+
+  // 4. memory: everything, then without the controller
   const heapAll = heapAfterGc();
+
   sigterm.abort();
   await runUntil('stopping the controller', () => false, 60_000).catch(() => undefined);
   pclock.kill();
   net.dropStreams();
   state.manager = undefined;
-  await runUntil('dropping the controller', () => false, 60_000).catch(() => undefined);
+  // Past every timer the controller armed (the resync at --sync-period, 10 h by default, watch timeouts): a timer
+  // not yet due holds its closure, and with it the controller's caches.
+  await runUntil('dropping the controller', () => false, config.syncPeriodMs + 3_600_000).catch(() => undefined);
   const heapServer = heapAfterGc();
+
   Math.random = realRandom;
 
   const n = args.pods;
@@ -264,13 +316,22 @@ async function main(): Promise<void> {
     row('reconciles', `${reconcilesUp}  (${(reconcilesUp / sets.size).toFixed(1)} per CloneSet)`),
     row('API requests', `${requestsUp}  (${(requestsUp / n).toFixed(2)} per pod)`),
     row('CPU, whole simulation', `${secs(scaleCpuMs)}  (${((scaleCpuMs * 1000) / podWrites).toFixed(0)} µs per pod event, ${((scaleCpuMs * 1000) / n).toFixed(0)} µs per pod)`),
+    row('  of which the simulated API server', `${secs(scaleServerCpuMs)}  (${((scaleServerCpuMs * 1000) / podWrites).toFixed(0)} µs per pod event)`),
+    row(
+      '  the rest: controller (+ network, kubelet)',
+      `${secs(scaleCpuMs - scaleServerCpuMs)}  (${(((scaleCpuMs - scaleServerCpuMs) * 1000) / podWrites).toFixed(0)} µs per pod event)`,
+    ),
     `full resync: every CloneSet enqueued once, nothing to do`,
     row('real time (CPU)', `${secs(resyncRealMs)}  (${secs(resyncCpuMs)} CPU, ${((resyncCpuMs * 1000) / sets.size).toFixed(0)} µs per CloneSet)`),
     row('virtual time', secs(resyncVirtualMs)),
     row('writes / requests', `${resyncWrites} / ${resyncRequests}`),
+    `relist: every watch dropped and the watch history compacted (410 → each informer lists again, in pages)`,
+    row('heap peak above the heap before', `${mib(heapPeak - heapBeforeRelist)}  (sampled every 50 events, garbage included; before: ${mib(heapBeforeRelist - heap0)})`),
+    row('real time, requests, writes', `${secs(relistMs)} (60 s virtual), ${relistRequests} requests, ${writesAfterRelist} writes`),
+    row("the controller's cache afterwards", cachedAfterRelist),
     `memory (V8 heap after a full GC)`,
     row('everything', mib(heapAll - heap0)),
-    row("controller (freed when it is stopped)", `${mib(controllerBytes)}  (${kib(controllerBytes / n)} per pod)`),
+    row('controller (freed when it is stopped)', `${mib(controllerBytes)}  (${kib(controllerBytes / n)} per pod)`),
     row('simulated API server, network, kubelet', `${mib(serverBytes)}  (${kib(serverBytes / n)} per pod)`),
     row('process peak RSS', mib(process.resourceUsage().maxRSS * 1024)),
   ];
