@@ -69,8 +69,8 @@ const USAGE =
 const LARGE_FLEET_PODS = 25_000;
 /** CloneSets rolled out during the churn phase. */
 const CHURN_ROLLOUTS = 10;
-/** Requests in flight from the benchmark's client during the churn. */
-const CHURN_CONCURRENCY = 16;
+/** Requests in flight from the benchmark's client while it creates the CloneSets and during the churn. */
+const CLIENT_CONCURRENCY = 16;
 
 /** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in 1/100 s on every common kernel build. */
 const CLOCK_TICKS_PER_SECOND = 100;
@@ -265,7 +265,7 @@ async function churn(
         failedFlips++;
       });
     }),
-    CHURN_CONCURRENCY,
+    CLIENT_CONCURRENCY,
   );
   if (error !== undefined) throw error;
   const rolloutMs = await until(
@@ -334,7 +334,17 @@ async function main(): Promise<void> {
         // 1. scale-up of the whole fleet
         const base = await requestCounters(controller.metricsUrl);
         const t0 = Date.now();
-        for (const [name, replicas] of sets) await client.create(CLONESETS, ns, benchCloneSet(ns, replicas, undefined, name));
+        // 16 in flight: one after the other, 1 000 CloneSets took minutes on a loaded API server (each create passes
+        // the conversion and admission webhook), and the controller started on the last ones that much later.
+        const created = await runBounded(
+          [...sets].map(
+            ([name, replicas]) =>
+              () =>
+                client.create(CLONESETS, ns, benchCloneSet(ns, replicas, undefined, name)),
+          ),
+          CLIENT_CONCURRENCY,
+        );
+        if (created.error !== undefined) throw created.error;
         // a scan of 100 000 pods every 100 ms would compete with the controller for the CPU: one scan per 1 000 pods
         const pollMs = Math.max(100, n / 100);
         // Progress every 30 s (pods, Ready, the controller's CPU and RSS), and, with --scale-up-minutes, the point
