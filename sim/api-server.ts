@@ -210,6 +210,7 @@ export class ApiServer {
     this.#objects.clear();
     for (const [k, o] of snapshot) this.#objects.set(k, o);
     this.#history.length = 0;
+    this.#listSnapshots.clear();
     // Every resourceVersion handed out before the restore is now too old to watch from (410 → relist).
     this.#compactedRv = ++this.#rv;
     for (const w of [...this.#watches]) this.#closeWatch(w);
@@ -234,6 +235,7 @@ export class ApiServer {
   compact(): void {
     this.#compactedRv = this.#rv;
     this.#history.length = 0;
+    this.#listSnapshots.clear(); // a continue token of a compacted revision is answered 410, as etcd's
   }
 
   /** Ends every open watch (an API server restart or a load balancer dropping connections). */
