@@ -32,6 +32,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { pino } from 'pino';
 import { podTransform } from '../src/cloneset/cache-transforms.ts';
+import { isAlreadyExists } from '../src/kube/api-error.ts';
 import { CLONESETS, PODS } from '../src/kube/resources.ts';
 import type { CloneSet } from '../src/api/cloneset.ts';
 import type { Pod } from '../src/kube/types.ts';
@@ -191,6 +192,25 @@ async function heapPerCachedPod(client: KubeClient, ns: string, pods: number, tr
   return { pods: full.pods / copies, bytesPerPod: full.pods > 0 ? (full.bytes - fixed.bytes) / full.pods : 0 };
 }
 
+/**
+ * Creates a benchmarked CloneSet, again after a failure of the API server's call to the conversion webhook (a
+ * connection reset when the machine is overloaded, seen at 100 000 pods): 5 attempts, a second apart; an
+ * AlreadyExists after a retry is our own earlier attempt.
+ */
+async function createCloneSet(client: KubeClient, ns: string, name: string, replicas: number): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await client.create(CLONESETS, ns, benchCloneSet(ns, replicas, undefined, name));
+      return;
+    } catch (e) {
+      if (attempt > 1 && isAlreadyExists(e)) return;
+      if (attempt >= 5) throw e;
+      log(`creating CloneSet ${name} failed (attempt ${attempt} of 5), again in 1 s: ${e instanceof Error ? e.message : String(e)}`);
+      await new Promise((r) => setTimeout(r, 1_000));
+    }
+  }
+}
+
 interface ChurnFigures {
   readonly flips: number;
   readonly failedFlips: number;
@@ -340,7 +360,7 @@ async function main(): Promise<void> {
           [...sets].map(
             ([name, replicas]) =>
               () =>
-                client.create(CLONESETS, ns, benchCloneSet(ns, replicas, undefined, name)),
+                createCloneSet(client, ns, name, replicas),
           ),
           CLIENT_CONCURRENCY,
         );
