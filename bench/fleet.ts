@@ -354,8 +354,8 @@ async function main(): Promise<void> {
         // 1. scale-up of the whole fleet
         const base = await requestCounters(controller.metricsUrl);
         const t0 = Date.now();
-        // 16 in flight: one after the other, 1 000 CloneSets took minutes on a loaded API server (each create passes
-        // the conversion and admission webhook), and the controller started on the last ones that much later.
+        // 16 in flight: one after the other, 1 000 CloneSets take minutes on a loaded API server (each create passes
+        // the conversion and admission webhook), and the controller would start on the last ones that much later.
         const created = await runBounded(
           [...sets].map(
             ([name, replicas]) =>

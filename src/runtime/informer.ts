@@ -146,9 +146,9 @@ export class Informer<T extends KubeObject> {
       ...(fieldSelector === undefined ? {} : { fieldSelector }),
     };
     // A relist (after a 410) of an object the cache already holds at the same resourceVersion takes the cached
-    // object instead of a new copy, page by page: the list then holds references, not a second cache. Without it a
-    // relist of 100 000 pods held the old store and every newly listed (and transformed) pod at once until `replace`
-    // dropped one of them, doubling the cache's memory for the length of the list; it also saves the transform.
+    // object instead of a new copy, page by page: the list then holds references, not a second cache. A list of
+    // new copies would hold the store and every newly listed (and transformed) pod at once until `replace` dropped
+    // one of them — twice the cache's memory for the length of a 100 000-pod list. It also saves the transform.
     const cachedOrNew = (obj: T): T => {
       const meta = obj.metadata;
       const cached = meta?.name === undefined || meta.name === '' ? undefined : this.#store.get(objectKey(obj));
