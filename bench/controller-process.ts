@@ -53,7 +53,8 @@ export async function startController(kubeconfig: string, ns: string, extraArgs:
           (r) => (r.ok ? true : undefined),
           () => undefined,
         ),
-      60_000,
+      // a 100 000-pod cache takes a while to list on a loaded machine; the time is measured by the caller
+      300_000,
     );
   } catch (e) {
     await stop();

@@ -11,7 +11,7 @@ import { KubeClient } from '../src/kube/client.ts';
 import { loadKubeConfig } from '../src/kube/kubeconfig.ts';
 import { CRDS, NAMESPACES, type ResourceRef } from '../src/kube/resources.ts';
 import type { KubeObject } from '../src/kube/types.ts';
-import { kubeconfigPathOf, startLocalCluster, stopLocalCluster } from '../tools/localcluster/cluster.ts';
+import { kubeconfigPathOf, startLocalCluster, stopLocalCluster, type ClusterProfile } from '../tools/localcluster/cluster.ts';
 import { startWebhookProcess, type WebhookProcess } from './webhook-process.ts';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -88,13 +88,18 @@ export function clusterArgs(values: ClusterValues, positionals: readonly string[
  * Runs `fn` against the cluster of --kubeconfig, or against a local control plane started in the state dir (and
  * stopped afterwards unless --keep-cluster), with the CloneSet CRD installed.
  */
-export async function withCluster(args: ClusterArgs, fn: (client: KubeClient, kubeconfig: string) => Promise<void>, opts: { auditLog?: boolean } = {}): Promise<void> {
+export async function withCluster(
+  args: ClusterArgs,
+  fn: (client: KubeClient, kubeconfig: string) => Promise<void>,
+  opts: { auditLog?: boolean; profile?: ClusterProfile } = {},
+): Promise<void> {
   let kubeconfig = args.kubeconfig;
   const ownCluster = kubeconfig === undefined;
   if (kubeconfig === undefined) {
-    log(`starting a local control plane in ${args.stateDir}…`);
+    const profile = opts.profile ?? 'default';
+    log(`starting a local control plane${profile === 'default' ? '' : ` (profile ${profile})`} in ${args.stateDir}…`);
     await stopLocalCluster(args.stateDir).catch(() => undefined);
-    await startLocalCluster({ stateDir: args.stateDir, auditLog: opts.auditLog === true });
+    await startLocalCluster({ stateDir: args.stateDir, auditLog: opts.auditLog === true, profile });
     kubeconfig = kubeconfigPathOf(args.stateDir);
   }
   const client = await KubeClient.fromKubeConfig(loadKubeConfig(kubeconfig), { qps: 1000, burst: 2000 });

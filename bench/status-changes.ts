@@ -84,7 +84,7 @@ function movedState(c: ContainerStatus): ContainerStatus {
 }
 
 /** What a kubelet writes when a readiness probe fails: containers not ready, ContainersReady and Ready False. */
-function probeFailed(pod: Pod): { status: { containerStatuses: ContainerStatus[]; conditions: PodCondition[] } } {
+export function probeFailed(pod: Pod): { status: { containerStatuses: ContainerStatus[]; conditions: PodCondition[] } } {
   const now = stamp();
   return {
     status: {

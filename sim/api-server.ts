@@ -212,6 +212,7 @@ export class ApiServer {
     this.#objects.clear();
     for (const [k, o] of snapshot) this.#objects.set(k, o);
     this.#history.length = 0;
+    this.#listSnapshots.clear();
     // Every resourceVersion handed out before the restore is now too old to watch from (410 → relist).
     this.#compactedRv = ++this.#rv;
     for (const w of [...this.#watches]) this.#closeWatch(w);
@@ -236,6 +237,7 @@ export class ApiServer {
   compact(): void {
     this.#compactedRv = this.#rv;
     this.#history.length = 0;
+    this.#listSnapshots.clear(); // a continue token of a compacted revision is answered 410, as etcd's
   }
 
   /** Ends every open watch (an API server restart or a load balancer dropping connections). */
@@ -298,10 +300,31 @@ export class ApiServer {
   }
 
   #list(kind: Kind, namespace: string | undefined, query: Query): unknown {
-    const byName = fieldName(query['fieldSelector']);
-    const items = this.#select(kind.plural, namespace, byName).map((o) => this.#wire(kind, o));
-    return { kind: `${kind.kind}List`, apiVersion: apiVersion(kind), metadata: { resourceVersion: String(this.#rv) }, items };
+    const limit = Number(query['limit'] ?? 0);
+    const token = typeof query['continue'] === 'string' ? query['continue'] : '';
+    if (!(limit > 0) && token === '') {
+      const items = this.#select(kind.plural, namespace, fieldName(query['fieldSelector'])).map((o) => this.#wire(kind, o));
+      return { kind: `${kind.kind}List`, apiVersion: apiVersion(kind), metadata: { resourceVersion: String(this.#rv) }, items };
+    }
+    // Pages (`limit`/`continue`) of one snapshot taken at the first page, as etcd serves them at the list's revision:
+    // a million pods in one answer would not even fit in one string.
+    let page = token === '' ? undefined : this.#listSnapshots.get(token);
+    if (token !== '' && page === undefined) throw new HttpError(410, 'Expired', 'The provided continue parameter is too old');
+    this.#listSnapshots.delete(token);
+    page ??= { items: this.#select(kind.plural, namespace, fieldName(query['fieldSelector'])), offset: 0, rv: this.#rv };
+    const end = page.offset + (limit > 0 ? limit : page.items.length);
+    const items = page.items.slice(page.offset, end).map((o) => this.#wire(kind, o));
+    let next = '';
+    if (end < page.items.length) {
+      next = `${page.rv}-${String(++this.#listSnapshotSeq)}`;
+      this.#listSnapshots.set(next, { ...page, offset: end });
+    }
+    return { kind: `${kind.kind}List`, apiVersion: apiVersion(kind), metadata: { resourceVersion: String(page.rv), ...(next === '' ? {} : { continue: next }) }, items };
   }
+
+  /** Paginated lists in progress: continue token → the snapshot and where the next page starts. */
+  readonly #listSnapshots = new Map<string, { readonly items: readonly Obj[]; readonly offset: number; readonly rv: number }>();
+  #listSnapshotSeq = 0;
 
   #select(plural: string, namespace: string | undefined, name: string | undefined): Obj[] {
     const out: Obj[] = [];

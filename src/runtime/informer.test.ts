@@ -148,3 +148,69 @@ describe('Informer against a scripted API server', () => {
     await assert.rejects(informer.waitForSync(AbortSignal.timeout(10)));
   });
 });
+
+describe('Informer relist after a 410', () => {
+  /** First list a@1 and b@2; the watch expires at once; the relist has a unchanged (@1) and b changed (@3). */
+  let relists = 0;
+  const relisting = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '', 'http://x');
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    if (url.searchParams.get('watch') !== 'true') {
+      relists++;
+      const items = relists === 1 ? [cm('a', '1'), cm('b', '2')] : [cm('a', '1'), cm('b', '3')];
+      res.end(JSON.stringify({ metadata: { resourceVersion: relists === 1 ? '2' : '3' }, items }));
+      return;
+    }
+    if (relists === 1) {
+      res.end(line('ERROR', { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version: 2 (3)' }));
+      return;
+    }
+    req.on('close', () => res.end());
+  });
+  let relistClient: KubeClient;
+  before(async () => {
+    relisting.listen(0, '127.0.0.1');
+    await once(relisting, 'listening');
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: `http://127.0.0.1:${(relisting.address() as AddressInfo).port}`, skipTLSVerify: true }],
+      users: [{ name: 'u' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+    relistClient = await KubeClient.fromKubeConfig(kc, { qps: 100, burst: 100 });
+  });
+  after(() => {
+    relistClient.close();
+    relisting.closeAllConnections();
+    relisting.close();
+  });
+
+  it('keeps the cached object of an unchanged resourceVersion instead of a second copy, and transforms only what changed', async () => {
+    const transformed: string[] = [];
+    const informer = new Informer<KubeObject>({
+      client: relistClient,
+      resource: CONFIGMAPS,
+      namespace: 'ns',
+      clock: systemClock,
+      logger: pino({ level: 'silent' }),
+      transform: (o) => {
+        transformed.push(`${o.metadata?.name}@${o.metadata?.resourceVersion}`);
+        return { ...o };
+      },
+    });
+    const ac = new AbortController();
+    informer.start(ac.signal);
+    await informer.waitForSync(AbortSignal.timeout(5000));
+    const aBefore = informer.store.get('ns/a');
+    const deadline = Date.now() + 5000;
+    while (informer.store.get('ns/b')?.metadata?.resourceVersion !== '3') {
+      assert.ok(Date.now() < deadline, `no relist: ${JSON.stringify(informer.stats)}`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    ac.abort();
+    assert.equal(informer.stats.lists, 2);
+    assert.ok(aBefore !== undefined && informer.store.get('ns/a') === aBefore, 'a is the very object cached before the relist');
+    assert.deepEqual(transformed, ['a@1', 'b@2', 'b@3']);
+  });
+});

@@ -6,7 +6,17 @@ import { join } from 'node:path';
 import { stringify as toYaml } from 'yaml';
 import { auditFlags } from './audit.ts';
 import type { BinaryName, BinaryPaths } from './binaries.ts';
-import { allocatePorts, apiserverArgs, controllerManagerArgs, etcdArgs, etcdClientUrl, kwokArgs, schedulerArgs, schedulerConfiguration } from './components.ts';
+import {
+  allocatePorts,
+  apiserverArgs,
+  type ClusterProfile,
+  controllerManagerArgs,
+  etcdArgs,
+  etcdClientUrl,
+  kwokArgs,
+  schedulerArgs,
+  schedulerConfiguration,
+} from './components.ts';
 import { request, type HttpResponse } from './http.ts';
 import { writeKubeconfig } from './kubeconfig.ts';
 import { createFakeNodes, nodeNames } from './nodes.ts';
@@ -23,11 +33,14 @@ export interface BringUpOptions {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** enable the API server audit log (audit.ts) */
   readonly auditLog?: boolean;
+  /** components.ts ClusterProfile; default `default` */
+  readonly profile?: ClusterProfile;
 }
 
 /** Starts every component and resolves with the API server URL once the cluster is usable. */
 export async function bringUp(dir: string, bins: BinaryPaths, opts: BringUpOptions): Promise<string> {
   const { nodes, timeoutMs, progress, env } = opts;
+  const profile = opts.profile ?? 'default';
   const logs = join(dir, 'logs');
   const data = join(dir, 'data');
   const cfg = join(dir, 'config');
@@ -96,7 +109,7 @@ export async function bringUp(dir: string, bins: BinaryPaths, opts: BringUpOptio
 
   await step(progress, 'starting kube-apiserver', async () => {
     const audit = opts.auditLog === true ? await auditFlags(dir, cfg) : [];
-    const apiserver = await launch('kube-apiserver', [...apiserverArgs(dir, ports, pki), ...audit]);
+    const apiserver = await launch('kube-apiserver', [...apiserverArgs(dir, ports, pki, profile), ...audit]);
     await waitFor('kube-apiserver /readyz', timeoutMs, async () => (await api('/readyz')).status === 200, apiserver.exited);
     await waitFor(
       'namespaces default and kube-system',
@@ -108,8 +121,8 @@ export async function bringUp(dir: string, bins: BinaryPaths, opts: BringUpOptio
 
   // kube-controller-manager, kube-scheduler, kwok: started together, waited for separately
   const schedulerConfig = join(cfg, 'kube-scheduler.yaml');
-  await writeFile(schedulerConfig, toYaml(schedulerConfiguration(schedKc.path)));
-  const kcm = await launch('kube-controller-manager', controllerManagerArgs(dir, ports, pki, kcmKc.path));
+  await writeFile(schedulerConfig, toYaml(schedulerConfiguration(schedKc.path, profile)));
+  const kcm = await launch('kube-controller-manager', controllerManagerArgs(dir, ports, pki, kcmKc.path, profile));
   const scheduler = await launch('kube-scheduler', schedulerArgs(dir, ports, schedulerConfig));
   const kwok = await launch('kwok', kwokArgs(ports, kwokKc.path), { HOME: kwokHome }); // kwok also loads ~/.kwok/kwok.yaml when present: isolate it
   // the first failure stops the other waits quietly (their processes are about to be stopped anyway)

@@ -1,11 +1,13 @@
-// node tools/localcluster/cli.ts up|down|env|status [--state-dir DIR] [--name NAME] [--nodes N]
+// node tools/localcluster/cli.ts up|down|env|status [--state-dir DIR] [--name NAME] [--nodes N] [--large]
 // (also: npm run cluster -- up). Progress goes to stderr; `up` and `env` print `export KUBECONFIG=…` on stdout.
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { clusterStatus, defaultStateDir, kubeconfigPathOf, startLocalCluster, stopLocalCluster } from './cluster.ts';
 
-const USAGE = `usage: node tools/localcluster/cli.ts <up|down|env|status> [--state-dir DIR | --name NAME] [--nodes N] [--timeout SECONDS] [--audit-log]
+const USAGE = `usage: node tools/localcluster/cli.ts <up|down|env|status> [--state-dir DIR | --name NAME] [--nodes N] [--timeout SECONDS] [--audit-log] [--large]
   up      start etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok (+ N fake nodes, default 3);
+          --large: the profile for 100 000 pods (20 nodes, higher scheduler/controller-manager client limits,
+          parallel collection deletes; docs/performance.md);
           prints "export KUBECONFIG=<state-dir>/kubeconfig"; --audit-log: kube-apiserver logs every pod, PVC and
           Lease write (Metadata level, JSON) to <state-dir>/logs/audit.log
   down    stop every process of the state dir and delete its data (idempotent)
@@ -27,6 +29,7 @@ async function main(argv: readonly string[]): Promise<number> {
       nodes: { type: 'string' },
       timeout: { type: 'string' },
       'audit-log': { type: 'boolean' },
+      large: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -49,6 +52,7 @@ async function main(argv: readonly string[]): Promise<number> {
         ...(nodes === undefined ? {} : { nodes }),
         ...(timeout === undefined ? {} : { timeoutMs: timeout }),
         auditLog: values['audit-log'] === true,
+        profile: values.large === true ? 'large' : 'default',
       });
       process.stdout.write(exportLine);
       return 0;

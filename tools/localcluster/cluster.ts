@@ -30,6 +30,7 @@ import { join, resolve } from 'node:path';
 import { ensureBinaries } from './binaries.ts';
 import { bringUp } from './bring-up.ts';
 import { DEFAULT_NODES } from './nodes.ts';
+import { LARGE_PROFILE_NODES, type ClusterProfile } from './components.ts';
 import { findProcesses } from './processes.ts';
 import { seconds, type Progress } from './progress.ts';
 import { defaultStateDir, kubeconfigPathOf, processMarker, withLock } from './state-dir.ts';
@@ -37,6 +38,7 @@ import { clusterStatus } from './status.ts';
 import { executableNames, stopLocalCluster, stopUnlocked } from './stop.ts';
 
 export { DEFAULT_NODES, NODE_ANNOTATION } from './nodes.ts';
+export { LARGE_PROFILE_NODES, type ClusterProfile } from './components.ts';
 export type { Progress } from './progress.ts';
 export { defaultStateDir, kubeconfigPathOf, readState, type ClusterState, type ComponentState } from './state-dir.ts';
 export { clusterStatus, type ClusterStatus, type ComponentStatus } from './status.ts';
@@ -57,6 +59,11 @@ export interface LocalClusterOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** kube-apiserver audit log of pod, PVC and Lease writes in <state>/logs/audit.log (audit.ts); default off */
   readonly auditLog?: boolean;
+  /**
+   * `large`: tuned for 100 000 pods (components.ts ClusterProfile), and LARGE_PROFILE_NODES fake nodes unless
+   * `nodes` is given; default `default`
+   */
+  readonly profile?: ClusterProfile;
 }
 
 export interface LocalCluster {
@@ -84,7 +91,8 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
   const dir = resolve(opts.stateDir ?? defaultStateDir());
   const progress = opts.progress ?? process.stderr;
   const env = opts.env ?? process.env;
-  const nodes = opts.nodes ?? DEFAULT_NODES;
+  const profile = opts.profile ?? 'default';
+  const nodes = opts.nodes ?? (profile === 'large' ? LARGE_PROFILE_NODES : DEFAULT_NODES);
   const timeoutMs = opts.timeoutMs ?? 120_000;
   if (!Number.isInteger(nodes) || nodes < 0) throw new Error(`--nodes must be a non-negative integer, got ${String(nodes)}`);
 
@@ -101,7 +109,7 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
     const t0 = Date.now();
     const bins = await ensureBinaries((l) => progress.write(`${l}\n`), env);
     try {
-      const cluster = handle(dir, await bringUp(dir, bins, { nodes, timeoutMs, progress, env, auditLog: opts.auditLog === true }));
+      const cluster = handle(dir, await bringUp(dir, bins, { nodes, timeoutMs, progress, env, auditLog: opts.auditLog === true, profile }));
       progress.write(`cluster ready in ${seconds(Date.now() - t0)}: ${cluster.server}, kubeconfig ${cluster.kubeconfigPath}\n`);
       return cluster;
     } catch (e) {
