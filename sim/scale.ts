@@ -155,7 +155,7 @@ async function main(): Promise<void> {
       serverCpuUs += d.user + d.system;
     }
   };
-  const noFaults = { rates: { lostAnswer: 0, conflict: 0, throttle: 0 }, episodes: [], windowEndMs: -1 };
+  const noFaults = { rates: { lostAnswer: 0, conflict: 0, throttle: 0, nodeFlap: 0, nodeFlapWithinMs: 0 }, episodes: [], windowEndMs: -1 };
   const net = new Network(clock, server, rng.fork(), noFaults, faultCounts(), () => undefined);
   new Kubelet(server, clock, rng.fork());
   const procRng = rng.fork();
