@@ -145,7 +145,10 @@ async function main(): Promise<void> {
       const reconciles = (after: Map<string, number>, before: Map<string, number>): number => (after.get('#reconciles') ?? 0) - (before.get('#reconciles') ?? 0);
       const cpuRows = (cpu: number, recs: number, pods: number): string[] => [
         row('reconciles', String(recs)),
-        row('controller CPU', `${cpu.toFixed(2)} s  (${pods > 0 ? ((cpu / pods) * 1000).toFixed(2) : 'n/a'} ms per pod, ${recs > 0 ? ((cpu / recs) * 1000).toFixed(2) : 'n/a'} ms per reconcile)`),
+        row(
+          'controller CPU',
+          `${cpu.toFixed(2)} s  (${pods > 0 ? ((cpu / pods) * 1000).toFixed(2) : 'n/a'} ms per pod, ${recs > 0 ? ((cpu / recs) * 1000).toFixed(2) : 'n/a'} ms per reconcile)`,
+        ),
       ];
       const lines = [
         `CloneSet scale benchmark: ${n} pods in ${sets.size} CloneSet(s), controller ${flags}`,
@@ -164,9 +167,20 @@ async function main(): Promise<void> {
         ...controllerTimeLines(times0, times1, row),
         `  the limit:`,
         ...limitTimeline.lines(row),
-        ...(idleMilliCpu === undefined ? [] : [`idle with ${n} pods (${args.idleSeconds} s, after 5 s quiet)`, row('controller CPU', `${idleMilliCpu.toFixed(1)} mCPU`), row('reconciles', String(idleReconciles))]),
+        ...(idleMilliCpu === undefined
+          ? []
+          : [`idle with ${n} pods (${args.idleSeconds} s, after 5 s quiet)`, row('controller CPU', `${idleMilliCpu.toFixed(1)} mCPU`), row('reconciles', String(idleReconciles))]),
         ...statusChangeLines(changes, row),
-        ...(changes.length > 0 ? [`pod status changes, both kinds`, ...cpuRows(cpuChanges, reconciles(afterChanges, beforeChanges), changes.reduce((a, f) => a + f.changes, 0)).map((l) => l.replace('per pod', 'per change'))] : []),
+        ...(changes.length > 0
+          ? [
+              `pod status changes, both kinds`,
+              ...cpuRows(
+                cpuChanges,
+                reconciles(afterChanges, beforeChanges),
+                changes.reduce((a, f) => a + f.changes, 0),
+              ).map((l) => l.replace('per pod', 'per change')),
+            ]
+          : []),
         `scale ${n} → 0`,
         row('all pods gone', secs(tGone)),
         row('status.replicas == 0', secs(tStatus0)),
