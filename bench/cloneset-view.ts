@@ -87,7 +87,7 @@ export class CloneSetView {
   }
 
   /** `onPodEvent` runs after each pod event has been applied to `pods`. */
-  constructor(client: KubeClient, ns: string, signal: AbortSignal, onPodEvent?: (type: WatchEvent['type']) => void) {
+  constructor(client: KubeClient, ns: string, signal: AbortSignal, onPodEvent?: (type: WatchEvent['type'], pod: Pod) => void) {
     void follow(
       client,
       PODS,
@@ -97,7 +97,7 @@ export class CloneSetView {
         const pod = e.object as Pod;
         if (e.type === 'DELETED') this.pods.delete(pod.metadata.name ?? '');
         else this.pods.set(pod.metadata.name ?? '', pod);
-        onPodEvent?.(e.type);
+        onPodEvent?.(e.type, pod);
       },
       signal,
     );

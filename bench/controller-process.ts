@@ -125,3 +125,16 @@ export async function eventWrites(client: KubeClient, ns: string): Promise<{ rea
   const ours = items.filter((e) => e.source?.component === 'cloneset-controller');
   return { posts: ours.length, patches: ours.reduce((n, e) => n + Math.max(0, (e.count ?? 1) - 1), 0) };
 }
+
+/** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in 1/100 s on every common kernel build. */
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** CPU seconds (user + system) the process has used so far; NaN without /proc. */
+export function processCpuSeconds(pid: number): number {
+  const file = `/proc/${pid}/stat`;
+  if (!existsSync(file)) return Number.NaN;
+  // Fields after the command name (which may contain spaces): utime is field 14, stime 15.
+  const stat = readFileSync(file, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+}

@@ -10,6 +10,7 @@ import type { Pod } from '../src/kube/types.ts';
 import { runBounded } from '../src/runtime/bounded-parallel.ts';
 import { APP, CloneSetView, isReady } from './cloneset-view.ts';
 import { createNamespace, deleteNamespace, namespaceName, until } from './harness.ts';
+import type { ScaleTimeline } from './scale-breakdown.ts';
 
 export interface Limit {
   /** start → every pod exists (creates answered) */
@@ -26,13 +27,14 @@ export const LIMIT_CONCURRENCY = 64;
  * Runs the limit in a namespace of its own and deletes it afterwards; `waitForCleanup` waits until it is gone (for
  * a phase that follows; the benchmarks run the limit last and do not wait).
  */
-export async function measureLimit(kubeconfig: string, n: number, timeoutMs: number, waitForCleanup = false): Promise<Limit> {
+export async function measureLimit(kubeconfig: string, n: number, timeoutMs: number, waitForCleanup = false, timeline?: ScaleTimeline): Promise<Limit> {
   const client = await KubeClient.fromKubeConfig(loadKubeConfig(kubeconfig), { qps: 0, burst: 0 });
   const ns = namespaceName('limit');
   const stop = new AbortController();
   try {
     await createNamespace(client, ns);
-    const view = new CloneSetView(client, ns, stop.signal);
+    const view = new CloneSetView(client, ns, stop.signal, (type, pod) => timeline?.observe(type, pod));
+    timeline?.start();
     const t0 = Date.now();
     let existMs = 0;
     let created = 0;

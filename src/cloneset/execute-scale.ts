@@ -9,6 +9,13 @@ import { slowStartBatch } from '../runtime/slow-start.ts';
 import type { PlanAction, PodToCreate, PodToDelete } from './plan/actions.ts';
 import type { ExecuteDeps } from './execute-deps.ts';
 
+/**
+ * Creates of one slow-start batch in flight at once. The batches keep Kruise's sizes (1, 2, 4 … and no batch after
+ * a failure); only the thousands of a late batch no longer wait all at once in the client, where they outlast
+ * the request timeout and are sent again (each also holds a listener on the pass's abort signal).
+ */
+export const CREATE_CONCURRENCY = 64;
+
 export async function createPods(cs: CloneSet, key: string, list: readonly PodToCreate[], deps: ExecuteDeps): Promise<number> {
   for (const c of list) deps.scaleExpectations.expect(key, 'create', c.pod.metadata.name ?? '', 'pod');
   const createOne = async (i: number): Promise<void> => {
@@ -33,7 +40,7 @@ export async function createPods(cs: CloneSet, key: string, list: readonly PodTo
     }
     deps.recorder.event(cs, 'Normal', 'SuccessfulCreate', `succeed to create pod ${name}`);
   };
-  const result = await slowStartBatch(list.length, 1, createOne, deps.signal);
+  const result = await slowStartBatch(list.length, 1, createOne, deps.signal, CREATE_CONCURRENCY);
   // Pods of batches never attempted will not show up in the cache: stop expecting them.
   for (const c of list.slice(list.length - result.skipped)) {
     deps.scaleExpectations.observe(key, 'create', c.pod.metadata.name ?? '', 'pod');

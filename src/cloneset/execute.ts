@@ -47,7 +47,13 @@ const SILENT = pino({ level: 'silent' });
 /** When a housekeeping write (BEST_EFFORT_KINDS) that failed is tried again. */
 export const HOUSEKEEPING_RETRY_MS = 10_000;
 
-const POD_WRITE_CONCURRENCY = 16;
+/**
+ * Pod writes of one pass in flight at once: as many as the API server's own limit takes from one client
+ * (bench/limit.ts keeps 64 in flight). A pass that makes hundreds of new pods Ready otherwise holds its CloneSet
+ * for the round trips of 16 at a time while the pods scheduled meanwhile wait for the next pass; the client's
+ * QPS limiter (--kube-api-qps) still paces them, so at the default limits nothing changes.
+ */
+const POD_WRITE_CONCURRENCY = 64;
 
 /** A run of per-pod writes (grouped by pod, each group in plan order), or one barrier action. */
 type Segment = { readonly kind: 'pods'; readonly groups: readonly (readonly PlanAction[])[] } | { readonly kind: 'barrier'; readonly action: PlanAction };

@@ -17,6 +17,7 @@ import { startResync } from '../runtime/resync.ts';
 import { indexByNamespace, indexByOwnerUid } from '../runtime/store.ts';
 import { defaultControllerRateLimiter, type RateLimiterOptions } from '../runtime/rate-limiter.ts';
 import { podTransform, transformNode } from './cache-transforms.ts';
+import { podEventBatchMs } from './pod-event-batch.ts';
 import { cloneSetHandlers, newPodEventCounts, podHandlers, pvcHandlers, revisionHandlers, type PodEventCounts } from './event-handlers.ts';
 import { randomInstanceIdSource, type InstanceIdSource } from './plan/instance-ids.ts';
 import type { SurgeRule } from './plan/replica-diff.ts';
@@ -152,7 +153,14 @@ export function startCloneSetManager(
   const enqueue = (key: string): void => controller.enqueue(key);
   cloneSets.addHandlers(cloneSetHandlers(enqueue, rvExpectations));
   const podEvents = newPodEventCounts();
-  pods.addHandlers(podHandlers(enqueue, scaleExpectations, rvExpectations, cloneSets.store, podEvents));
+  // A pod event wakes its CloneSet after the batch period of its size (pod-event-batch.ts): a burst of pod events
+  // for a large CloneSet costs a bounded number of passes, each of which reads all its pods.
+  const enqueuePodEvent = (key: string): void => {
+    const ms = podEventBatchMs(cloneSets.store.get(key));
+    if (ms > 0) controller.enqueueAfter(key, ms);
+    else controller.enqueue(key);
+  };
+  pods.addHandlers(podHandlers(enqueuePodEvent, scaleExpectations, rvExpectations, cloneSets.store, podEvents));
   pvcs.addHandlers(pvcHandlers(enqueue, scaleExpectations));
   revisions.addHandlers(revisionHandlers(enqueue, scaleExpectations, rvExpectations));
 

@@ -126,11 +126,21 @@ function matches(r: Requirement, labels: Labels): boolean {
  * everything; an invalid selector selects nothing (Kubernetes fails to convert it).
  */
 export function matchesLabelSelector(selector: LabelSelector | undefined | null, labels: Labels | undefined | null): boolean {
-  if (selector === undefined || selector === null) return false;
+  return labelSelectorMatcher(selector)(labels);
+}
+
+/**
+ * matchesLabelSelector for one selector and many label sets: the selector is parsed and validated once (a
+ * CloneSet's pass matches every one of its pods).
+ */
+export function labelSelectorMatcher(selector: LabelSelector | undefined | null): (labels: Labels | undefined | null) => boolean {
+  if (selector === undefined || selector === null) return () => false;
   const { reqs, errors } = toRequirements(selector);
-  if (errors.length > 0) return false;
-  const l = labels ?? {};
-  return reqs.every((r) => matches(r, l));
+  if (errors.length > 0) return () => false;
+  return (labels) => {
+    const l = labels ?? {};
+    return reqs.every((r) => matches(r, l));
+  };
 }
 
 function requirementString(r: Requirement): string {

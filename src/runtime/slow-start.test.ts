@@ -89,3 +89,48 @@ test('a call that throws synchronously counts as a failure', async () => {
   assert.equal(r.failed, 1);
   assert.equal(r.skipped, 2);
 });
+
+test('slow start with a concurrency keeps at most that many calls of a batch in flight and still makes every call', async () => {
+  let inFlight = 0;
+  let peak = 0;
+  const calls: number[] = [];
+  const r = await slowStartBatch(
+    40,
+    1,
+    async (i) => {
+      calls.push(i);
+      inFlight++;
+      peak = Math.max(peak, inFlight);
+      await new Promise((res) => setTimeout(res, 1));
+      inFlight--;
+    },
+    undefined,
+    3,
+  );
+  assert.equal(peak, 3);
+  assert.deepEqual(
+    calls,
+    Array.from({ length: 40 }, (_, i) => i),
+  );
+  assert.deepEqual(r, { succeeded: 40, failed: 0, skipped: 0 });
+});
+
+test('slow start with a concurrency still finishes the batch of a failed call and starts no later batch', async () => {
+  const calls: number[] = [];
+  const r = await slowStartBatch(
+    20,
+    1,
+    async (i) => {
+      calls.push(i);
+      await Promise.resolve();
+      if (i === 4) throw new Error('denied by a webhook');
+    },
+    undefined,
+    2,
+  );
+  // batches 0 | 1-2 | 3-6: the batch of call 4 runs to its end (3, 4, 5, 6), then nothing more
+  assert.deepEqual(calls, [0, 1, 2, 3, 4, 5, 6]);
+  assert.equal(r.succeeded, 6);
+  assert.equal(r.failed, 1);
+  assert.equal(r.skipped, 13);
+});

@@ -2,7 +2,9 @@
  * Slow-start batching for writes (Kubernetes ReplicaSet `slowStartBatch`, Kruise `DoItSlowly`).
  *
  * Calls `fn(0) … fn(count-1)` in batches of `initialBatchSize`, then twice the previous size (1, 2, 4, 8 …,
- * the last batch clipped to what remains); the calls of one batch run concurrently. After a batch in which
+ * the last batch clipped to what remains); the calls of one batch run concurrently, at most `concurrency` at a
+ * time (a batch of 4096 creates all in flight at once queues thousands of requests in the client, where they time
+ * out and are sent again; every call of the batch is still made before the batch ends). After a batch in which
  * any call failed no further batch starts, so a systematic failure (quota, webhook denial) costs few calls.
  * `skipped` counts the calls never attempted: the caller lowers its expectations for exactly those.
  * No batch starts once `signal` has aborted (this replica is stopping or lost its lease).
@@ -17,7 +19,13 @@ export interface SlowStartResult {
   readonly error?: unknown;
 }
 
-export async function slowStartBatch(count: number, initialBatchSize: number, fn: (i: number) => Promise<void>, signal?: AbortSignal): Promise<SlowStartResult> {
+export async function slowStartBatch(
+  count: number,
+  initialBatchSize: number,
+  fn: (i: number) => Promise<void>,
+  signal?: AbortSignal,
+  concurrency = Number.POSITIVE_INFINITY,
+): Promise<SlowStartResult> {
   const total = Math.max(0, Math.floor(count));
   let next = 0;
   let succeeded = 0;
@@ -32,10 +40,12 @@ export async function slowStartBatch(count: number, initialBatchSize: number, fn
         error: firstError?.error ?? new Error('stopped before all batches ran: this replica is stopping or lost its leader lease'),
       };
     }
-    const batch = Array.from({ length: size }, (_, j) => next + j);
-    next += size;
-    await Promise.all(
-      batch.map(async (i) => {
+    const first = next;
+    const end = next + size;
+    next = end;
+    let cursor = first;
+    const worker = async (): Promise<void> => {
+      for (let i = cursor++; i < end; i = cursor++) {
         try {
           await fn(i);
           succeeded++;
@@ -43,8 +53,9 @@ export async function slowStartBatch(count: number, initialBatchSize: number, fn
           failed++;
           firstError ??= { error: e };
         }
-      }),
-    );
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(size, concurrency)) }, worker));
     if (firstError !== undefined) return { succeeded, failed, skipped: total - next, error: firstError.error };
     size = Math.min(2 * size, total - next);
   }

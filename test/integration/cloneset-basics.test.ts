@@ -151,8 +151,13 @@ describe('CloneSet basics on a real API server', () => {
     assert.ok(!pods.some((p) => p.metadata.name === released));
     const orphan = await client.get<Pod>(PODS, ns, 'orphan');
     assert.equal((orphan.metadata.ownerReferences ?? []).length, 0);
-    const s = (await cloneSet(client, ns, 'sample')).status;
-    assert.equal(s?.replicas, 8);
+    // The status is written at the end of the pass that made the replacement Ready (after its readiness write),
+    // so the pods can show Ready a moment before the status counts them.
+    const replicas = await eventually('the status to count 8 replicas', async () => {
+      const r = (await cloneSet(client, ns, 'sample')).status?.replicas;
+      return r === 8 ? r : undefined;
+    });
+    assert.equal(replicas, 8);
   });
 });
 

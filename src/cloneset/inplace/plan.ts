@@ -183,8 +183,6 @@ export interface InPlaceRefresh {
 
 export function refreshInPlace(pod: Pod, ctx: Pick<InPlaceContext, 'nowMs' | 'gates' | 'resizeSubresource'>): InPlaceRefresh {
   const name = pod.metadata.name ?? '';
-  const ref = podRefOf(pod);
-  const pctx = patchContext(ctx);
   const graceRaw = graceAnnotationOf(pod);
   if (graceRaw !== undefined) {
     let spec;
@@ -200,7 +198,7 @@ export function refreshInPlace(pod: Pod, ctx: Pick<InPlaceContext, 'nowMs' | 'ga
     if (!state.ok) return { actions: [] };
     if (!revisionMatches(pod, spec.revision)) {
       return {
-        actions: [{ kind: 'UpdatePodInPlace', pod: ref, step: 'dropGrace', revision: spec.revision, patch: dropGracePatch().patch }],
+        actions: [{ kind: 'UpdatePodInPlace', pod: podRefOf(pod), step: 'dropGrace', revision: spec.revision, patch: dropGracePatch().patch }],
         explain: `${name}: revision changed, grace dropped`,
       };
     }
@@ -209,10 +207,17 @@ export function refreshInPlace(pod: Pod, ctx: Pick<InPlaceContext, 'nowMs' | 'ga
     const since = (timestampMs(state.value.updateTimestamp) ?? 0) + 1000;
     const remaining = since + spec.graceSeconds * 1000 - ctx.nowMs;
     if (remaining > 0) return { actions: [], requeueAfterMs: Math.ceil(remaining / 1000) * 1000, explain: `${name}: grace period, ${remaining} ms left` };
-    const patch = finishGracePatch(pod, spec, state.value, pctx);
+    const patch = finishGracePatch(pod, spec, state.value, patchContext(ctx));
     return {
       actions: [
-        { kind: 'UpdatePodInPlace', pod: ref, step: 'finishGrace', revision: spec.revision, patch: patch.patch, ...(patch.resize !== undefined ? { resize: patch.resize } : {}) },
+        {
+          kind: 'UpdatePodInPlace',
+          pod: podRefOf(pod),
+          step: 'finishGrace',
+          revision: spec.revision,
+          patch: patch.patch,
+          ...(patch.resize !== undefined ? { resize: patch.resize } : {}),
+        },
       ],
       explain: `${name}: grace period over, applying the update`,
     };
@@ -230,12 +235,12 @@ export function refreshInPlace(pod: Pod, ctx: Pick<InPlaceContext, 'nowMs' | 'ga
       const images = state.value.nextContainerImages ?? {};
       const meta = state.value.nextContainerRefMetadata ?? {};
       if (Object.keys(images).length > 0 || Object.keys(meta).length > 0) {
-        const patch = nextBatchPatch(pod, state.value, pctx);
+        const patch = nextBatchPatch(pod, state.value, patchContext(ctx));
         return {
           actions: [
             {
               kind: 'UpdatePodInPlace',
-              pod: ref,
+              pod: podRefOf(pod),
               step: 'nextBatch',
               revision: state.value.revision,
               patch: patch.patch,
@@ -252,7 +257,7 @@ export function refreshInPlace(pod: Pod, ctx: Pick<InPlaceContext, 'nowMs' | 'ga
   // Pods the engine touched get the write guarded by the cached resourceVersion (Kruise#2274: the condition is
   // only written for the pod version it was decided on); a new pod's first True is written unguarded.
   const touched = state !== undefined || podCondition(pod, CONDITION_INPLACE_UPDATE_READY) !== undefined;
-  return { actions: [], readyAction: { kind: 'SetInPlaceUpdateReady', pod: ref, ...(touched ? { guardResourceVersion: true } : {}) } };
+  return { actions: [], readyAction: { kind: 'SetInPlaceUpdateReady', pod: podRefOf(pod), ...(touched ? { guardResourceVersion: true } : {}) } };
 }
 
 // ---------------------------------------------------------------------------------------------------------------

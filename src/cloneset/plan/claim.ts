@@ -10,7 +10,7 @@
 import type { CloneSet } from '../../api/cloneset.ts';
 import type { OwnerReference, Pod } from '../../kube/types.ts';
 import { controllerRefIndex } from '../../kube/owner-refs.ts';
-import { matchesLabelSelector } from '../../kube/selectors.ts';
+import { labelSelectorMatcher } from '../../kube/selectors.ts';
 import { podRefOf, type PlanAction } from './actions.ts';
 import { isPodActive } from './pod-predicates.ts';
 import { controllerRefTo } from './pod-template.ts';
@@ -41,9 +41,10 @@ export function claimPods(cloneSet: CloneSet, pods: readonly Pod[]): ClaimResult
   const deleting = cloneSet.metadata.deletionTimestamp !== undefined;
   const claimed: Pod[] = [];
   const release: PlanAction[] = [];
+  const selects = labelSelectorMatcher(cloneSet.spec.selector);
   for (const pod of pods) {
     if (!isPodActive(pod)) continue;
-    const matches = matchesLabelSelector(cloneSet.spec.selector, pod.metadata.labels ?? {});
+    const matches = selects(pod.metadata.labels ?? {});
     const index = controllerRefIndex(pod);
     const ref = pod.metadata.ownerReferences?.[index];
     if (ref === undefined) {

@@ -27,12 +27,19 @@ export function isPodActive(pod: Pod): boolean {
 
 /** The first condition of the given type (Kubernetes looks at the first match only), if any. */
 export function podCondition(pod: Pod, type: string): PodCondition | undefined {
-  return pod.status?.conditions?.find((c) => c.type === type);
+  // A plain loop: every pass asks this several times of every pod (readiness, availability, status, refresh).
+  const conditions = pod.status?.conditions;
+  if (conditions === undefined) return undefined;
+  for (const c of conditions) if (c.type === type) return c;
+  return undefined;
 }
 
 /** The pod's spec lists a readiness gate of this condition type. */
 export function hasReadinessGate(pod: Pod, conditionType: string): boolean {
-  return (pod.spec.readinessGates ?? []).some((g) => g.conditionType === conditionType);
+  const gates = pod.spec.readinessGates;
+  if (gates === undefined) return false;
+  for (const g of gates) if (g.conditionType === conditionType) return true;
+  return false;
 }
 
 /** Kubernetes `IsPodReady`: the `Ready` condition is True (phase is not looked at). */

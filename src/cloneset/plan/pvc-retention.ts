@@ -69,6 +69,8 @@ export function planPvcRetention(
   owned: readonly PersistentVolumeClaim[],
   retained: readonly PersistentVolumeClaim[],
 ): PvcRetentionResult {
+  // Nothing to release or re-adopt (most CloneSets have no claims): no need to index every pod.
+  if (owned.length === 0 && retained.length === 0) return { actions: [], explain: [] };
   const whenScaled = pvcRetentionWhenScaledOf(cloneSet);
   const whenDeleted = pvcRetentionWhenDeletedOf(cloneSet);
   const podIds = new Set(pods.map(instanceIdOf).filter((id) => id !== ''));
