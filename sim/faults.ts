@@ -20,6 +20,7 @@ export const FAULT_KINDS = [
   'etcdRestore',
   'readinessFlap',
   'containerRestart',
+  'deleteCoincidence',
 ] as const;
 
 export type FaultKind = (typeof FAULT_KINDS)[number];
@@ -44,6 +45,12 @@ export interface FaultPlan {
     readonly nodeFlap: number;
     /** How long after turning Ready a pod flaps, at most (a flaky probe flaps again within a second or two). */
     readonly nodeFlapWithinMs: number;
+    /**
+     * Per pod DELETE (BUGGIFY, in the manner of FoundationDB): the chance that three faults coincide on it — a
+     * readiness probe of another Ready pod of its CloneSet failed just before, the answer is lost, and the watch
+     * cache stalls, so the pass that follows sees the other pod ranked first but not yet the deletion.
+     */
+    readonly deleteCoincidence: number;
   };
   readonly episodes: readonly Episode[];
   /** No fault starts after this (virtual ms); convergence is measured from the end of the last one. */
@@ -85,5 +92,14 @@ export function drawFaults(rng: Rng, windowEndMs: number): FaultPlan {
   const flaps = rng.pick(['none', 'none', 'occasional', 'occasional', 'flaky'] as const);
   const nodeFlap = flaps === 'none' ? 0 : flaps === 'occasional' ? rng.pick([0.2, 0.5]) : 1;
   const nodeFlapWithinMs = flaps === 'flaky' ? 2_000 : 6_000;
-  return { rates: { ...rates, nodeFlap, nodeFlapWithinMs }, episodes, windowEndMs };
+  return { rates: { ...rates, nodeFlap, nodeFlapWithinMs, deleteCoincidence: 0 }, episodes, windowEndMs };
+}
+
+/**
+ * The coincidence rate of a run, from a generator of its own (so the other draws of a seed stay what they were):
+ * in half the runs with lost answers, a third of the pod deletes.
+ */
+export function drawCoincidences(rng: Rng, plan: FaultPlan): FaultPlan {
+  const deleteCoincidence = plan.rates.lostAnswer > 0 && rng.chance(0.5) ? 0.3 : 0;
+  return { ...plan, rates: { ...plan.rates, deleteCoincidence } };
 }

@@ -10,7 +10,7 @@ import { INSTANCE_ID_ALPHABET } from '../src/cloneset/plan/instance-ids.ts';
 import { ApiServer, type Obj } from './api-server.ts';
 import { Checker, specView, type Violation } from './checker.ts';
 import { ProcessClock, SimClock } from './clock.ts';
-import { drawFaults, faultCounts, type Episode, type FaultKind, type FaultPlan } from './faults.ts';
+import { drawCoincidences, drawFaults, faultCounts, type Episode, type FaultKind, type FaultPlan } from './faults.ts';
 import { Kubelet } from './kubelet.ts';
 import { Network } from './network.ts';
 import { Rng } from './random.ts';
@@ -174,6 +174,7 @@ interface Draw {
   readonly netRng: Rng;
   readonly kubeletRng: Rng;
   readonly procRng: Rng;
+  readonly coincidenceRng: Rng;
 }
 
 /** Everything a seed decides before it runs: the scenario, the faults, and the generators of the rest. */
@@ -184,6 +185,8 @@ function draw(seed: number): Draw {
   const netRng = rng.fork();
   const kubeletRng = rng.fork();
   const procRng = rng.fork();
+  // Forked last, so that the streams above stay what they were for a seed.
+  const coincidenceRng = rng.fork();
   const scenario = drawScenario(scenarioRng);
   const plan = drawFaults(faultRng, FAULT_WINDOW_MS);
   // A pause is placed while the controller works (just after a user edit): that is when a paused leader has
@@ -201,12 +204,13 @@ function draw(seed: number): Draw {
   // Drawn last, so that the draws above stay what they were for a seed.
   const second = scenarioRng.chance(0.3) ? drawScenario(scenarioRng) : undefined;
   const keep = (s: Scenario): Scenario => (steady ? s : { ...s, minReadySeconds: 0 });
-  return { scenario: keep(scenario), second: second === undefined ? undefined : keep(second), plan: { ...plan, episodes }, netRng, kubeletRng, procRng };
+  const withCoincidences = drawCoincidences(coincidenceRng, { ...plan, episodes });
+  return { scenario: keep(scenario), second: second === undefined ? undefined : keep(second), plan: withCoincidences, netRng, kubeletRng, procRng, coincidenceRng };
 }
 
 /**
  * What a seed will do (without running it), for `npm run sim -- --only KIND`: its fault episode kinds, and the
- * tags `twoReplicas`, `lostAnswers`, `flaps`, `flakyProbes` and its user edits (`scale`, `image`, `partition`,
+ * tags `twoReplicas`, `lostAnswers`, `flaps`, `flakyProbes`, `deleteCoincidences` and its user edits (`scale`, `image`, `partition`,
  * `podsToDelete`, `specifiedDelete`, `scaleFlap`), `hooks` and `inPlaceUpdateHook` (lifecycle hooks).
  */
 export function episodeKindsOf(seed: number): ReadonlySet<string> {
@@ -217,6 +221,7 @@ export function episodeKindsOf(seed: number): ReadonlySet<string> {
     ...(r.lostAnswer > 0 ? ['lostAnswers'] : []),
     ...(r.nodeFlap > 0 ? ['flaps'] : []),
     ...(r.nodeFlap === 1 ? ['flakyProbes'] : []),
+    ...(r.deleteCoincidence > 0 ? ['deleteCoincidences'] : []),
     ...(d.scenario.hooks !== 'none' ? ['hooks'] : []),
     ...(d.scenario.hooks === 'both' ? ['inPlaceUpdateHook'] : []),
     ...(d.second !== undefined ? ['twoCloneSets'] : []),
@@ -226,7 +231,7 @@ export function episodeKindsOf(seed: number): ReadonlySet<string> {
 }
 
 export async function runSeed(opts: RunOptions): Promise<RunResult> {
-  const { scenario, second, plan, netRng, kubeletRng, procRng } = draw(opts.seed);
+  const { scenario, second, plan, netRng, kubeletRng, procRng, coincidenceRng } = draw(opts.seed);
   const trace: string[] = [];
   const clock = new SimClock();
   const log = (line: string): void => {
@@ -234,8 +239,9 @@ export async function runSeed(opts: RunOptions): Promise<RunResult> {
   };
   const faults = faultCounts();
   const server = new ApiServer(clock);
-  const net = new Network(clock, server, netRng, plan, faults, log);
+  const net = new Network(clock, server, netRng, plan, faults, log, coincidenceRng);
   const kubelet = new Kubelet(server, clock, kubeletRng, { rate: plan.rates.nodeFlap, withinMs: plan.rates.nodeFlapWithinMs, untilMs: plan.windowEndMs, faults });
+  net.probeFailsBeside = (namespace, name) => kubelet.failProbeBeside(namespace, name);
   const procs: Proc[] = [];
   const isController = (origin: string): boolean => origin.startsWith('controller-');
   const podsSeen = (identity: string): number => net.podsSeen.get(identity) ?? 0;

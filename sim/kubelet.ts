@@ -69,12 +69,37 @@ export class Kubelet {
       this.#flapping.delete(uid);
       const now = this.#server.peek('pods', namespace, name);
       if (now?.metadata.uid !== uid || now.metadata.deletionTimestamp !== undefined) return;
-      const kind: FaultKind = restart ? 'containerRestart' : 'readinessFlap';
-      if (this.#flaps.faults !== undefined) this.#flaps.faults[kind]++;
-      if (restart) this.#restarts.add(uid);
-      this.#unreadyUntil.set(uid, this.#clock.now() + forMs);
-      this.#sync(now);
+      this.#flapNow(now, restart, forMs);
     });
+  }
+
+  #flapNow(pod: Obj, restart: boolean, forMs: number): void {
+    const uid = pod.metadata.uid;
+    const kind: FaultKind = restart ? 'containerRestart' : 'readinessFlap';
+    if (this.#flaps.faults !== undefined) this.#flaps.faults[kind]++;
+    if (restart) this.#restarts.add(uid);
+    this.#unreadyUntil.set(uid, this.#clock.now() + forMs);
+    this.#sync(pod);
+  }
+
+  /**
+   * The readiness probe of another Ready pod with the same controller as `namespace/name` fails now, for
+   * 0.3–4 s (the kubelet's part of a delete coincidence, sim/network.ts). False when there is none.
+   */
+  failProbeBeside(namespace: string, name: string): boolean {
+    const pod = this.#server.peek('pods', namespace, name);
+    const owner = controllerUid(pod);
+    if (pod === undefined || owner === undefined) return false;
+    const candidates = this.#server
+      .all('pods')
+      .filter((p) => p.metadata.namespace === namespace && p.metadata.uid !== pod.metadata.uid && p.metadata.deletionTimestamp === undefined)
+      .filter((p) => controllerUid(p) === owner && isReady(p));
+    const picked = candidates.length === 0 ? undefined : this.#rng.pick(candidates);
+    // A copy: `all` gives the stored objects.
+    const target = picked === undefined ? undefined : this.#server.peek('pods', namespace, picked.metadata.name);
+    if (target === undefined) return false;
+    this.#flapNow(target, false, this.#rng.int(300, 4_000));
+    return true;
   }
 
   #onMutation(m: Mutation): void {
@@ -180,6 +205,15 @@ export interface Flaps {
   readonly withinMs: number;
   readonly untilMs: number;
   readonly faults: Record<FaultKind, number> | undefined;
+}
+
+function controllerUid(pod: Obj | undefined): string | undefined {
+  return pod?.metadata.ownerReferences?.find((r) => r.controller === true)?.uid;
+}
+
+function isReady(pod: Obj): boolean {
+  const conditions = ((pod['status'] ?? {}) as { conditions?: readonly Condition[] }).conditions ?? [];
+  return conditions.some((c) => c.type === 'Ready' && c.status === 'True');
 }
 
 function imageId(image: string): string {

@@ -26,9 +26,13 @@ export class Network {
   readonly #plan: FaultPlan;
   readonly #faults: Record<FaultKind, number>;
   readonly #trace: (line: string) => void;
+  /** The coincidences' own draws: a run without them draws nothing from it, so its other streams stay the same. */
+  readonly #coincidenceRng: Rng;
   readonly #streams = new Set<ClientStream>();
   /** Watch events enqueued before this are held until it (a stalled watch cache). */
   #stallUntil = 0;
+  /** Pod watch events enqueued before this are held until it (the pods' watch cache alone lags). */
+  #podStallUntil = 0;
   /** Extra delay of watch events (a slow cache) until `#slowUntil`. */
   #slowUntil = 0;
   #slowMs = 0;
@@ -37,14 +41,20 @@ export class Network {
   readonly podsSeen = new Map<string, number>();
   /** Told of every write that reaches the server, before it is applied (the checker's leader check). */
   onWrite: (origin: string, method: string, path: string) => void = () => undefined;
+  /**
+   * Makes the readiness probe of another Ready pod of the same CloneSet as pod `namespace/name` fail now (the
+   * kubelet's part of a delete coincidence); whether there was one to fail.
+   */
+  probeFailsBeside: (namespace: string, name: string) => boolean = () => false;
 
-  constructor(clock: SimClock, server: ApiServer, rng: Rng, plan: FaultPlan, faults: Record<FaultKind, number>, trace: (line: string) => void) {
+  constructor(clock: SimClock, server: ApiServer, rng: Rng, plan: FaultPlan, faults: Record<FaultKind, number>, trace: (line: string) => void, coincidenceRng: Rng) {
     this.#clock = clock;
     this.#server = server;
     this.#rng = rng;
     this.#plan = plan;
     this.#faults = faults;
     this.#trace = trace;
+    this.#coincidenceRng = coincidenceRng;
   }
 
   get clock(): SimClock {
@@ -111,9 +121,12 @@ export class Network {
       this.#trace(`${sender.identity} ${method} ${path} → 409 (injected)`);
       return errorAnswer(409, 'Conflict', 'Operation cannot be fulfilled: the object has been modified; please apply your changes to the latest version and try again');
     }
+    const coincidence = faulty && method === 'DELETE' && this.#deleteCoincidence(path);
     const answer = this.#server.handleTyped(sender.identity, method, path, query, body?.data, body?.contentType);
     this.#trace(`${sender.identity} ${method} ${path}${query['watch'] === undefined ? '' : ' (watch)'} → ${answer.status}`);
-    if (faulty && write && !lease && this.#plan.rates.lostAnswer > 0 && this.#rng.chance(this.#plan.rates.lostAnswer)) {
+    // The lost-answer draw is made for a coincidence too, so that the network's draws stay in step.
+    const lost = faulty && write && !lease && this.#plan.rates.lostAnswer > 0 && this.#rng.chance(this.#plan.rates.lostAnswer);
+    if (lost || coincidence) {
       const kind: FaultKind = path.endsWith('/status') ? 'lostStatusAnswer' : method === 'POST' ? 'lostCreateAnswer' : method === 'DELETE' ? 'lostDeleteAnswer' : 'lostPatchAnswer';
       this.#faults[kind]++;
       this.#trace(`  answer lost (${kind})`);
@@ -123,14 +136,40 @@ export class Network {
   }
 
   /**
+   * BUGGIFY for the delete of a pod that is not terminating yet: three faults that each happen on their own, made to
+   * coincide (FoundationDB's way of making a rare interleaving common). Another Ready pod of its CloneSet failed a
+   * readiness probe just before the delete arrived (so the pass after it ranks that pod first), the delete's
+   * answer will be lost and the pods' watch cache lags after it (so that pass does not see the deletion yet). A
+   * controller that settles the lost answer keeps waiting for this pod; one that gave up on it picks a second
+   * victim and deletes one pod too many.
+   */
+  #deleteCoincidence(path: string): boolean {
+    const rate = this.#plan.rates.deleteCoincidence;
+    const m = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)$/.exec(path);
+    if (rate === 0 || m === null) return false;
+    const [, namespace = '', name = ''] = m;
+    const pod = this.#server.peek('pods', namespace, name);
+    if (pod === undefined || pod.metadata.deletionTimestamp !== undefined || !this.#coincidenceRng.chance(rate)) return false;
+    if (!this.probeFailsBeside(namespace, name)) return false;
+    // The API server is loaded: its watch cache of pods (one per resource in kube-apiserver) lags from now on, so
+    // the deletion (and the pod events after it) reaches no cache for a while, while the probe failure, sent
+    // before, arrives as usual, and so do the other resources' events (the CloneSet's status).
+    const forMs = this.#coincidenceRng.int(300, 3_000);
+    this.#podStallUntil = Math.max(this.#podStallUntil, this.#clock.now() + forMs);
+    this.#faults.deleteCoincidence++;
+    this.#trace(`  a readiness probe beside ${name} failed just before; the pods' watch cache stalls for ${forMs} ms (deleteCoincidence)`);
+    return true;
+  }
+
+  /**
    * When a watch event sent now reaches its client: 5–60 ms after the write (the API server's watch cache and
    * dispatch; a write's own answer usually comes back sooner, which is why the controller has expectations).
    */
-  watchDeliveryAt(): number {
+  watchDeliveryAt(pods: boolean): number {
     const now = this.#clock.now();
     let at = now + this.#rng.int(5, 60);
     if (now < this.#slowUntil) at += this.#slowMs;
-    return Math.max(at, this.#stallUntil);
+    return Math.max(at, this.#stallUntil, pods ? this.#podStallUntil : 0);
   }
 
   watchServer(): ApiServer {
@@ -266,7 +305,7 @@ class SimTransport implements HttpTransport {
       clock.after(net.latency(), () => {
         if (finished) return;
         const at = (): number => {
-          lastAt = Math.max(lastAt, net.watchDeliveryAt());
+          lastAt = Math.max(lastAt, net.watchDeliveryAt(podWatch));
           return lastAt;
         };
         cancelServer = net.watchServer().watch(path, query, {
