@@ -155,8 +155,8 @@ async function main(): Promise<void> {
       serverCpuUs += d.user + d.system;
     }
   };
-  const noFaults = { rates: { lostAnswer: 0, conflict: 0, throttle: 0, nodeFlap: 0, nodeFlapWithinMs: 0 }, episodes: [], windowEndMs: -1 };
-  const net = new Network(clock, server, rng.fork(), noFaults, faultCounts(), () => undefined);
+  const noFaults = { rates: { lostAnswer: 0, conflict: 0, throttle: 0, nodeFlap: 0, nodeFlapWithinMs: 0, deleteCoincidence: 0 }, episodes: [], windowEndMs: -1 };
+  const net = new Network(clock, server, rng.fork(), noFaults, faultCounts(), () => undefined, rng.fork());
   new Kubelet(server, clock, rng.fork());
   const procRng = rng.fork();
   const realRandom = Math.random;
