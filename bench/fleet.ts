@@ -28,8 +28,6 @@
 import path from 'node:path';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { pino } from 'pino';
 import { podTransform } from '../src/cloneset/cache-transforms.ts';
 import { isAlreadyExists } from '../src/kube/api-error.ts';
@@ -61,6 +59,7 @@ import { runBounded } from '../src/runtime/bounded-parallel.ts';
 import { probeFailed } from './status-changes.ts';
 import { histogramBuckets, histogramQuantile } from './histogram.ts';
 import { measureLimit, ratio } from './limit.ts';
+import { heapUsedAfterGc } from './heap.ts';
 import type { KubeClient } from '../src/kube/client.ts';
 
 const USAGE =
@@ -139,19 +138,6 @@ function writes(c: Map<string, number>): number {
   let n = 0;
   for (const [verb, count] of c) if (WRITE_VERBS.has(verb)) n += count;
   return n;
-}
-
-const collectGarbage = ((): (() => void) => {
-  setFlagsFromString('--expose-gc');
-  const gc: unknown = runInNewContext('gc');
-  if (typeof gc !== 'function') throw new Error('no gc() available');
-  return () => void gc();
-})();
-
-function heapUsedAfterGc(): number {
-  collectGarbage();
-  collectGarbage();
-  return process.memoryUsage().heapUsed;
 }
 
 /** Heap growth while `copies` informers over the pods of `ns` (matching `labelSelector`) are synced and watching. */

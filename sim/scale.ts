@@ -20,8 +20,6 @@
 // Progress goes to stderr every 5 s; the figures to stdout. Large runs need a larger heap:
 //   NODE_OPTIONS=--max-old-space-size=12288 npm run sim:scale -- --pods 1000000 --clonesets 10000
 import { parseArgs } from 'node:util';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { pino } from 'pino';
 import { INSTANCE_ID_ALPHABET } from '../src/cloneset/plan/instance-ids.ts';
 import { parseConfig } from '../src/config.ts';
@@ -35,6 +33,7 @@ import { faultCounts } from './faults.ts';
 import { Kubelet } from './kubelet.ts';
 import { Network } from './network.ts';
 import { Rng } from './random.ts';
+import { collectGarbage, heapUsedAfterGc } from '../bench/heap.ts';
 
 const USAGE = 'usage: npm run sim:scale -- [--pods N (100000)] [--clonesets M (1000)] [--seed S (1)] [-- controller flags…]\n';
 const NAMESPACE = 'default';
@@ -65,19 +64,6 @@ function parse(argv: readonly string[]): Args {
   const seed = Number(values.seed ?? '1');
   if (!Number.isInteger(seed)) throw new Error(`--seed: not an integer: ${values.seed ?? ''}`);
   return { pods, cloneSets, seed, controllerArgs: positionals };
-}
-
-const collectGarbage = ((): (() => void) => {
-  setFlagsFromString('--expose-gc');
-  const gc: unknown = runInNewContext('gc');
-  if (typeof gc !== 'function') throw new Error('no gc() available');
-  return () => void gc();
-})();
-
-function heapAfterGc(): number {
-  collectGarbage();
-  collectGarbage();
-  return process.memoryUsage().heapUsed;
 }
 
 const cpuMs = (): number => {
@@ -132,7 +118,7 @@ const secs = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 
 async function main(): Promise<void> {
   const args = parse(process.argv.slice(2));
-  const heap0 = heapAfterGc();
+  const heap0 = heapUsedAfterGc();
   const rng = new Rng(args.seed);
   const clock = new SimClock();
   const server = new ApiServer(clock);
@@ -269,7 +255,7 @@ async function main(): Promise<void> {
   // 3. relist: every watch dropped and the history compacted, so each informer's re-watch gets 410 and lists
   // again (in pages) with its cache full; the live heap (after a full GC) is sampled after every event while it
   // happens: its peak above the heap before is what a relist costs on top of the cache
-  const heapBeforeRelist = heapAfterGc();
+  const heapBeforeRelist = heapUsedAfterGc();
   let heapPeak = heapBeforeRelist;
   const requestsBeforeRelist = net.requests;
   const tl = Date.now();
@@ -290,7 +276,7 @@ async function main(): Promise<void> {
   const writesAfterRelist = census.writes - writes0 - resyncWrites;
 
   // 4. memory: everything, then without the controller
-  const heapAll = heapAfterGc();
+  const heapAll = heapUsedAfterGc();
 
   sigterm.abort();
   await runUntil('stopping the controller', () => false, 60_000).catch(() => undefined);
@@ -300,7 +286,7 @@ async function main(): Promise<void> {
   // Past every timer the controller armed (the resync at --sync-period, 10 h by default, watch timeouts): a timer
   // not yet due holds its closure, and with it the controller's caches.
   await runUntil('dropping the controller', () => false, config.syncPeriodMs + 3_600_000).catch(() => undefined);
-  const heapServer = heapAfterGc();
+  const heapServer = heapUsedAfterGc();
 
   Math.random = realRandom;
 
