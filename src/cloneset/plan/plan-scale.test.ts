@@ -1,14 +1,14 @@
 // planCloneSet, scaling (docs/features.md#scaling, #deletion-order; Kruise pkg/controller/cloneset/core/cloneset_core.go): creation, scale-in order, specified deletes,
-// inactive pods, claiming. Worlds are built with the test builders; multi-pass stories use the simulator.
+// inactive pods, claiming. Snapshots are built with the test builders; a story of several passes is a table of
+// steps, each with the pods the test says exist by then.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod } from '../../kube/types.ts';
 import type { PlanAction, PodToCreate, PodToDelete } from './actions.ts';
 import { planCloneSet, type Snapshot } from './index.ts';
-import { INSTANCE_ID_ALPHABET } from './instance-ids.ts';
+import { INSTANCE_ID_ALPHABET, type InstanceIdSource } from './instance-ids.ts';
 import { aCloneSet, aPod, aPvc, fixedIds, plannerConfig, readyPods, revisions, sequentialIds, T0 } from './testing/builders.ts';
-import { activePods, applyPlan, describeAction, newWorld, plan, reconcileStep } from './testing/sim/world.ts';
-import { isPodAvailable } from './pod-predicates.ts';
+import { describeAction } from './testing/describe.ts';
 import type { CloneSet } from '../../api/cloneset.ts';
 import type { PersistentVolumeClaim } from '../../kube/types.ts';
 
@@ -16,8 +16,8 @@ function snapshot(cloneSet: CloneSet, pods: readonly Pod[], pvcs: readonly Persi
   return { cloneSet, pods, pvcs, nodes: new Map(), nowMs: T0 };
 }
 
-function planOf(cs: CloneSet, pods: readonly Pod[], opts: { pvcs?: readonly PersistentVolumeClaim[]; current?: string; update?: string } = {}) {
-  return planCloneSet(snapshot(cs, pods, opts.pvcs ?? []), revisions(cs, opts.current ?? 'r1', opts.update ?? opts.current ?? 'r1'), plannerConfig(), sequentialIds());
+function planOf(cs: CloneSet, pods: readonly Pod[], opts: { pvcs?: readonly PersistentVolumeClaim[]; current?: string; update?: string; ids?: InstanceIdSource } = {}) {
+  return planCloneSet(snapshot(cs, pods, opts.pvcs ?? []), revisions(cs, opts.current ?? 'r1', opts.update ?? opts.current ?? 'r1'), plannerConfig(), opts.ids ?? sequentialIds());
 }
 
 const created = (actions: readonly PlanAction[]): PodToCreate[] => actions.flatMap((a) => (a.kind === 'CreatePods' ? a.pods : []));
@@ -89,24 +89,31 @@ describe('scale out (docs/features.md#scaling)', () => {
 
   test('after creation, one write per pod once it is scheduled: InPlaceUpdateReady and PreparingNormal → Normal together', () => {
     const cs = aCloneSet('sample').replicas(5).build();
-    const world = newWorld(cs, [], [], { scheduleAfterSteps: 1_000 }); // the scheduler is ours to drive
-    // (step 1/4) create
-    assert.deepEqual(kinds(plan(world).actions), ['CreatePods']);
-    reconcileStep(world);
-    // (step 2/4) unscheduled: nothing is written (the pod cannot be Ready before it is scheduled)
-    const p2 = plan(world);
-    assert.deepEqual(p2.actions, []);
+    // (step 1/4) no pods: create 5
+    const step1 = planOf(cs, []);
+    assert.deepEqual(kinds(step1.actions), ['CreatePods']);
+    const ids = created(step1.actions).map((c) => c.pod.metadata.labels?.['apps.kruise.io/cloneset-instance-id'] ?? '');
+    assert.equal(ids.length, 5);
+    const fresh = (id: string) => aPod(cs).instanceId(id).pending().state('PreparingNormal').inPlaceUpdateReady(undefined);
+    // (step 2/4) the 5 pods exist, unscheduled: nothing is written (the pod cannot be Ready before it is scheduled)
+    assert.deepEqual(planOf(cs, ids.map((id) => fresh(id).build())).actions, []);
     // (step 3/4) scheduled: one pods/status write each, the condition and the Normal label
-    world.pods = world.pods.map((p, i) => ({ ...p, spec: { ...p.spec, nodeName: `node-${i}` } }));
-    const p3 = plan(world);
+    const step3 = planOf(
+      cs,
+      ids.map((id) => fresh(id).onNode(`node-${id}`).build()),
+    );
     assert.deepEqual(
-      p3.actions.map((a) => (a.kind === 'SetInPlaceUpdateReady' ? `${a.kind}+${a.lifecycle?.state ?? ''}` : a.kind)),
+      step3.actions.map((a) => (a.kind === 'SetInPlaceUpdateReady' ? `${a.kind}+${a.lifecycle?.state ?? ''}` : a.kind)),
       Array(5).fill('SetInPlaceUpdateReady+Normal'),
     );
-    applyPlan(world, p3.actions);
-    assert.ok(world.pods.every((p) => p.metadata.labels?.['lifecycle.apps.kruise.io/state'] === 'Normal'));
-    // (step 4/4) nothing left to do
-    assert.deepEqual(plan(world).actions, []);
+    // (step 4/4) written (InPlaceUpdateReady True, Normal), containers still starting: nothing left to do
+    assert.deepEqual(
+      planOf(
+        cs,
+        ids.map((id) => aPod(cs).instanceId(id).pending().onNode(`node-${id}`).build()),
+      ).actions,
+      [],
+    );
   });
 
   test('with a preNormal hook, InPlaceUpdateReady is written at once, unscheduled, and the pod stays PreparingNormal', () => {
@@ -208,9 +215,14 @@ describe('selective pod deletion (user manual "Selective Pod deletion", docs/fea
 
   test('podsToDelete without a replicas change: delete now, replace in the next pass', () => {
     const cs = aCloneSet('sample').replicas(3).podsToDelete('sample-old1x').build();
-    const world = newWorld(cs, readyPods(cs, 3));
-    assert.deepEqual(reconcileStep(world).record.actions, ['delete sample-old1x']);
-    const next = reconcileStep(world).record.actions;
+    const pods = readyPods(cs, 3);
+    // (step 1/2) three ready pods, one of them listed
+    assert.deepEqual(planOf(cs, pods).actions.map(describeAction), ['delete sample-old1x']);
+    // (step 2/2) the listed pod is gone, its name still listed
+    const next = planOf(
+      cs,
+      pods.filter((p) => p.metadata.name !== 'sample-old1x'),
+    ).actions.map(describeAction);
     assert.equal(next.length, 1);
     assert.match(next[0] ?? '', /^create sample-\w{5}@r1$/);
   });
@@ -229,7 +241,6 @@ describe('selective pod deletion (user manual "Selective Pod deletion", docs/fea
     (marked === 'a' ? podA : podB).specifiedDelete();
     return { cs, pods: [podA.build(), podB.build(), ...readyPods(cs, 3)] };
   };
-  const neverReady = (p: Pod): boolean => p.metadata.name !== 'sample-poda1';
 
   test('maxUnavailable=2, maxSurge=1, pod-a unavailable: marking pod-b deletes it directly', () => {
     const { cs, pods } = manual(2, 'b');
@@ -238,21 +249,18 @@ describe('selective pod deletion (user manual "Selective Pod deletion", docs/fea
 
   test('maxUnavailable=1, maxSurge=1, pod-a unavailable: marking pod-b creates a surge pod, waits for it to be ready, then deletes pod-b', () => {
     const { cs, pods } = manual(1, 'b');
-    const world = newWorld(cs, pods, [], { readyAfterSteps: 2, canBecomeReady: neverReady });
-    const rows: string[] = [];
-    let surgeReadyWhenDeleted: boolean | undefined;
-    for (let i = 0; i < 10 && surgeReadyWhenDeleted === undefined; i++) {
-      const surge = world.pods.find((p) => !pods.some((q) => q.metadata.name === p.metadata.name));
-      const step = reconcileStep(world);
-      assert.deepEqual(step.violations, []);
-      rows.push(`(step ${i + 1}) [${step.record.before}] ${step.record.actions.join('; ')}`);
-      if (step.record.actions.some((a) => a.includes('delete sample-podb1'))) {
-        surgeReadyWhenDeleted = surge?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
-      }
-    }
-    assert.match(rows[0] ?? '', /create sample-\w{5}@r1/, rows.join('\n'));
-    assert.equal(surgeReadyWhenDeleted, true, rows.join('\n'));
-    assert.equal(world.pods.length, 5);
+    const scaling = (actions: readonly PlanAction[]): PlanAction[] => actions.filter((a) => a.kind === 'DeletePods' || a.kind === 'CreatePods');
+    // (step 1/4) pod-b marked, pod-a unavailable: a surge pod instead of a deletion
+    assert.deepEqual(planOf(cs, pods, { ids: fixedIds('surge') }).actions.map(describeAction), ['create sample-surge@r1']);
+    // (step 2/4) the surge pod runs, not ready yet: pod-b stays
+    assert.deepEqual(scaling(planOf(cs, [...pods, aPod(cs).instanceId('surge').running().build()]).actions), []);
+    // (step 3/4) the surge pod is ready: pod-b goes
+    const surge = aPod(cs).instanceId('surge').ready().build();
+    assert.deepEqual(deletedNames(planOf(cs, [...pods, surge]).actions), ['sample-podb1']);
+    // (step 4/4) five pods again, pod-a still unavailable: nothing more is created or deleted
+    const left = [...pods.filter((p) => p.metadata.name !== 'sample-podb1'), surge];
+    assert.equal(left.length, 5);
+    assert.deepEqual(scaling(planOf(cs, left).actions), []);
   });
 
   test('maxUnavailable=1, maxSurge=1: marking the unavailable pod-a deletes it directly', () => {
@@ -310,13 +318,16 @@ describe('inactive and foreign pods (docs/features.md#ownership-and-adoption, #s
     assert.equal(created(p.actions).length, 1);
   });
 
-  test('a released pod is gone from the world of the CloneSet afterwards', () => {
+  test("a released pod is no longer the CloneSet's: the next pass neither releases nor counts it", () => {
     const cs = aCloneSet('sample').replicas(2).build();
-    const world = newWorld(cs, [...readyPods(cs, 1), aPod(cs).instanceId('stray').ready().label('app', 'other').build()]);
-    const s = reconcileStep(world);
-    assert.deepEqual(s.violations, []);
-    assert.equal(world.pods.find((p) => p.metadata.name === 'sample-stray')?.metadata.ownerReferences?.length, 0);
-    assert.ok(!plan(world).actions.some((a) => a.kind === 'ReleasePod'));
+    // (step 1/2) the stray pod's labels stop matching: released, and replaced
+    const stray = aPod(cs).instanceId('stray').ready().label('app', 'other');
+    const step1 = planOf(cs, [...readyPods(cs, 1), stray.build()], { ids: fixedIds('repl1') });
+    assert.deepEqual(step1.actions.map(describeAction), ['release sample-stray', 'create sample-repl1@r1']);
+    // (step 2/2) the stray pod has no owner reference left, its replacement is starting
+    const step2 = planOf(cs, [...readyPods(cs, 1), stray.orphan().build(), aPod(cs).instanceId('repl1').running().build()]);
+    assert.deepEqual(step2.actions.map(describeAction), []);
+    assert.deepEqual(step2.claimed.map((p) => p.metadata.name).sort(), ['sample-old0x', 'sample-repl1']);
   });
 
   test('an orphan with matching labels is never adopted, counted or touched', () => {
@@ -345,16 +356,15 @@ describe('inactive and foreign pods (docs/features.md#ownership-and-adoption, #s
     assert.ok(p.claimed.some((x) => x.metadata.name === 'sample-loose'));
   });
 
-  test('an adopted pod is controlled by the CloneSet afterwards', () => {
+  test("an adopted pod is the CloneSet's own in the next pass: nothing more to adopt or create", () => {
     const cs = aCloneSet('sample').replicas(2).build();
-    const world = newWorld(cs, [...readyPods(cs, 1), aPod(cs).instanceId('loose').ready().ownedBy('uid-sample', false).build()]);
-    const s = reconcileStep(world);
-    assert.deepEqual(s.violations, []);
-    assert.deepEqual(
-      world.pods.find((p) => p.metadata.name === 'sample-loose')?.metadata.ownerReferences?.map((r) => [r.uid, r.controller]),
-      [['uid-sample', true]],
-    );
-    assert.ok(!plan(world).actions.some((a) => a.kind === 'AdoptPod' || a.kind === 'CreatePods'));
+    // (step 1/2) a pod that references the CloneSet without being controlled by it
+    const step1 = planOf(cs, [...readyPods(cs, 1), aPod(cs).instanceId('loose').ready().ownedBy('uid-sample', false).build()]);
+    assert.deepEqual(step1.actions.map(describeAction), ['adopt sample-loose']);
+    // (step 2/2) the adoption is written: the reference says controller
+    const step2 = planOf(cs, [...readyPods(cs, 1), aPod(cs).instanceId('loose').ready().build()]);
+    assert.deepEqual(step2.actions.map(describeAction), []);
+    assert.deepEqual(step2.claimed.map((p) => p.metadata.name).sort(), ['sample-loose', 'sample-old0x']);
   });
 
   test('no adoption when the labels do not match, the pod is terminating, or the CloneSet is being deleted', () => {
@@ -410,14 +420,20 @@ describe('preDelete hook and PreparingDelete (docs/features.md#scaling, #lifecyc
 
   test('a ReCreate update of a hooked pod goes through PreparingDelete too', () => {
     const cs = aCloneSet('sample').replicas(1).preDeleteHook(hook).build();
-    const world = newWorld(cs, [hooked(cs, 'hookd').build()], [], { revisions: ['r1', 'r2'] });
-    assert.deepEqual(reconcileStep(world).record.actions, ['mark sample-hookd']);
-    assert.deepEqual(reconcileStep(world).record.actions, ['lifecycle sample-hookd=PreparingDelete']);
-    assert.deepEqual(reconcileStep(world).record.actions, []);
-    // the hook owner finishes and removes its label
-    world.pods = world.pods.map((p) => ({ ...p, metadata: { ...p.metadata, labels: { ...p.metadata.labels, 'example.com/drain': 'done' } } }));
-    assert.deepEqual(reconcileStep(world).record.actions, ['delete sample-hookd']);
-    assert.match(reconcileStep(world).record.actions[0] ?? '', /^create sample-\w{5}@r2$/);
+    const update = (pods: readonly Pod[]): string[] => planOf(cs, pods, { current: 'r1', update: 'r2' }).actions.map(describeAction);
+    // (step 1/5) the old pod, hooked: marked for the update
+    assert.deepEqual(update([hooked(cs, 'hookd').build()]), ['mark sample-hookd']);
+    // (step 2/5) marked: into PreparingDelete instead of a deletion
+    assert.deepEqual(update([hooked(cs, 'hookd').specifiedDelete().build()]), ['lifecycle sample-hookd=PreparingDelete']);
+    // (step 3/5) PreparingDelete, still hooked: it waits
+    assert.deepEqual(update([hooked(cs, 'hookd').specifiedDelete().state('PreparingDelete').build()]), []);
+    // (step 4/5) the hook owner finishes and changes its label: deleted
+    const released = aPod(cs).instanceId('hookd').ready().label('example.com/drain', 'done').specifiedDelete().state('PreparingDelete').build();
+    assert.deepEqual(update([released]), ['delete sample-hookd']);
+    // (step 5/5) gone: its replacement is created on the update revision
+    const [replacement, ...more] = update([]);
+    assert.deepEqual(more, []);
+    assert.match(replacement ?? '', /^create sample-\w{5}@r2$/);
   });
 
   test('when replicas grow back, a scale-in victim in PreparingDelete returns to PreparingNormal (no new pod)', () => {
@@ -471,23 +487,24 @@ describe('preDelete hook and PreparingDelete (docs/features.md#scaling, #lifecyc
 describe('scale-up rate limiting (docs/features.md#scale-up-rate-limit)', () => {
   test('with scaleStrategy.maxUnavailable 1 and minReadySeconds 60, pods are created one at a time, each after the previous one is available', () => {
     const cs = aCloneSet('sample').replicas(4).scaleMaxUnavailable(1).minReadySeconds(60).build();
-    const world = newWorld(cs, [], [], { stepMs: 10_000 });
-    const creations: { atMs: number; previousAvailable: boolean }[] = [];
-    let limitedPasses = 0;
-    for (let i = 0; i < 100 && activePods(world).length < 4; i++) {
-      const prev = activePods(world);
-      const p = plan(world);
-      if (p.events.some((e) => e.reason === 'ScaleUpLimited')) limitedPasses++;
-      const n = created(p.actions).length;
-      if (n > 0) {
-        assert.equal(n, 1, 'one pod per pass');
-        creations.push({ atMs: world.nowMs, previousAvailable: prev.every((x) => isPodAvailable(x, 60, world.nowMs)) });
-      }
-      assert.deepEqual(reconcileStep(world).violations, []);
-    }
-    assert.equal(creations.length, 4);
-    assert.ok(creations.every((c) => c.previousAvailable));
-    for (let i = 1; i < creations.length; i++) assert.ok((creations[i]?.atMs ?? 0) - (creations[i - 1]?.atMs ?? 0) > 60_000);
-    assert.ok(limitedPasses > 0, 'ScaleUpLimited is reported while waiting');
+    const readyFor = (id: string, seconds: number): Pod =>
+      aPod(cs)
+        .instanceId(id)
+        .ready()
+        .since(T0 - seconds * 1000)
+        .build();
+    const reasons = (p: ReturnType<typeof planOf>): string[] => p.events.map((e) => e.reason);
+    // (step 1/5) no pods: one pod, not four
+    assert.deepEqual(planOf(cs, [], { ids: fixedIds('first') }).actions.map(describeAction), ['create sample-first@r1']);
+    // (step 2/5) it is starting: nothing is created, and the limit is reported
+    const step2 = planOf(cs, [aPod(cs).instanceId('first').running().build()]);
+    assert.deepEqual([created(step2.actions), reasons(step2)], [[], ['ScaleUpLimited']]);
+    // (step 3/5) Ready for 59 s, not yet available (minReadySeconds 60): still nothing
+    const step3 = planOf(cs, [readyFor('first', 59)]);
+    assert.deepEqual([created(step3.actions), reasons(step3)], [[], ['ScaleUpLimited']]);
+    // (step 4/5) Ready for 61 s, available: the second pod, alone
+    assert.deepEqual(planOf(cs, [readyFor('first', 61)], { ids: fixedIds('secnd') }).actions.map(describeAction), ['create sample-secnd@r1']);
+    // (step 5/5) the second pod Ready for 30 s: the third waits for it
+    assert.deepEqual(created(planOf(cs, [readyFor('first', 120), readyFor('secnd', 30)]).actions), []);
   });
 });
