@@ -45,13 +45,16 @@ export class Kubelet {
   readonly #restarts = new Set<string>();
   /** Pods with a flap already scheduled. */
   readonly #flapping = new Set<string>();
+  /** Images whose readiness probe never passes (a broken build): their containers run but are never ready. */
+  readonly #broken: ReadonlySet<string>;
   actions = 0;
 
-  constructor(server: ApiServer, clock: SimClock, rng: Rng, flaps: Flaps = { rate: 0, withinMs: 0, untilMs: 0, faults: undefined }) {
+  constructor(server: ApiServer, clock: SimClock, rng: Rng, flaps: Flaps = { rate: 0, withinMs: 0, untilMs: 0, faults: undefined }, brokenImages: readonly string[] = []) {
     this.#server = server;
     this.#clock = clock;
     this.#rng = rng;
     this.#flaps = flaps;
+    this.#broken = new Set(brokenImages);
     server.observe({ onMutation: (m) => this.#onMutation(m) });
   }
 
@@ -153,10 +156,10 @@ export class Kubelet {
     const statuses: ContainerStatus[] = containers.map((c) => {
       const image = c.image ?? '';
       const prev = old.find((s) => s.name === c.name);
-      if (prev === undefined) return { name: c.name, image, imageID: imageId(image), ready: started(), restartCount: 0, started: true, state: { running: { startedAt: now } } };
+      if (prev === undefined) return { name: c.name, image, imageID: imageId(image), ready: started() && !this.#broken.has(image), restartCount: 0, started: true, state: { running: { startedAt: now } } };
       if (prev.image === image) {
         if (restart) return { ...prev, ready: false, restartCount: prev.restartCount + 1, started: true, state: { running: { startedAt: now } } };
-        const probe = this.#clock.now() >= (this.#unreadyUntil.get(uid) ?? 0);
+        const probe = this.#clock.now() >= (this.#unreadyUntil.get(uid) ?? 0) && !this.#broken.has(image);
         return prev.ready === probe ? prev : { ...prev, ready: probe, started: true };
       }
       if (prev.ready) {
@@ -164,7 +167,7 @@ export class Kubelet {
         restarting = true;
         return { ...prev, ready: false, started: false, state: { waiting: { reason: 'ContainerCreating' } } };
       }
-      return { name: c.name, image, imageID: imageId(image), ready: started(), restartCount: prev.restartCount + 1, started: true, state: { running: { startedAt: now } } };
+      return { name: c.name, image, imageID: imageId(image), ready: started() && !this.#broken.has(image), restartCount: prev.restartCount + 1, started: true, state: { running: { startedAt: now } } };
     });
     const containersReady = statuses.every((s) => s.ready);
     const conditions = status.conditions ?? [];
@@ -194,7 +197,7 @@ export class Kubelet {
     const after = this.#server.peek('pods', pod.metadata.namespace, pod.metadata.name);
     if (after === undefined) return;
     if (restarting) this.#schedule(after, this.#rng.int(500, 5_000));
-    else if (!containersReady) this.#schedule(after, Math.max(1, (this.#unreadyUntil.get(uid) ?? 0) - this.#clock.now()));
+    else if (!containersReady && !statuses.some((s) => this.#broken.has(s.image) && s.started)) this.#schedule(after, Math.max(1, (this.#unreadyUntil.get(uid) ?? 0) - this.#clock.now()));
     else if (containersReady && gatesTrue) this.#maybeFlap(after);
   }
 }
