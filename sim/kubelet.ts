@@ -156,7 +156,16 @@ export class Kubelet {
     const statuses: ContainerStatus[] = containers.map((c) => {
       const image = c.image ?? '';
       const prev = old.find((s) => s.name === c.name);
-      if (prev === undefined) return { name: c.name, image, imageID: imageId(image), ready: started() && !this.#broken.has(image), restartCount: 0, started: true, state: { running: { startedAt: now } } };
+      if (prev === undefined)
+        return {
+          name: c.name,
+          image,
+          imageID: imageId(image),
+          ready: started() && !this.#broken.has(image),
+          restartCount: 0,
+          started: true,
+          state: { running: { startedAt: now } },
+        };
       if (prev.image === image) {
         if (restart) return { ...prev, ready: false, restartCount: prev.restartCount + 1, started: true, state: { running: { startedAt: now } } };
         const probe = this.#clock.now() >= (this.#unreadyUntil.get(uid) ?? 0) && !this.#broken.has(image);
@@ -167,7 +176,15 @@ export class Kubelet {
         restarting = true;
         return { ...prev, ready: false, started: false, state: { waiting: { reason: 'ContainerCreating' } } };
       }
-      return { name: c.name, image, imageID: imageId(image), ready: started() && !this.#broken.has(image), restartCount: prev.restartCount + 1, started: true, state: { running: { startedAt: now } } };
+      return {
+        name: c.name,
+        image,
+        imageID: imageId(image),
+        ready: started() && !this.#broken.has(image),
+        restartCount: prev.restartCount + 1,
+        started: true,
+        state: { running: { startedAt: now } },
+      };
     });
     const containersReady = statuses.every((s) => s.ready);
     const conditions = status.conditions ?? [];
@@ -197,7 +214,8 @@ export class Kubelet {
     const after = this.#server.peek('pods', pod.metadata.namespace, pod.metadata.name);
     if (after === undefined) return;
     if (restarting) this.#schedule(after, this.#rng.int(500, 5_000));
-    else if (!containersReady && !statuses.some((s) => this.#broken.has(s.image) && s.started)) this.#schedule(after, Math.max(1, (this.#unreadyUntil.get(uid) ?? 0) - this.#clock.now()));
+    else if (!containersReady && !statuses.some((s) => this.#broken.has(s.image) && s.started))
+      this.#schedule(after, Math.max(1, (this.#unreadyUntil.get(uid) ?? 0) - this.#clock.now()));
     else if (containersReady && gatesTrue) this.#maybeFlap(after);
   }
 }

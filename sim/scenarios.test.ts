@@ -248,3 +248,114 @@ describe('updateStrategy OnDelete (v1beta1, docs/features.md#ondelete)', () => {
     });
   });
 });
+
+describe('sustained surge (replica-diff.ts SurgeRule, beyond Kruise: kruise#1442, kruise#2491)', () => {
+  interface Rollout {
+    readonly tookMs: number;
+    readonly maxPods: number;
+    readonly minAvailable: number;
+    /** Surge pods (pods beyond 50) on average over the time at least 10 old pods remained. */
+    readonly meanSurge: number;
+  }
+
+  /** 50 ready pods, maxSurge 20 % (10), maxUnavailable 0, ReCreate, a new image; the controller with `rule`. */
+  async function rollout50(rule: 'sustained' | 'kruise'): Promise<Rollout> {
+    let result: Rollout | undefined;
+    await story({ shape: { replicas: 50, maxSurge: '20%', maxUnavailable: 0 }, args: [`--cloneset-surge-rule=${rule}`] }, async (s) => {
+      await s.converge();
+      let maxPods = 0;
+      let minAvailable = 50;
+      let surgeMs = 0;
+      let oldMs = 0;
+      let last = s.clock.now();
+      let surge = 0;
+      let manyOld = false;
+      s.observe(() => {
+        const now = s.clock.now();
+        if (manyOld) {
+          surgeMs += (now - last) * surge;
+          oldMs += now - last;
+        }
+        last = now;
+        const pods = s.pods();
+        manyOld = (s.images()['app:v1'] ?? 0) >= 10;
+        surge = Math.max(0, pods.length - 50);
+        maxPods = Math.max(maxPods, pods.length);
+        minAvailable = Math.min(minAvailable, pods.filter(available).length);
+      });
+      const start = s.clock.now();
+      s.edit(image('app:v2'));
+      await s.converge(600_000);
+      assert.deepEqual(s.images(), { 'app:v2': 50 });
+      assert.equal(s.status()['currentRevision'], s.status()['updateRevision']);
+      result = { tookMs: s.clock.now() - start, maxPods, minAvailable, meanSurge: surgeMs / Math.max(1, oldMs) };
+    });
+    assert.ok(result !== undefined);
+    return result;
+  }
+
+  test("never more than 60 pods nor fewer than 50 available; the sustained rule keeps more surge pods than Kruise's while 10 or more old pods remain, and finishes sooner", async () => {
+    const sustained = await rollout50('sustained');
+    const kruise = await rollout50('kruise');
+    const figures = JSON.stringify({ sustained, kruise });
+    for (const r of [sustained, kruise]) assert.deepEqual([r.maxPods, r.minAvailable], [60, 50], figures);
+    assert.ok(sustained.meanSurge > kruise.meanSurge, figures);
+    assert.ok(sustained.tookMs < kruise.tookMs, figures);
+  });
+
+  // A rollout of random specs (replicas, partition, maxSurge, maxUnavailable, a third image mid-rollout) stays within
+  // replicas + maxSurge pods and replicas − maxUnavailable available pods and converges: the simulation's surge,
+  // unavailable and convergence invariants over seeds 1–2000 (sim/simulation.test.ts; the controller's rule is 'sustained').
+
+  test('a rollback by partition (CloneSetPartitionRollback) uses the full surge and ends with the partition asked for', async () => {
+    await story({ shape: { replicas: 20, maxSurge: 4, maxUnavailable: 0 }, args: ['--feature-gates=CloneSetPartitionRollback=true'] }, async (s) => {
+      await s.converge();
+      // v2 with partition 10 updates half of the pods; v1 stays the current revision.
+      s.edit((spec) => rolling({ partition: 10 })(image('app:v2')(spec)));
+      await s.converge(600_000);
+      assert.deepEqual(s.images(), { 'app:v1': 10, 'app:v2': 10 });
+      let maxPods = 0;
+      s.observe(() => {
+        maxPods = Math.max(maxPods, s.pods().length);
+      });
+      // Raising the partition to 18 rolls 8 pods back to v1, with the full surge of 4.
+      s.edit(rolling({ partition: 18 }));
+      await settle(s, { 'app:v1': 18, 'app:v2': 2 }, 600_000);
+      assert.equal(maxPods, 24);
+    });
+  });
+});
+
+describe('Progressing over a whole rollout (docs/features.md#progress-deadline-and-conditions, deadline 60 s)', () => {
+  test('a rollout whose pods never become ready times out; a new revision gets a fresh deadline and completes within it', async () => {
+    await story({ shape: { replicas: 3, progressDeadlineSeconds: 60 }, brokenImages: ['app:v2'] }, async (s) => {
+      await s.converge();
+      const reasons: string[] = [];
+      const progressing = () => s.status().conditions?.find((c) => c.type === 'Progressing');
+      s.observe((m) => {
+        const r = progressing()?.reason ?? '-';
+        if (m.plural === 'clonesets' && m.subresource === 'status' && reasons[reasons.length - 1] !== r) reasons.push(r);
+      });
+      s.edit(image('app:v2'));
+      const stuck = s.status()['updateRevision'];
+      assert.ok(await s.runUntil(() => progressing()?.reason === 'ProgressDeadlineExceeded', 120_000), s.trace());
+      assert.deepEqual(reasons, ['CloneSetUpdated', 'ProgressDeadlineExceeded']);
+      const broken = s.status()['updateRevision'];
+      assert.notEqual(broken, stuck);
+      // The fix: a new image, which rolls out well within its own 60 s.
+      const fixAt = s.clock.now();
+      s.edit(image('app:v3'));
+      await s.runUntil(() => progressing()?.reason === 'CloneSetUpdated', 30_000);
+      const fresh = progressing();
+      assert.deepEqual(
+        [fresh?.status, fresh?.message],
+        ['True', `CloneSet is progressing due to revision changed from ${String(broken)} to ${String(s.status()['updateRevision'])}`],
+      );
+      await s.converge(60_000);
+      assert.ok(s.clock.now() - fixAt < 60_000);
+      await s.runUntil(() => progressing()?.reason === 'CloneSetAvailable', 10_000);
+      assert.deepEqual(reasons, ['CloneSetUpdated', 'ProgressDeadlineExceeded', 'CloneSetUpdated', 'CloneSetAvailable']);
+      assert.equal(s.status()['currentRevision'], s.status()['updateRevision']);
+    });
+  });
+});

@@ -131,7 +131,9 @@ export class Script {
   /** The CloneSet's pods that are not terminating. */
   pods(): Obj[] {
     const uid = this.cloneSet().metadata.uid;
-    return this.server.all('pods').filter((p) => p.metadata.deletionTimestamp === undefined && (p.metadata.ownerReferences ?? []).some((r) => r.uid === uid && r.controller === true));
+    return this.server
+      .all('pods')
+      .filter((p) => p.metadata.deletionTimestamp === undefined && (p.metadata.ownerReferences ?? []).some((r) => r.uid === uid && r.controller === true));
   }
 
   /** Active pods per image, e.g. { 'app:v1': 3, 'app:v2': 2 }. */

@@ -96,7 +96,13 @@ describe('scale out (docs/features.md#scaling)', () => {
     assert.equal(ids.length, 5);
     const fresh = (id: string) => aPod(cs).instanceId(id).pending().state('PreparingNormal').inPlaceUpdateReady(undefined);
     // (step 2/4) the 5 pods exist, unscheduled: nothing is written (the pod cannot be Ready before it is scheduled)
-    assert.deepEqual(planOf(cs, ids.map((id) => fresh(id).build())).actions, []);
+    assert.deepEqual(
+      planOf(
+        cs,
+        ids.map((id) => fresh(id).build()),
+      ).actions,
+      [],
+    );
     // (step 3/4) scheduled: one pods/status write each, the condition and the Normal label
     const step3 = planOf(
       cs,

@@ -7,8 +7,6 @@ import type { Pod } from '../../kube/types.ts';
 import { rfc3339 } from './pod-template.ts';
 import { computeStatus, isStatusChanged, type StatusResult } from './status.ts';
 import { aCloneSet, aPod, readyPods, T0 } from './testing/builders.ts';
-import { converge, newWorld, reconcileStep, rollOut } from './testing/sim/world.ts';
-import { revisionMatches } from './pod-predicates.ts';
 
 const SEC = 1000;
 
@@ -314,43 +312,5 @@ describe('FailedScale / FailedUpdate recovery (beyond Kruise, whose conditions s
   });
 });
 
-describe('Progressing over a whole rollout (simulator, deadline 60 s)', () => {
-  test('a rollout whose pods never become ready times out; a new revision gets a fresh deadline and completes within it', () => {
-    const cs = aCloneSet('sample').replicas(3).progressDeadlineSeconds(60).build();
-    const stuck = newWorld(cs, readyPods(cs, 3), [], {
-      revisions: ['r1', 'r2'],
-      stepMs: 10_000,
-      canBecomeReady: (p) => !revisionMatches(p, 'sample-r2'),
-    });
-    const reasons: string[] = [];
-    const track = (w: typeof stuck) => (): void => {
-      const c = w.cloneSet.status?.conditions?.find((x) => x.type === 'Progressing');
-      const r = `${c?.reason ?? '-'}`;
-      if (reasons[reasons.length - 1] !== r) reasons.push(r);
-    };
-    for (let i = 0; i < 12; i++) {
-      reconcileStep(stuck);
-      track(stuck)();
-    }
-    assert.deepEqual(reasons, ['CloneSetUpdated', 'ProgressDeadlineExceeded']);
-    // The fix rolls out at 1 s per pass, well within its own 60 s.
-    const world = { ...stuck, kubelet: { ...stuck.kubelet, stepMs: 1000 } };
-    rollOut(world, 'r3');
-    const seenAt = world.nowMs;
-    reconcileStep(world);
-    const fresh = world.cloneSet.status?.conditions?.find((x) => x.type === 'Progressing');
-    assert.deepEqual(
-      [fresh?.status, fresh?.reason, fresh?.message, fresh?.lastUpdateTime],
-      ['True', 'CloneSetUpdated', 'CloneSet is progressing due to revision changed from sample-r2 to sample-r3', rfc3339(seenAt)],
-    );
-    track(world)();
-    const tracking = (): undefined => {
-      track(world)();
-      return undefined;
-    };
-    const r = converge(world, { invariants: [tracking] });
-    assert.ok(r.converged);
-    assert.deepEqual(reasons, ['CloneSetUpdated', 'ProgressDeadlineExceeded', 'CloneSetUpdated', 'CloneSetAvailable']);
-    assert.equal(world.cloneSet.status?.currentRevision, 'sample-r3');
-  });
-});
+// Progressing over a whole rollout (a rollout that times out, then a new revision with a fresh deadline) is a scenario
+// on the simulation: sim/scenarios.test.ts "Progressing over a whole rollout".

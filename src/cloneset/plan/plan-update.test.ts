@@ -121,10 +121,7 @@ describe('ReCreate rollout with maxSurge, pass by pass (docs/features.md#maxsurg
       assert.deepEqual(p.actions.map(describeAction), row.actions, `${at} actions`);
     });
     const last = rows[rows.length - 1]?.pods ?? [];
-    assert.deepEqual(
-      [last.filter((p) => revisionMatches(p, 'sample-r1')).length, last.filter((p) => revisionMatches(p, 'sample-r2')).length],
-      [3, 2],
-    );
+    assert.deepEqual([last.filter((p) => revisionMatches(p, 'sample-r1')).length, last.filter((p) => revisionMatches(p, 'sample-r2')).length], [3, 2]);
   });
 });
 
