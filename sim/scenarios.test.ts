@@ -58,11 +58,21 @@ const replicas =
   (n: number): SpecEdit =>
   (spec) => ({ ...spec, replicas: n });
 
-/** Runs `story` on a fresh simulation, then checks that no invariant was broken on the way. */
+/**
+ * Runs `story` on a fresh simulation, then checks that no invariant was broken on the way and that the story ended
+ * at rest: for 15 s the controller writes nothing more (its plans are empty).
+ */
 async function story(opts: Omit<ScriptOptions, 'cloneSet'> & { readonly shape: Shape }, fn: (s: Script) => Promise<void>): Promise<void> {
   const s = new Script({ ...opts, cloneSet: web(opts.shape) });
   try {
     await fn(s);
+    const writes: string[] = [];
+    s.observe((m) => {
+      if (m.origin.startsWith('controller-') && m.plural !== 'leases' && m.plural !== 'events')
+        writes.push(`${m.verb} ${m.plural}/${m.after?.metadata.name ?? m.before?.metadata.name ?? ''}`);
+    });
+    await s.runFor(15_000);
+    assert.deepEqual(writes, [], 'the controller still writes at the end of the story');
     assert.deepEqual(s.violations, [], s.trace());
   } finally {
     s.stop();
@@ -233,8 +243,8 @@ describe('updateStrategy OnDelete (v1beta1, docs/features.md#ondelete)', () => {
       const victim = s.pods()[0]?.metadata.name ?? '';
       s.deletePod(victim);
       await settle(s, { 'app:v1': 2, 'app:v2': 1 });
-      await s.runUntil(() => s.status()['updatedReplicas'] === 1, 30_000);
-      assert.equal(s.status()['updatedReplicas'], 1);
+      await s.runUntil(() => s.status()['updatedReplicas'] === 1 && s.status()['availableReplicas'] === 3, 30_000);
+      assert.deepEqual([s.status()['updatedReplicas'], s.status()['availableReplicas']], [1, 3]);
     });
   });
 

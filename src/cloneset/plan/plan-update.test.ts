@@ -2,6 +2,7 @@
 // in the style of Kruise's "(step n/m)" tests (each step's pods written by the test), partition.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import type { Pod } from '../../kube/types.ts';
 import type { CloneSet } from '../../api/cloneset.ts';
 import type { PlanAction } from './actions.ts';
@@ -33,6 +34,56 @@ describe('scaling and updating never happen in the same pass (docs/features.md#r
     const pods = [aPod(cs).instanceId('legcy').ready().withoutLabel('pod-template-hash').build()];
     const p = planCloneSet({ cloneSet: cs, pods, pvcs: [], nodes: new Map(), nowMs: T0 }, revisions(cs, 'r1', 'r2'), plannerConfig(), sequentialIds());
     assert.deepEqual(p.actions.map(describeAction), ['template-hash sample-legcy=r1']);
+  });
+});
+
+describe('every pass either scales or updates, and touches only its own pods (property, docs/features.md#reconcile-pass)', () => {
+  /** Writes only the Update step makes (refresh or update): never in the same pass as a create or delete. */
+  const isUpdateWrite = (a: PlanAction): boolean =>
+    a.kind === 'MarkSpecifiedDelete' || a.kind === 'SetInPlaceUpdateReady' || a.kind === 'PatchPodTemplateHash' || (a.kind === 'PatchPodLifecycle' && a.state === 'Normal');
+
+  test('random rollouts in flight: no plan both creates or deletes and updates, and none names a pod another owner controls', () => {
+    const state = fc.constantFrom('ready', 'running', 'pending', 'marked', 'preparingNormal', 'terminating');
+    const arb = fc.record({
+      replicas: fc.integer({ min: 0, max: 8 }),
+      partition: fc.option(fc.integer({ min: 0, max: 8 }), { nil: undefined }),
+      maxSurge: fc.option(fc.oneof(fc.integer({ min: 0, max: 3 }), fc.constantFrom('20%', '50%')), { nil: undefined }),
+      maxUnavailable: fc.option(fc.oneof(fc.integer({ min: 0, max: 3 }), fc.constantFrom('20%', '50%')), { nil: undefined }),
+      pods: fc.array(fc.record({ rev: fc.constantFrom('r1', 'r2'), state }), { maxLength: 12 }),
+    });
+    fc.assert(
+      fc.property(arb, (s) => {
+        let b = aCloneSet('sample').replicas(s.replicas);
+        if (s.partition !== undefined) b = b.partition(s.partition);
+        if (s.maxSurge !== undefined) b = b.maxSurge(s.maxSurge);
+        if (s.maxUnavailable !== undefined) b = b.maxUnavailable(s.maxUnavailable);
+        const cs = b.build();
+        const pods = s.pods.map((p, i) => {
+          const pod = aPod(cs)
+            .ofRevision(p.rev)
+            .instanceId(`p${String(i).padStart(4, '0')}`);
+          if (p.state === 'ready') pod.ready();
+          if (p.state === 'running') pod.running();
+          if (p.state === 'marked') pod.ready().specifiedDelete();
+          if (p.state === 'preparingNormal') pod.running().state('PreparingNormal').inPlaceUpdateReady(undefined);
+          if (p.state === 'terminating') pod.ready().terminating();
+          return pod.build();
+        });
+        const foreign = aPod(cs).instanceId('forgn').ready().ownedBy('uid-someone-else').build();
+        const orphan = aPod(cs).instanceId('orphn').ready().orphan().build();
+        const p = planCloneSet(
+          { cloneSet: cs, pods: [...pods, foreign, orphan], pvcs: [], nodes: new Map(), nowMs: T0 },
+          revisions(cs, 'r1', 'r2'),
+          plannerConfig(),
+          sequentialIds(),
+        );
+        const scales = p.actions.some((a) => a.kind === 'CreatePods' || a.kind === 'DeletePods');
+        assert.ok(!(scales && p.actions.some(isUpdateWrite)), p.actions.map(describeAction).join('; '));
+        const names = p.actions.map(describeAction).join(' ');
+        assert.ok(!names.includes('sample-forgn') && !names.includes('sample-orphn'), names);
+      }),
+      { numRuns: 500 },
+    );
   });
 });
 
