@@ -12,7 +12,7 @@ import { Checker, specView, type Violation } from './checker.ts';
 import { ProcessClock, SimClock } from './clock.ts';
 import { drawCoincidences, drawFaults, faultCounts, type Episode, type FaultKind, type FaultPlan } from './faults.ts';
 import { Kubelet } from './kubelet.ts';
-import { Network } from './network.ts';
+import { Network, NODE_MAX_SOCKETS, type SocketPoolPlan } from './network.ts';
 import { Rng } from './random.ts';
 
 export const NAMESPACE = 'default';
@@ -175,6 +175,8 @@ interface Draw {
   readonly kubeletRng: Rng;
   readonly procRng: Rng;
   readonly coincidenceRng: Rng;
+  /** Sockets per client: Node's 32, or in half the runs a few more than the main client's watches hold (a busy client). */
+  readonly pool: SocketPoolPlan;
 }
 
 /** Everything a seed decides before it runs: the scenario, the faults, and the generators of the rest. */
@@ -187,6 +189,9 @@ function draw(seed: number): Draw {
   const procRng = rng.fork();
   // Forked last, so that the streams above stay what they were for a seed.
   const coincidenceRng = rng.fork();
+  const poolRng = rng.fork();
+  // The main client's informers hold 6–7 watches: 8–12 sockets leave it one to five for requests.
+  const pool = { size: poolRng.pick([NODE_MAX_SOCKETS, NODE_MAX_SOCKETS, NODE_MAX_SOCKETS, 8, 9, 12]), rng: poolRng };
   const scenario = drawScenario(scenarioRng);
   const plan = drawFaults(faultRng, FAULT_WINDOW_MS);
   // A pause is placed while the controller works (just after a user edit): that is when a paused leader has
@@ -205,12 +210,12 @@ function draw(seed: number): Draw {
   const second = scenarioRng.chance(0.3) ? drawScenario(scenarioRng) : undefined;
   const keep = (s: Scenario): Scenario => (steady ? s : { ...s, minReadySeconds: 0 });
   const withCoincidences = drawCoincidences(coincidenceRng, { ...plan, episodes });
-  return { scenario: keep(scenario), second: second === undefined ? undefined : keep(second), plan: withCoincidences, netRng, kubeletRng, procRng, coincidenceRng };
+  return { scenario: keep(scenario), second: second === undefined ? undefined : keep(second), plan: withCoincidences, netRng, kubeletRng, procRng, coincidenceRng, pool };
 }
 
 /**
  * What a seed will do (without running it), for `npm run sim -- --only KIND`: its fault episode kinds, and the
- * tags `twoReplicas`, `lostAnswers`, `flaps`, `flakyProbes`, `deleteCoincidences` and its user edits (`scale`, `image`, `partition`,
+ * tags `twoReplicas`, `lostAnswers`, `flaps`, `flakyProbes`, `deleteCoincidences`, `fewSockets` and its user edits (`scale`, `image`, `partition`,
  * `podsToDelete`, `specifiedDelete`, `scaleFlap`), `hooks` and `inPlaceUpdateHook` (lifecycle hooks).
  */
 export function episodeKindsOf(seed: number): ReadonlySet<string> {
@@ -225,13 +230,14 @@ export function episodeKindsOf(seed: number): ReadonlySet<string> {
     ...(d.scenario.hooks !== 'none' ? ['hooks'] : []),
     ...(d.scenario.hooks === 'both' ? ['inPlaceUpdateHook'] : []),
     ...(d.second !== undefined ? ['twoCloneSets'] : []),
+    ...(d.pool.size < NODE_MAX_SOCKETS ? ['fewSockets'] : []),
     ...d.scenario.edits.map((e) => (e.kind === 'scale' && e.flap === true ? 'scaleFlap' : e.kind)),
   ];
   return new Set([...d.plan.episodes.map((e) => e.kind), ...tags]);
 }
 
 export async function runSeed(opts: RunOptions): Promise<RunResult> {
-  const { scenario, second, plan, netRng, kubeletRng, procRng, coincidenceRng } = draw(opts.seed);
+  const { scenario, second, plan, netRng, kubeletRng, procRng, coincidenceRng, pool } = draw(opts.seed);
   const trace: string[] = [];
   const clock = new SimClock();
   const log = (line: string): void => {
@@ -239,7 +245,7 @@ export async function runSeed(opts: RunOptions): Promise<RunResult> {
   };
   const faults = faultCounts();
   const server = new ApiServer(clock);
-  const net = new Network(clock, server, netRng, plan, faults, log, coincidenceRng);
+  const net = new Network(clock, server, netRng, plan, faults, log, coincidenceRng, pool);
   const kubelet = new Kubelet(server, clock, kubeletRng, { rate: plan.rates.nodeFlap, withinMs: plan.rates.nodeFlapWithinMs, untilMs: plan.windowEndMs, faults });
   net.probeFailsBeside = (namespace, name) => kubelet.failProbeBeside(namespace, name);
   const procs: Proc[] = [];
@@ -271,10 +277,10 @@ export async function runSeed(opts: RunOptions): Promise<RunResult> {
   const startProcess = (): Proc => {
     const identity = `controller-${nextId++}`;
     const pclock = new ProcessClock(clock);
-    const transport = net.transportFor({ identity, clock: pclock });
     const time = pclock.bucketTime();
+    // Each client its own transport and sockets, as in the binary (src/main.ts: one KubeClient.fromKubeConfig each).
     const client = (qps: number, burst: number, policy: Record<string, number> = {}): KubeClient =>
-      new KubeClient(transport, new RateLimits(qps, burst, time), {
+      new KubeClient(net.transportFor({ identity, clock: pclock }), new RateLimits(qps, burst, time), {
         random: () => procRng.float(),
         time,
         policy: { requestTimeoutMs: config.requestTimeoutMs, ...policy },

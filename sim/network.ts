@@ -1,6 +1,9 @@
 // Between the controller processes and the API server: latency, lost answers, injected 409s and 429s, and the
 // watch streams (delayed, stalled or dropped). `SimTransport` is what a process's KubeClient talks to: the
-// client's own code (rate limits, retries, Retry-After, the fencing guard) runs unchanged above it.
+// client's own code (rate limits, retries, Retry-After, the fencing guard) runs unchanged above it. Each transport
+// has a bounded pool of sockets, as Node's agent has (`maxSockets`, src/kube/transport.ts): a watch holds one for
+// its whole life, a request for its exchange, and a request that finds none free waits in line (FIFO) on its
+// process's own time, so a paused or slow process can hold a write in that line past its fence deadline.
 import { ConnectionError, FenceDeadlineError, RequestAbortedError } from '../src/kube/api-error.ts';
 import { WatchIdleError, type HttpResponse, type HttpTransport, type Query, type RequestControl } from '../src/kube/transport.ts';
 import { errorAnswer, type ApiAnswer, type ApiServer } from './api-server.ts';
@@ -39,6 +42,7 @@ export class Network {
   requests = 0;
   /** Per process: the newest resourceVersion of pods its cache can have seen (list answers and watch events delivered). */
   readonly podsSeen = new Map<string, number>();
+  readonly #pool: SocketPoolPlan;
   /** Told of every write that reaches the server, before it is applied (the checker's leader check). */
   onWrite: (origin: string, method: string, path: string) => void = () => undefined;
   /**
@@ -47,7 +51,17 @@ export class Network {
    */
   probeFailsBeside: (namespace: string, name: string) => boolean = () => false;
 
-  constructor(clock: SimClock, server: ApiServer, rng: Rng, plan: FaultPlan, faults: Record<FaultKind, number>, trace: (line: string) => void, coincidenceRng: Rng) {
+  constructor(
+    clock: SimClock,
+    server: ApiServer,
+    rng: Rng,
+    plan: FaultPlan,
+    faults: Record<FaultKind, number>,
+    trace: (line: string) => void,
+    coincidenceRng: Rng,
+    pool: SocketPoolPlan = { size: NODE_MAX_SOCKETS, rng: undefined },
+  ) {
+    this.#pool = pool;
     this.#clock = clock;
     this.#server = server;
     this.#rng = rng;
@@ -61,8 +75,25 @@ export class Network {
     return this.#clock;
   }
 
+  /** A client's transport: its own pool of sockets (every KubeClient of the binary has its own agent). */
   transportFor(sender: Sender): HttpTransport {
-    return new SimTransport(this, sender);
+    return new SimTransport(this, sender, new SocketPool(this.#pool.size, () => this.#handoffMs()));
+  }
+
+  /**
+   * How long a freed socket takes to reach the next request in line: usually a few ms of the process's own event
+   * loop, sometimes seconds (a process busy decoding a large list, a GC pause). Drawn only when a request waited,
+   * from the pool's own generator, so runs whose requests never wait draw nothing.
+   */
+  #handoffMs(): number {
+    const rng = this.#pool.rng;
+    if (rng === undefined) return 1;
+    return rng.chance(0.02) ? rng.int(500, 5_000) : rng.int(1, 30);
+  }
+
+  /** A request waits for a socket (in the trace). */
+  queued(sender: Sender, what: string): void {
+    this.#trace(`${sender.identity} ${what} waits for a socket`);
   }
 
   stall(forMs: number): void {
@@ -188,14 +219,77 @@ export class Network {
 
 const ORIGIN = 'https://apiserver.sim';
 
+/** Node's agent in the binary (src/kube/transport.ts MAX_SOCKETS). */
+export const NODE_MAX_SOCKETS = 32;
+
+/** The sockets of each client of a run, and the generator of the time a freed socket takes to reach a waiter. */
+export interface SocketPoolPlan {
+  readonly size: number;
+  readonly rng: Rng | undefined;
+}
+
+interface Waiter {
+  readonly proc: ProcessClock;
+  readonly grant: () => void;
+  cancelled: boolean;
+}
+
+/** A client's sockets: taken at once when one is free and nobody waits, else handed over in FIFO order. */
+class SocketPool {
+  #free: number;
+  readonly #waiters: Waiter[] = [];
+  readonly #handoffMs: () => number;
+
+  constructor(size: number, handoffMs: () => number) {
+    this.#free = size;
+    this.#handoffMs = handoffMs;
+  }
+
+  /** Calls `grant` (holding a socket) now if one is free, else when its turn comes; false when it has to wait. */
+  acquire(proc: ProcessClock, grant: () => void): { readonly waits: boolean; readonly cancel: () => void } {
+    if (this.#free > 0 && this.#waiters.length === 0) {
+      this.#free--;
+      grant();
+      return { waits: false, cancel: () => undefined };
+    }
+    const w: Waiter = { proc, grant, cancelled: false };
+    this.#waiters.push(w);
+    return {
+      waits: true,
+      cancel: () => {
+        w.cancelled = true;
+      },
+    };
+  }
+
+  /** A socket is free again: the next waiter gets it after a moment of its process's own time (held while paused). */
+  release(): void {
+    for (;;) {
+      const w = this.#waiters.shift();
+      if (w === undefined) {
+        this.#free++;
+        return;
+      }
+      if (w.cancelled) continue;
+      w.proc.setTimeout(() => {
+        if (w.cancelled) this.release();
+        else w.grant();
+      }, this.#handoffMs());
+      return;
+    }
+  }
+}
+
 class SimTransport implements HttpTransport {
   readonly server = new URL(ORIGIN);
   readonly #net: Network;
   readonly #sender: Sender;
+  readonly #pool: SocketPool;
 
-  constructor(net: Network, sender: Sender) {
+  constructor(net: Network, sender: Sender, pool: SocketPool) {
     this.#net = net;
     this.#sender = sender;
+    this.#pool = pool;
   }
 
   close(): void {
@@ -206,57 +300,71 @@ class SimTransport implements HttpTransport {
     const what = `${method} ${path}`;
     const { signal, timeoutMs, fenceMs } = control;
     if (signal?.aborted === true) return Promise.reject(new RequestAbortedError(what));
-    // The fence deadline as the real transport keeps it: not sent once it passed, cut if unanswered at it.
+    // The fence deadline as the real transport keeps it: counted from the call, before the wait for a socket; not
+    // sent once it passed, cut if unanswered at it.
     if (fenceMs !== undefined && fenceMs <= 0) return Promise.reject(new FenceDeadlineError(what, false));
     const clock = this.#net.clock;
     const proc = this.#sender.clock;
+    const fenceAt = fenceMs === undefined ? undefined : proc.monotonicNow() + fenceMs;
     return new Promise<HttpResponse>((resolve, reject) => {
       let settled = false;
       let arrived = false;
+      let holding = false;
+      let arrival: { cancel(): void } | undefined;
+      let waiting: { cancel(): void } | undefined;
       const settle = (fn: () => void): void => {
         if (settled) return;
         settled = true;
         deadline?.cancel();
         fence?.cancel();
         signal?.removeEventListener('abort', onAbort);
+        waiting?.cancel();
+        if (!arrived) arrival?.cancel();
+        if (holding) {
+          holding = false;
+          this.#pool.release();
+        }
         fn();
       };
-      const onAbort = (): void => {
-        if (!arrived) arrival.cancel();
-        settle(() => reject(new RequestAbortedError(what)));
-      };
+      const onAbort = (): void => settle(() => reject(new RequestAbortedError(what)));
       const deadline =
         timeoutMs !== undefined && timeoutMs > 0
-          ? proc.setTimeout(() => {
-              if (!arrived) arrival.cancel();
-              settle(() => reject(new ConnectionError(ORIGIN, what, new Error(`no complete answer within ${timeoutMs / 1000}s`))));
-            }, timeoutMs)
+          ? proc.setTimeout(() => settle(() => reject(new ConnectionError(ORIGIN, what, new Error(`no complete answer within ${timeoutMs / 1000}s`)))), timeoutMs)
           : undefined;
-      const fence =
-        fenceMs === undefined
-          ? undefined
-          : proc.setTimeout(() => {
-              if (!arrived) arrival.cancel();
-              settle(() => reject(new FenceDeadlineError(what, arrived)));
-            }, fenceMs);
+      const fence = fenceMs === undefined ? undefined : proc.setTimeout(() => settle(() => reject(new FenceDeadlineError(what, arrived))), fenceMs);
       signal?.addEventListener('abort', onAbort, { once: true });
-      const arrival = clock.after(this.#net.latency(), () => {
-        arrived = true;
-        const answer = this.#net.exchange(this.#sender, method, path, query, body);
-        const listedPods = method === 'GET' && /\/pods$/.test(path) ? this.#net.serverResourceVersion : 0;
-        clock.after(this.#net.latency(), () =>
-          proc.run(() => {
-            if (listedPods > 0 && answer !== 'lost' && answer.status === 200) this.#net.sawPods(this.#sender.identity, listedPods);
-            if (answer === 'lost') settle(() => reject(new ConnectionError(ORIGIN, what, new Error('socket hang up'))));
-            else
-              settle(() =>
-                resolve(
-                  answer.retryAfter === undefined ? { status: answer.status, body: answer.body } : { status: answer.status, body: answer.body, retryAfter: answer.retryAfter },
-                ),
-              );
-          }),
-        );
-      });
+      const send = (): void => {
+        if (settled) {
+          this.#pool.release();
+          return;
+        }
+        holding = true;
+        // Handed a socket after a pause or a long line: not written once the deadline has passed.
+        if (fenceAt !== undefined && proc.monotonicNow() >= fenceAt) {
+          settle(() => reject(new FenceDeadlineError(what, false)));
+          return;
+        }
+        arrival = clock.after(this.#net.latency(), () => {
+          arrived = true;
+          const answer = this.#net.exchange(this.#sender, method, path, query, body);
+          const listedPods = method === 'GET' && /\/pods$/.test(path) ? this.#net.serverResourceVersion : 0;
+          clock.after(this.#net.latency(), () =>
+            proc.run(() => {
+              if (listedPods > 0 && answer !== 'lost' && answer.status === 200) this.#net.sawPods(this.#sender.identity, listedPods);
+              if (answer === 'lost') settle(() => reject(new ConnectionError(ORIGIN, what, new Error('socket hang up'))));
+              else
+                settle(() =>
+                  resolve(
+                    answer.retryAfter === undefined ? { status: answer.status, body: answer.body } : { status: answer.status, body: answer.body, retryAfter: answer.retryAfter },
+                  ),
+                );
+            }),
+          );
+        });
+      };
+      const line = this.#pool.acquire(proc, send);
+      waiting = line;
+      if (line.waits) this.#net.queued(this.#sender, what);
     });
   }
 
@@ -273,6 +381,8 @@ class SimTransport implements HttpTransport {
       let cancelServer: () => void = () => undefined;
       let unregister: () => boolean = () => false;
       let idle: { cancel(): void } | undefined;
+      let holding = false;
+      let waiting: { cancel(): void } | undefined;
       const finish = (err?: unknown): void => {
         if (finished) return;
         finished = true;
@@ -281,6 +391,11 @@ class SimTransport implements HttpTransport {
         signal.removeEventListener('abort', onAbort);
         cancelServer();
         unregister();
+        waiting?.cancel();
+        if (holding) {
+          holding = false;
+          this.#pool.release();
+        }
         if (err === undefined) resolve();
         else reject(err);
       };
@@ -301,33 +416,44 @@ class SimTransport implements HttpTransport {
           proc.run(() => finish(new ConnectionError(ORIGIN, what, new Error('connection reset by peer'))));
         },
       });
-      // Opening the watch takes one trip; events then flow in order, each no earlier than the one before.
-      clock.after(net.latency(), () => {
-        if (finished) return;
-        const at = (): number => {
-          lastAt = Math.max(lastAt, net.watchDeliveryAt(podWatch));
-          return lastAt;
-        };
-        cancelServer = net.watchServer().watch(path, query, {
-          send: (line, rv) => {
-            clock.at(at(), () =>
-              proc.run(() => {
-                if (finished) return;
-                if (podWatch) net.sawPods(this.#sender.identity, rv);
-                armIdle();
-                try {
-                  onLine(line);
-                } catch (e) {
-                  finish(e);
-                }
-              }),
-            );
-          },
-          end: () => {
-            clock.at(at(), () => proc.run(() => finish()));
-          },
+      // A watch holds a socket for its whole life. Opening it takes one trip; events then flow in order, each no
+      // earlier than the one before.
+      const open = (): void => {
+        if (finished) {
+          this.#pool.release();
+          return;
+        }
+        holding = true;
+        clock.after(net.latency(), () => {
+          if (finished) return;
+          const at = (): number => {
+            lastAt = Math.max(lastAt, net.watchDeliveryAt(podWatch));
+            return lastAt;
+          };
+          cancelServer = net.watchServer().watch(path, query, {
+            send: (line, rv) => {
+              clock.at(at(), () =>
+                proc.run(() => {
+                  if (finished) return;
+                  if (podWatch) net.sawPods(this.#sender.identity, rv);
+                  armIdle();
+                  try {
+                    onLine(line);
+                  } catch (e) {
+                    finish(e);
+                  }
+                }),
+              );
+            },
+            end: () => {
+              clock.at(at(), () => proc.run(() => finish()));
+            },
+          });
         });
-      });
+      };
+      const line = this.#pool.acquire(proc, open);
+      waiting = line;
+      if (line.waits) net.queued(this.#sender, what);
     });
   }
 }

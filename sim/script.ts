@@ -80,10 +80,9 @@ export class Script {
     const identity = 'controller-0';
     const pclock = new ProcessClock(this.clock);
     this.#procClock = pclock;
-    const transport = net.transportFor({ identity, clock: pclock });
     const time = pclock.bucketTime();
     const client = (qps: number, burst: number): KubeClient =>
-      new KubeClient(transport, new RateLimits(qps, burst, time), {
+      new KubeClient(net.transportFor({ identity, clock: pclock }), new RateLimits(qps, burst, time), {
         random: () => procRng.float(),
         time,
         policy: { requestTimeoutMs: config.requestTimeoutMs },
