@@ -21,6 +21,7 @@ export const FAULT_KINDS = [
   'readinessFlap',
   'containerRestart',
   'deleteCoincidence',
+  'queuedPause',
 ] as const;
 
 export type FaultKind = (typeof FAULT_KINDS)[number];

@@ -177,6 +177,8 @@ interface Draw {
   readonly coincidenceRng: Rng;
   /** Sockets per client: Node's 32, or in half the runs a few more than the main client's watches hold (a busy client). */
   readonly pool: SocketPoolPlan;
+  /** BUGGIFY: a process may be paused while a write of it waits for a socket (half the runs with few sockets). */
+  readonly queuedPauses: boolean;
 }
 
 /** Everything a seed decides before it runs: the scenario, the faults, and the generators of the rest. */
@@ -192,6 +194,7 @@ function draw(seed: number): Draw {
   const poolRng = rng.fork();
   // The main client's informers hold 6–7 watches: 8–12 sockets leave it one to five for requests.
   const pool = { size: poolRng.pick([NODE_MAX_SOCKETS, NODE_MAX_SOCKETS, NODE_MAX_SOCKETS, 8, 9, 12]), rng: poolRng };
+  const queuedPauses = pool.size < NODE_MAX_SOCKETS && poolRng.chance(0.5);
   const scenario = drawScenario(scenarioRng);
   const plan = drawFaults(faultRng, FAULT_WINDOW_MS);
   // A pause is placed while the controller works (just after a user edit): that is when a paused leader has
@@ -210,12 +213,22 @@ function draw(seed: number): Draw {
   const second = scenarioRng.chance(0.3) ? drawScenario(scenarioRng) : undefined;
   const keep = (s: Scenario): Scenario => (steady ? s : { ...s, minReadySeconds: 0 });
   const withCoincidences = drawCoincidences(coincidenceRng, { ...plan, episodes });
-  return { scenario: keep(scenario), second: second === undefined ? undefined : keep(second), plan: withCoincidences, netRng, kubeletRng, procRng, coincidenceRng, pool };
+  return {
+    scenario: keep(scenario),
+    second: second === undefined ? undefined : keep(second),
+    plan: withCoincidences,
+    netRng,
+    kubeletRng,
+    procRng,
+    coincidenceRng,
+    pool,
+    queuedPauses,
+  };
 }
 
 /**
  * What a seed will do (without running it), for `npm run sim -- --only KIND`: its fault episode kinds, and the
- * tags `twoReplicas`, `lostAnswers`, `flaps`, `flakyProbes`, `deleteCoincidences`, `fewSockets` and its user edits (`scale`, `image`, `partition`,
+ * tags `twoReplicas`, `lostAnswers`, `flaps`, `flakyProbes`, `deleteCoincidences`, `fewSockets`, `queuedPauses` and its user edits (`scale`, `image`, `partition`,
  * `podsToDelete`, `specifiedDelete`, `scaleFlap`), `hooks` and `inPlaceUpdateHook` (lifecycle hooks).
  */
 export function episodeKindsOf(seed: number): ReadonlySet<string> {
@@ -231,13 +244,14 @@ export function episodeKindsOf(seed: number): ReadonlySet<string> {
     ...(d.scenario.hooks === 'both' ? ['inPlaceUpdateHook'] : []),
     ...(d.second !== undefined ? ['twoCloneSets'] : []),
     ...(d.pool.size < NODE_MAX_SOCKETS ? ['fewSockets'] : []),
+    ...(d.queuedPauses ? ['queuedPauses'] : []),
     ...d.scenario.edits.map((e) => (e.kind === 'scale' && e.flap === true ? 'scaleFlap' : e.kind)),
   ];
   return new Set([...d.plan.episodes.map((e) => e.kind), ...tags]);
 }
 
 export async function runSeed(opts: RunOptions): Promise<RunResult> {
-  const { scenario, second, plan, netRng, kubeletRng, procRng, coincidenceRng, pool } = draw(opts.seed);
+  const { scenario, second, plan, netRng, kubeletRng, procRng, coincidenceRng, pool, queuedPauses } = draw(opts.seed);
   const trace: string[] = [];
   const clock = new SimClock();
   const log = (line: string): void => {
@@ -417,6 +431,25 @@ export async function runSeed(opts: RunOptions): Promise<RunResult> {
   }
   let faultsEndAt = 0;
   let restored = false;
+  // BUGGIFY: a stop-the-world pause (a long GC in a busy client) of a process just as a write of it has to wait for
+  // a socket, at most once per run: the case the fence deadline, counted from before that wait, exists for.
+  let queuedPaused = false;
+  if (queuedPauses) {
+    net.onQueuedWrite = (identity) => {
+      const p = procs.find((x) => x.identity === identity);
+      if (queuedPaused || p === undefined || p.clock.dead || p.clock.paused || clock.now() > FAULT_WINDOW_MS || pool.rng?.chance(0.25) !== true) return;
+      queuedPaused = true;
+      const forMs = pool.rng.int(5_000, 25_000);
+      faults.queuedPause++;
+      log(`fault: ${identity} paused for ${forMs} ms with a write waiting for a socket (queuedPause)`);
+      p.clock.pause();
+      clock.after(forMs, () => {
+        log(`${identity} resumes`);
+        p.clock.resume();
+      });
+      faultsEndAt = Math.max(faultsEndAt, clock.now() + forMs);
+    };
+  }
   const episode = (e: Episode): void => {
     faults[e.kind]++;
     const until = (ms: number): void => {

@@ -91,9 +91,13 @@ export class Network {
     return rng.chance(0.02) ? rng.int(500, 5_000) : rng.int(1, 30);
   }
 
-  /** A request waits for a socket (in the trace). */
-  queued(sender: Sender, what: string): void {
+  /** Told when a write has to wait for a socket (the harness's queuedPause coincidence). */
+  onQueuedWrite: (identity: string) => void = () => undefined;
+
+  /** A request waits for a socket. */
+  queued(sender: Sender, method: string, what: string): void {
     this.#trace(`${sender.identity} ${what} waits for a socket`);
+    if (method !== 'GET') this.onQueuedWrite(sender.identity);
   }
 
   stall(forMs: number): void {
@@ -364,7 +368,7 @@ class SimTransport implements HttpTransport {
       };
       const line = this.#pool.acquire(proc, send);
       waiting = line;
-      if (line.waits) this.#net.queued(this.#sender, what);
+      if (line.waits) this.#net.queued(this.#sender, method, what);
     });
   }
 
@@ -453,7 +457,7 @@ class SimTransport implements HttpTransport {
       };
       const line = this.#pool.acquire(proc, open);
       waiting = line;
-      if (line.waits) net.queued(this.#sender, what);
+      if (line.waits) net.queued(this.#sender, 'GET', what);
     });
   }
 }
