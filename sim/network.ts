@@ -266,8 +266,13 @@ class SocketPool {
     };
   }
 
-  /** A socket is free again: the next waiter gets it after a moment of its process's own time (held while paused). */
-  release(): void {
+  /**
+   * A socket is free again. A kept-alive socket goes to the next waiter in the same turn (Node's agent hands it
+   * over on 'free', so a process resumed from a pause writes its queued requests as it reads the answers, before
+   * its overdue timers run); a destroyed one (lost answer, timeout, abort, a watch that ended) is replaced by a new
+   * connection, which takes a moment of the waiter's own time (held while it is paused).
+   */
+  release(keptAlive: boolean): void {
     for (;;) {
       const w = this.#waiters.shift();
       if (w === undefined) {
@@ -275,10 +280,12 @@ class SocketPool {
         return;
       }
       if (w.cancelled) continue;
-      w.proc.setTimeout(() => {
-        if (w.cancelled) this.release();
-        else w.grant();
-      }, this.#handoffMs());
+      if (keptAlive) w.grant();
+      else
+        w.proc.setTimeout(() => {
+          if (w.cancelled) this.release(true);
+          else w.grant();
+        }, this.#handoffMs());
       return;
     }
   }
@@ -316,7 +323,8 @@ class SimTransport implements HttpTransport {
       let holding = false;
       let arrival: { cancel(): void } | undefined;
       let waiting: { cancel(): void } | undefined;
-      const settle = (fn: () => void): void => {
+      /** `keptAlive`: an answer was read whole, the socket stays open for the next request. */
+      const settle = (fn: () => void, keptAlive = false): void => {
         if (settled) return;
         settled = true;
         deadline?.cancel();
@@ -326,7 +334,7 @@ class SimTransport implements HttpTransport {
         if (!arrived) arrival?.cancel();
         if (holding) {
           holding = false;
-          this.#pool.release();
+          this.#pool.release(keptAlive);
         }
         fn();
       };
@@ -339,7 +347,7 @@ class SimTransport implements HttpTransport {
       signal?.addEventListener('abort', onAbort, { once: true });
       const send = (): void => {
         if (settled) {
-          this.#pool.release();
+          this.#pool.release(true);
           return;
         }
         holding = true;
@@ -357,10 +365,12 @@ class SimTransport implements HttpTransport {
               if (listedPods > 0 && answer !== 'lost' && answer.status === 200) this.#net.sawPods(this.#sender.identity, listedPods);
               if (answer === 'lost') settle(() => reject(new ConnectionError(ORIGIN, what, new Error('socket hang up'))));
               else
-                settle(() =>
-                  resolve(
-                    answer.retryAfter === undefined ? { status: answer.status, body: answer.body } : { status: answer.status, body: answer.body, retryAfter: answer.retryAfter },
-                  ),
+                settle(
+                  () =>
+                    resolve(
+                      answer.retryAfter === undefined ? { status: answer.status, body: answer.body } : { status: answer.status, body: answer.body, retryAfter: answer.retryAfter },
+                    ),
+                  true,
                 );
             }),
           );
@@ -398,7 +408,7 @@ class SimTransport implements HttpTransport {
         waiting?.cancel();
         if (holding) {
           holding = false;
-          this.#pool.release();
+          this.#pool.release(false);
         }
         if (err === undefined) resolve();
         else reject(err);
@@ -424,7 +434,7 @@ class SimTransport implements HttpTransport {
       // earlier than the one before.
       const open = (): void => {
         if (finished) {
-          this.#pool.release();
+          this.#pool.release(true);
           return;
         }
         holding = true;
