@@ -321,7 +321,6 @@ class SimTransport implements HttpTransport {
       let settled = false;
       let arrived = false;
       let holding = false;
-      let arrival: { cancel(): void } | undefined;
       let waiting: { cancel(): void } | undefined;
       /** `keptAlive`: an answer was read whole, the socket stays open for the next request. */
       const settle = (fn: () => void, keptAlive = false): void => {
@@ -331,7 +330,7 @@ class SimTransport implements HttpTransport {
         fence?.cancel();
         signal?.removeEventListener('abort', onAbort);
         waiting?.cancel();
-        if (!arrived) arrival?.cancel();
+        // A request on the wire is not unsent by the client giving up on it: it still reaches the server.
         if (holding) {
           holding = false;
           this.#pool.release(keptAlive);
@@ -356,7 +355,7 @@ class SimTransport implements HttpTransport {
           settle(() => reject(new FenceDeadlineError(what, false)));
           return;
         }
-        arrival = clock.after(this.#net.latency(), () => {
+        clock.after(this.#net.latency(), () => {
           arrived = true;
           const answer = this.#net.exchange(this.#sender, method, path, query, body);
           const listedPods = method === 'GET' && /\/pods$/.test(path) ? this.#net.serverResourceVersion : 0;
