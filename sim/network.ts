@@ -304,7 +304,7 @@ class SimTransport implements HttpTransport {
   }
 
   close(): void {
-    // Nothing pooled.
+    // Idle sockets hold nothing in the simulation: nothing to close.
   }
 
   request(method: string, path: string, query: Query, body?: { contentType: string; data: string }, control: RequestControl = {}): Promise<HttpResponse> {
