@@ -46,6 +46,15 @@ function objAt(o: Obj, key: string): Obj {
 function clone<T>(v: T): T {
   return structuredClone(v);
 }
+/**
+ * A copy of a CloneSet whose spec the caller copies and maps itself: the template is copied once, not twice (the
+ * status write maps the spec on most passes). The spec keeps its place among the keys.
+ */
+function cloneExceptSpec(o: Obj): Obj {
+  const out: Obj = {};
+  for (const [k, v] of Object.entries(o)) out[k] = k === 'spec' ? undefined : clone(v);
+  return out;
+}
 function versionOf(v: unknown, what: string): Version {
   const found = SUPPORTED.find((s) => s === v);
   if (found === undefined) {
@@ -118,7 +127,7 @@ const FLAT_FIELDS = ['partition', 'maxUnavailable', 'maxSurge', 'paused', 'prior
 const POLICIES: readonly unknown[] = ['ReCreate', 'InPlaceIfPossible', 'InPlaceOnly'];
 
 function kruiseAlphaToBeta(a: Obj): Obj {
-  const out = clone(a);
+  const out = cloneExceptSpec(a);
   out['apiVersion'] = V1BETA1;
   const meta = objAt(a, 'metadata');
   const labels = objAt(meta, 'labels');
@@ -152,7 +161,7 @@ function kruiseAlphaToBeta(a: Obj): Obj {
 }
 
 function kruiseBetaToAlpha(b: Obj): Obj {
-  const out = clone(b);
+  const out = cloneExceptSpec(b);
   out['apiVersion'] = V1ALPHA1;
   const spec = clone(objAt(b, 'spec'));
 
