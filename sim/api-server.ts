@@ -179,8 +179,13 @@ export class ApiServer {
   }
 
   rfc3339(): string {
-    return new Date(this.wallNow()).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    // Whole seconds: one text per second of wall time (the kubelet and every write ask for it).
+    const second = Math.floor(this.wallNow() / 1000);
+    if (this.#rfc3339?.second !== second) this.#rfc3339 = { second, text: new Date(second * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z') };
+    return this.#rfc3339.text;
   }
+
+  #rfc3339: { readonly second: number; readonly text: string } | undefined;
 
   // ---- direct access (the scenario, the kubelet, the checker) -------------------------------------------------
 
@@ -257,6 +262,16 @@ export class ApiServer {
 
   // ---- HTTP ----------------------------------------------------------------------------------------------------
 
+  /** Request paths parsed so far: a run sends the same few hundred paths again and again. */
+  readonly #paths = new Map<string, ReturnType<typeof parsePath>>();
+
+  #parsePath(path: string): ReturnType<typeof parsePath> {
+    if (this.#paths.has(path)) return this.#paths.get(path);
+    const target = parsePath(path);
+    this.#paths.set(path, target);
+    return target;
+  }
+
   #handleAny(origin: string, method: string, path: string, query: Query, body: string | undefined): ApiAnswer {
     try {
       return this.#handle(origin, method, path, query, body);
@@ -269,7 +284,7 @@ export class ApiServer {
   }
 
   #handle(origin: string, method: string, path: string, query: Query, body: string | undefined): ApiAnswer {
-    const target = parsePath(path);
+    const target = this.#parsePath(path);
     if (target === undefined) throw new HttpError(404, 'NotFound', `the server could not find the requested resource (${path})`);
     if ('discovery' in target) return this.#discovery(target.discovery);
     const { kind, namespace, name, subresource } = target;
@@ -566,7 +581,7 @@ export class ApiServer {
 
   /** Opens a watch; the sink receives lines until `end`. Returns a cancel function (the client went away). */
   watch(path: string, query: Query, sink: ServerWatch): () => void {
-    const target = parsePath(path);
+    const target = this.#parsePath(path);
     if (target === undefined || 'discovery' in target) {
       sink.send(JSON.stringify({ type: 'ERROR', object: JSON.parse(statusBody(404, 'NotFound', path)) as unknown }), 0);
       sink.end();
