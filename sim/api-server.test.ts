@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ApiServer } from './api-server.ts';
+import { ApiServer, sameJson } from './api-server.ts';
 import { SimClock } from './clock.ts';
 
 const PODS = '/api/v1/namespaces/default/pods';
@@ -46,5 +46,29 @@ describe('the in-memory API server lists in pages', () => {
 
   it('serves everything in one answer without a limit', () => {
     assert.equal(list(serverWithPods(3), {}).page.items.length, 3);
+  });
+});
+
+describe('a write that changes nothing keeps the resourceVersion (sameJson: equal JSON text)', () => {
+  it('calls values equal exactly when their JSON text is', () => {
+    const shared = { containers: [{ name: 'c', image: 'x' }] };
+    assert.equal(sameJson({ a: 1, spec: shared }, { a: 1, spec: shared }), true);
+    assert.equal(sameJson({ a: 1, b: undefined }, { a: 1 }), true, 'JSON leaves an undefined member out');
+    assert.equal(sameJson([undefined], [null]), true, 'and writes an undefined element as null');
+    assert.equal(sameJson({ a: 1, b: 2 }, { b: 2, a: 1 }), false, 'the order of the keys is part of the text');
+    assert.equal(sameJson({ a: [1, 2] }, { a: [1, 2, 3] }), false);
+    assert.equal(sameJson({ a: {} }, { a: [] }), false);
+    assert.equal(sameJson({ a: '1' }, { a: 1 }), false);
+    assert.equal(sameJson(Number.NaN, null), true, 'NaN is written as null');
+  });
+
+  it('answers a PATCH that sets what is already there without a new resourceVersion', () => {
+    const server = serverWithPods(1);
+    const before = server.peek('pods', 'default', 'p0');
+    const a = server.write('user', 'PATCH', `${PODS}/p0`, { spec: { containers: [{ name: 'c', image: 'x' }] } });
+    assert.equal(a.status, 200);
+    assert.equal(server.peek('pods', 'default', 'p0')?.metadata.resourceVersion, before?.metadata.resourceVersion);
+    server.write('user', 'PATCH', `${PODS}/p0`, { metadata: { labels: { a: 'b' } } });
+    assert.notEqual(server.peek('pods', 'default', 'p0')?.metadata.resourceVersion, before?.metadata.resourceVersion);
   });
 });

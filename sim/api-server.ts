@@ -179,8 +179,13 @@ export class ApiServer {
   }
 
   rfc3339(): string {
-    return new Date(this.wallNow()).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    // Whole seconds: one text per second of wall time (the kubelet and every write ask for it).
+    const second = Math.floor(this.wallNow() / 1000);
+    if (this.#rfc3339?.second !== second) this.#rfc3339 = { second, text: new Date(second * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z') };
+    return this.#rfc3339.text;
   }
+
+  #rfc3339: { readonly second: number; readonly text: string } | undefined;
 
   // ---- direct access (the scenario, the kubelet, the checker) -------------------------------------------------
 
@@ -257,6 +262,16 @@ export class ApiServer {
 
   // ---- HTTP ----------------------------------------------------------------------------------------------------
 
+  /** Request paths parsed so far: a run sends the same few hundred paths again and again. */
+  readonly #paths = new Map<string, ReturnType<typeof parsePath>>();
+
+  #parsePath(path: string): ReturnType<typeof parsePath> {
+    if (this.#paths.has(path)) return this.#paths.get(path);
+    const target = parsePath(path);
+    this.#paths.set(path, target);
+    return target;
+  }
+
   #handleAny(origin: string, method: string, path: string, query: Query, body: string | undefined): ApiAnswer {
     try {
       return this.#handle(origin, method, path, query, body);
@@ -269,7 +284,7 @@ export class ApiServer {
   }
 
   #handle(origin: string, method: string, path: string, query: Query, body: string | undefined): ApiAnswer {
-    const target = parsePath(path);
+    const target = this.#parsePath(path);
     if (target === undefined) throw new HttpError(404, 'NotFound', `the server could not find the requested resource (${path})`);
     if ('discovery' in target) return this.#discovery(target.discovery);
     const { kind, namespace, name, subresource } = target;
@@ -439,7 +454,7 @@ export class ApiServer {
       if (kind.plural === 'clonesets') {
         const defaulted = defaultCloneSet(next as unknown as Record<string, unknown>, 'v1beta1', { injectTemplateDefaults: false }) as Obj;
         next = defaulted;
-        if (JSON.stringify(next['spec']) !== JSON.stringify(old['spec'])) next.metadata = { ...next.metadata, generation: (old.metadata.generation ?? 1) + 1 };
+        if (!sameJson(next['spec'], old['spec'])) next.metadata = { ...next.metadata, generation: (old.metadata.generation ?? 1) + 1 };
       }
     } else {
       throw new HttpError(404, 'NotFound', `subresource ${subresource}`);
@@ -450,7 +465,7 @@ export class ApiServer {
     if (old.metadata.deletionTimestamp !== undefined && (next.metadata.finalizers ?? []).length === 0 && stopped) {
       return this.#remove(origin, kind, old);
     }
-    if (JSON.stringify(next) === JSON.stringify(old)) return old; // a no-op write keeps the resourceVersion
+    if (sameJson(next, old)) return old; // a no-op write keeps the resourceVersion
     next.metadata = { ...next.metadata, resourceVersion: String(++this.#rv) };
     this.#objects.set(keyOf(kind.plural, old.metadata.namespace, old.metadata.name), next);
     this.#commit(origin, verb, kind.plural, subresource, old, next, 'MODIFIED');
@@ -566,7 +581,7 @@ export class ApiServer {
 
   /** Opens a watch; the sink receives lines until `end`. Returns a cancel function (the client went away). */
   watch(path: string, query: Query, sink: ServerWatch): () => void {
-    const target = parsePath(path);
+    const target = this.#parsePath(path);
     if (target === undefined || 'discovery' in target) {
       sink.send(JSON.stringify({ type: 'ERROR', object: JSON.parse(statusBody(404, 'NotFound', path)) as unknown }), 0);
       sink.end();
@@ -670,6 +685,31 @@ function copyMeta(next: Obj, old: Obj, keys: readonly string[]): void {
   }
   next.metadata = meta as Obj['metadata'];
 }
+
+/**
+ * `JSON.stringify(a) === JSON.stringify(b)`, without writing either out: a write's result shares most of its parts
+ * with the stored object (patches copy only the path they change), and a shared part is equal at once.
+ */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (!isPlain(a) || !isPlain(b)) return JSON.stringify(a) === JSON.stringify(b);
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    // In an array, what JSON leaves out of an object (undefined, a function) is written as null.
+    return a.every((v: unknown, i) => sameJson(inArray(v), inArray(b[i])));
+  }
+  const ka = Object.keys(a).filter((k) => written(a[k]));
+  const kb = Object.keys(b).filter((k) => written(b[k]));
+  return ka.length === kb.length && ka.every((k, i) => k === kb[i] && sameJson(a[k], b[k]));
+}
+
+/** An object or array that JSON writes member by member (no toJSON of its own). */
+function isPlain(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && typeof (v as { toJSON?: unknown }).toJSON !== 'function';
+}
+
+const written = (v: unknown): boolean => v !== undefined && typeof v !== 'function' && typeof v !== 'symbol';
+const inArray = (v: unknown): unknown => (written(v) ? v : null);
 
 /** Stored objects carry no apiVersion/kind (answers add the served ones). */
 function stripTypeMeta(o: Obj): void {

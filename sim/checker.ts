@@ -316,8 +316,21 @@ export class Checker {
     if (user !== undefined) this.#violate('pvc', `PVC ${m.before.metadata.name} removed (${m.origin}) while pod ${user.metadata.name} uses instance id ${id ?? ''}`);
   }
 
+  /** The last answer of `notConverged` and the world it was given for (the run asks after every event). */
+  #convergence: { readonly rv: number; readonly restoredOnce: boolean; readonly why: string | undefined } | undefined;
+
   /** Undefined when the world matches the newest spec; else why not. */
   notConverged(): string | undefined {
+    // The answer reads only stored objects and #restoredOnce: while neither changed, it is the same.
+    const rv = this.#server.resourceVersion;
+    const known = this.#convergence;
+    if (known !== undefined && known.rv === rv && known.restoredOnce === this.#restoredOnce) return known.why;
+    const why = this.#notConverged();
+    this.#convergence = { rv, restoredOnce: this.#restoredOnce, why };
+    return why;
+  }
+
+  #notConverged(): string | undefined {
     const cs = this.#cloneSet();
     if (cs === undefined) return 'the CloneSet is gone';
     const s = specView(cs);

@@ -5,7 +5,8 @@
 import { availableParallelism } from 'node:os';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { FAULT_KINDS, faultCounts, type FaultKind } from './faults.ts';
-import { episodeKindsOf, runSeed } from './harness.ts';
+// The harness (and with it the whole controller) is imported where seeds run: the threads that only hand out
+// seeds and count never load it.
 
 /** What a worker reports per seed. */
 interface SeedSummary {
@@ -70,6 +71,7 @@ function reproduction(seed: number): string {
 async function main(): Promise<number> {
   const args = parseArgs(process.argv.slice(2));
   if (args.seed !== undefined) {
+    const { runSeed } = await import('./harness.ts');
     const r = await runSeed({ seed: args.seed, trace: true, logs: args.logs });
     if (args.trace || args.logs) for (const line of r.trace) process.stdout.write(`${line}\n`);
     process.stdout.write(
@@ -147,6 +149,7 @@ async function main(): Promise<number> {
 
 /** A worker thread: runs its share of the seeds and reports each. */
 async function work(task: WorkerTask): Promise<void> {
+  const { episodeKindsOf, runSeed } = await import('./harness.ts');
   for (let seed = task.first; seed <= task.last; seed += task.stride) {
     if (task.only.length > 0) {
       const kinds = episodeKindsOf(seed);

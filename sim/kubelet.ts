@@ -8,7 +8,7 @@
 // controller ranks pods (not ready first, then Ready for the shortest time, then most restarts), so two passes
 // planned on caches a moment apart can pick different victims.
 import type { Container } from '../src/kube/types.ts';
-import type { ApiServer, Mutation, Obj } from './api-server.ts';
+import { sameJson, type ApiServer, type Mutation, type Obj } from './api-server.ts';
 import type { SimClock } from './clock.ts';
 import type { FaultKind } from './faults.ts';
 import type { Rng } from './random.ts';
@@ -208,7 +208,7 @@ export class Kubelet {
       containerStatuses: old,
       conditions,
     };
-    if (JSON.stringify(desired) !== JSON.stringify(current)) {
+    if (!sameJson(desired, current)) {
       this.#server.write(ORIGIN, 'PATCH', this.#path(pod, '/status'), { status: desired });
     }
     const after = this.#server.peek('pods', pod.metadata.namespace, pod.metadata.name);

@@ -268,4 +268,15 @@ describe('internal model', () => {
       rollingUpdate: { podUpdatePolicy: 'InPlaceOnly', maxSurge: 1, paused: true },
     });
   });
+
+  it('maps a frozen (cached) CloneSet for a status write and leaves it as it was', () => {
+    const freeze = <T>(v: T): T => {
+      if (typeof v === 'object' && v !== null) for (const x of Object.values(Object.freeze(v))) freeze(x);
+      return v;
+    };
+    const cs = freeze(cloneSetFromV1beta1(beta({ updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1 } } }) as unknown as CloneSetV1beta1));
+    const before = JSON.stringify(cs);
+    assert.deepEqual(cloneSetSpecToV1beta1(cs).updateStrategy, { type: 'RollingUpdate', rollingUpdate: { podUpdatePolicy: 'ReCreate', maxSurge: 1 } });
+    assert.equal(JSON.stringify(cs), before);
+  });
 });

@@ -46,6 +46,25 @@ function objAt(o: Obj, key: string): Obj {
 function clone<T>(v: T): T {
   return structuredClone(v);
 }
+/**
+ * How a mapping copies what it keeps: `deep` for an object handed out (convertCloneSet: nothing of the input is
+ * shared with it), `shallow` for a body that is only written out and then dropped (cloneSetSpecToV1beta1, on most
+ * passes): only the objects the mapping changes are new, the rest (the template) is the input's.
+ */
+type Copying = 'deep' | 'shallow';
+
+/** A copy of a CloneSet whose spec the caller copies and maps itself; the spec keeps its place among the keys. */
+function copyExceptSpec(o: Obj, copying: Copying): Obj {
+  if (copying === 'shallow') return { ...o };
+  const out: Obj = {};
+  for (const [k, v] of Object.entries(o)) out[k] = k === 'spec' || typeof v !== 'object' || v === null ? v : clone(v);
+  return out;
+}
+
+function copySpec(o: Obj, copying: Copying): Obj {
+  const spec = objAt(o, 'spec');
+  return copying === 'shallow' ? { ...spec } : clone(spec);
+}
 function versionOf(v: unknown, what: string): Version {
   const found = SUPPORTED.find((s) => s === v);
   if (found === undefined) {
@@ -72,10 +91,10 @@ export function convertCloneSet(obj: Record<string, unknown>, desiredAPIVersion:
 }
 
 /** Kruise's mapping from one version to the other, with the fields remembered from an earlier way back. */
-function convertOneWay(obj: Obj, from: Version, to: Version): { readonly input: Obj; readonly out: Obj } {
+function convertOneWay(obj: Obj, from: Version, to: Version, copying: Copying = 'deep'): { readonly input: Obj; readonly out: Obj } {
   const lost = readLostFields(obj);
   const input = withoutLostFieldsAnnotation(obj);
-  let out = from === V1ALPHA1 ? kruiseAlphaToBeta(input) : kruiseBetaToAlpha(input);
+  let out = from === V1ALPHA1 ? kruiseAlphaToBeta(input, copying) : kruiseBetaToAlpha(input);
   if (lost !== undefined && lost.version === to && lost.guard === strategyGuard(input)) out = applyOps(out, lost.ops);
   return { input, out };
 }
@@ -117,13 +136,13 @@ function ipusToBeta(src: unknown, annotations: Obj): Obj | undefined {
 const FLAT_FIELDS = ['partition', 'maxUnavailable', 'maxSurge', 'paused', 'priorityStrategy', 'scatterStrategy'] as const;
 const POLICIES: readonly unknown[] = ['ReCreate', 'InPlaceIfPossible', 'InPlaceOnly'];
 
-function kruiseAlphaToBeta(a: Obj): Obj {
-  const out = clone(a);
+function kruiseAlphaToBeta(a: Obj, copying: Copying = 'deep'): Obj {
+  const out = copyExceptSpec(a, copying);
   out['apiVersion'] = V1BETA1;
   const meta = objAt(a, 'metadata');
   const labels = objAt(meta, 'labels');
   const annotations = objAt(meta, 'annotations');
-  const spec = clone(objAt(a, 'spec'));
+  const spec = copySpec(a, copying);
 
   const ss = { ...objAt(spec, 'scaleStrategy') };
   const disable = ss['disablePVCReuse'] === true;
@@ -152,9 +171,9 @@ function kruiseAlphaToBeta(a: Obj): Obj {
 }
 
 function kruiseBetaToAlpha(b: Obj): Obj {
-  const out = clone(b);
+  const out = copyExceptSpec(b, 'deep');
   out['apiVersion'] = V1ALPHA1;
-  const spec = clone(objAt(b, 'spec'));
+  const spec = copySpec(b, 'deep');
 
   const ss = { ...objAt(spec, 'scaleStrategy') };
   const enable = ss['enablePVCReuse'] === true;
@@ -404,5 +423,6 @@ export function cloneSetSpecToV1beta1(cs: CloneSet): CloneSetV1beta1['spec'] {
   const { labels, annotations } = cs.metadata;
   const asAlpha: Obj = { apiVersion: V1ALPHA1, kind: cs.kind, metadata: { labels, annotations }, spec: cs.spec } as unknown as Obj;
   // One way only: what the way back would lose goes into an annotation, and a status write sends no metadata.
-  return (convertOneWay(asAlpha, V1ALPHA1, V1BETA1).out as unknown as CloneSetV1beta1).spec;
+  // The body is written out at once: it may share the cached template (never changed, the cache freezes it).
+  return (convertOneWay(asAlpha, V1ALPHA1, V1BETA1, 'shallow').out as unknown as CloneSetV1beta1).spec;
 }

@@ -4,7 +4,7 @@
 // (docs/performance.md). The transforms run on each object as it arrives, before the store freezes it; an object
 // that changes so that it matters (a pod that gets a CloneSet owner reference) arrives again, whole, and is
 // reduced by the rule that then applies.
-import { GROUP, KIND } from '../api/cloneset.ts';
+import { GROUP, KIND, type CloneSet } from '../api/cloneset.ts';
 import type { Container, ContainerStatus, Node, ObjectMeta, Pod, PodCondition, PodSpec, PodStatus } from '../kube/types.ts';
 
 /** The metadata every cached object keeps: identity, labels, ownership, deletion (never managedFields). */
@@ -58,6 +58,24 @@ function deepFreezeValue<V>(value: V): V {
     for (const v of Object.values(value)) deepFreezeValue(v);
   }
   return value;
+}
+
+/**
+ * CloneSets: a template (or volume claim templates) equal to the one of an earlier version of a CloneSet is
+ * replaced by that version's frozen object. Most versions of a CloneSet are status writes that leave the
+ * template alone, and what is derived from a template is remembered per template object (revision-memo.ts):
+ * shared, it is derived once per template instead of once per status write.
+ */
+export function shareTemplates(cloneSet: CloneSet, interner: Interner): CloneSet {
+  const { template, volumeClaimTemplates } = cloneSet.spec;
+  return {
+    ...cloneSet,
+    spec: {
+      ...cloneSet.spec,
+      template: interner.share(template),
+      ...(volumeClaimTemplates !== undefined ? { volumeClaimTemplates: interner.share(volumeClaimTemplates) } : {}),
+    },
+  };
 }
 
 /** The pod transform of the controller's pod informer (one Interner per informer). */

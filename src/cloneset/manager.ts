@@ -16,7 +16,7 @@ import { Informer } from '../runtime/informer.ts';
 import { startResync } from '../runtime/resync.ts';
 import { indexByNamespace, indexByOwnerUid } from '../runtime/store.ts';
 import { defaultControllerRateLimiter, type RateLimiterOptions } from '../runtime/rate-limiter.ts';
-import { podTransform, transformNode } from './cache-transforms.ts';
+import { Interner, podTransform, shareTemplates, transformNode } from './cache-transforms.ts';
 import { podEventBatchMs } from './pod-event-batch.ts';
 import { cloneSetHandlers, newPodEventCounts, podHandlers, pvcHandlers, revisionHandlers, type PodEventCounts } from './event-handlers.ts';
 import { randomInstanceIdSource, type InstanceIdSource } from './plan/instance-ids.ts';
@@ -24,6 +24,7 @@ import type { SurgeRule } from './plan/replica-diff.ts';
 import { apiEventSink, apiImagePullJobControl, apiPorts, type Ports } from './ports.ts';
 import { discoverInPlaceCapabilities } from './predownload-sync.ts';
 import { reconcileCloneSet } from './reconciler.ts';
+import { RevisionMemo } from './revision-memo.ts';
 import type { RolloutObserver } from './rollout-observer.ts';
 import { type CloneSetStores, INDEX_NAMESPACE, INDEX_OWNER_UID, INDEX_RETAINED_BY, indexByRetainedBy } from './snapshot.ts';
 
@@ -86,12 +87,14 @@ export function startCloneSetManager(
   const ns = config.namespace;
   const common = { client, clock, logger, ...(ns !== undefined ? { namespace: ns } : {}) };
   // One internal model: the storage version is watched (the API server converts nothing) and each object is
-  // mapped to the internal shape once, when it enters the cache (api/conversion.ts).
+  // mapped to the internal shape once, when it enters the cache (api/conversion.ts). An unchanged template
+  // stays the same object from version to version, so its revision hash is computed once (revision-memo.ts).
+  const templates = new Interner(1024);
   const cloneSets = new Informer<CloneSet>({
     ...common,
     resource: CLONESETS_V1BETA1,
     indexers: { [INDEX_NAMESPACE]: indexByNamespace },
-    transform: (stored) => cloneSetFromV1beta1(stored as unknown as CloneSetV1beta1),
+    transform: (stored) => shareTemplates(cloneSetFromV1beta1(stored as unknown as CloneSetV1beta1), templates),
   });
   // Only what the controller reads is cached (cache-transforms.ts): most pods and every node are not ours.
   const pods = new Informer<Pod>({ ...common, resource: PODS, indexers: { [INDEX_OWNER_UID]: indexByOwnerUid }, transform: podTransform() });
@@ -128,6 +131,7 @@ export function startCloneSetManager(
       return ports;
     },
     cleanedPreDownloads: new Set<string>(),
+    revisionDerivations: new RevisionMemo(),
     stores,
     scaleExpectations,
     rvExpectations,

@@ -18,6 +18,7 @@ import { rolloutBlockers } from './plan/blockers.ts';
 import type { RolloutObserver } from './rollout-observer.ts';
 import { timestampMs } from './plan/pod-predicates.ts';
 import type { SurgeRule } from './plan/replica-diff.ts';
+import type { RevisionDerivations } from './plan/revisions.ts';
 import type { InstanceIdSource } from './plan/instance-ids.ts';
 import type { Ports } from './ports.ts';
 import { loadSnapshot, revisionsOf, type CloneSetStores } from './snapshot.ts';
@@ -45,6 +46,8 @@ export interface ReconcileDeps {
   readonly preDownload?: boolean | undefined;
   /** The executor's memo of ImagePullJob clean-ups (execute-deps.ts). */
   readonly cleanedPreDownloads?: Set<string> | undefined;
+  /** The revision hashes and data bytes, remembered per cached object (revision-memo.ts); computed each pass without. */
+  readonly revisionDerivations?: RevisionDerivations | undefined;
   /** Aborts when this replica stops or loses its lease: the pass writes nothing more. */
   readonly signal?: AbortSignal | undefined;
   /** Rollout state for the metrics and the log (cloneset_rollout_blocked, rollout durations). */
@@ -96,7 +99,7 @@ export async function reconcileCloneSet(key: string, d: ReconcileDeps): Promise<
   if (stale !== undefined) return { requeueAfterMs: stale };
 
   // ---- plan
-  const revisionPlan = planRevisions(cloneSet, listed);
+  const revisionPlan = planRevisions(cloneSet, listed, d.revisionDerivations);
   const revisions = revisionPlan.revisions;
   // docs/features.md#reconcile-pass (Kruise pkg/controller/cloneset/cloneset_controller.go): image pre-download, after the expectation checks and before scale/update.
   const preDownload = d.preDownload === true ? planPreDownload(cloneSet, revisions, d.config.gates) : [];

@@ -11,7 +11,7 @@ import type { PlanAction, RevisionRef } from './actions.ts';
 import { revisionsToTruncate } from './history.ts';
 import { truncatedPodsToDelete } from './pods-to-delete.ts';
 import type { ResolvedRevisions } from './resolved-revisions.ts';
-import { chooseRevisions, templateFromRevision } from './revisions.ts';
+import { chooseRevisions, templateFromRevision, type RevisionDerivations } from './revisions.ts';
 import type { RevisionTemplate } from './scale.ts';
 import { computeStatus, isStatusChanged } from './status.ts';
 
@@ -25,10 +25,11 @@ export interface RevisionPlan {
 /**
  * The current and update revision for the CloneSet's template (chooseRevisions), and the write that makes them
  * exist: nothing when the newest listed revision already holds the template, a PUT renumbering an older equal
- * revision (a rollback), or a POST of a new one.
+ * revision (a rollback), or a POST of a new one. `derive` may remember the hashes per object (the controller's
+ * revision-memo.ts); the choice is the same either way.
  */
-export function planRevisions(cloneSet: CloneSet, listed: readonly ControllerRevision[]): RevisionPlan {
-  const choice = chooseRevisions(cloneSet, listed);
+export function planRevisions(cloneSet: CloneSet, listed: readonly ControllerRevision[], derive?: RevisionDerivations): RevisionPlan {
+  const choice = chooseRevisions(cloneSet, listed, {}, derive);
   switch (choice.kind) {
     case 'use':
       return { revisions: resolved(choice.current, choice.update, choice.collisionCount, listed), actions: [] };

@@ -89,14 +89,52 @@ function stablePvc(t: PersistentVolumeClaim): { readonly metadata?: { readonly n
   return isObj(v) ? { ...(isObj(v['metadata']) ? { metadata: v['metadata'] } : {}), spec: v['spec'] } : {};
 }
 
+/** A template's revision data (`revisionDataObject`) and its bytes (`revisionData`): what is stored and hashed. */
+export interface TemplateRevisionData {
+  readonly object: Obj;
+  readonly bytes: string;
+  /** `hashRevision(bytes, collisionCount)`. */
+  hash(collisionCount: number | undefined): string;
+}
+
+/**
+ * The costly pure derivations of a pass's revision choice: the revision data of the CloneSet's template (defaults,
+ * a Go-typed marshal), the hash of its volume claim templates, and the data bytes of each listed revision. The
+ * same template and revisions come back on pass after pass, so the controller passes derivations that remember
+ * them per cached object (cloneset/revision-memo.ts); `derivations` computes them every time. Either way the
+ * values are the same: only the work differs.
+ */
+export interface RevisionDerivations {
+  templateData(cloneSet: CloneSet): TemplateRevisionData;
+  volumeClaimTemplatesHash(cloneSet: CloneSet): string;
+  dataBytes(rev: ControllerRevision): string;
+}
+
+/** The derivations with `opts`, computed on every call. */
+export function derivations(opts: RevisionOptions = {}): RevisionDerivations {
+  return {
+    templateData: (cloneSet) => {
+      const object = revisionDataObject(cloneSet, opts);
+      const bytes = goMarshal(object);
+      return { object, bytes, hash: (collisionCount) => hashRevision(bytes, collisionCount) };
+    },
+    volumeClaimTemplatesHash: (cloneSet) => volumeClaimTemplatesHash(cloneSet.spec.volumeClaimTemplates, opts),
+    dataBytes: revisionDataBytes,
+  };
+}
+
 /**
  * A new ControllerRevision for the CloneSet's current template (docs/features.md#revisions; Kruise pkg/controller/cloneset/revision/cloneset_revision.go): name `<name>-<hash>`, labels =
  * template labels + `controller.kubernetes.io/hash`, annotations = all CloneSet annotations + the VCT hash,
  * controller owner reference to the CloneSet (apiVersion apps.kruise.io/v1beta1, docs/features.md#ownership-and-adoption; Kruise pkg/controller/cloneset/core/cloneset_core.go), `data` as a JSON value.
  */
 export function newRevision(cloneSet: CloneSet, revisionNumber: number, collisionCount: number | undefined, opts: RevisionOptions = {}): ControllerRevision {
-  const dataObject = revisionDataObject(cloneSet, opts);
-  const hash = hashRevision(goMarshal(dataObject), collisionCount);
+  const derive = derivations(opts);
+  return revisionOf(cloneSet, revisionNumber, collisionCount, derive.templateData(cloneSet), derive.volumeClaimTemplatesHash(cloneSet));
+}
+
+function revisionOf(cloneSet: CloneSet, revisionNumber: number, collisionCount: number | undefined, data: TemplateRevisionData, vctHash: string): ControllerRevision {
+  const hash = data.hash(collisionCount);
   const md = cloneSet.metadata;
   return {
     apiVersion: 'apps/v1',
@@ -105,10 +143,10 @@ export function newRevision(cloneSet: CloneSet, revisionNumber: number, collisio
       name: revisionName(md.name ?? '', hash),
       ...(md.namespace !== undefined ? { namespace: md.namespace } : {}),
       labels: { ...cloneSet.spec.template.metadata?.labels, [LABEL_CONTROLLER_REVISION_HASH]: hash },
-      annotations: { ...md.annotations, [ANNOTATION_VCT_HASH]: volumeClaimTemplatesHash(cloneSet.spec.volumeClaimTemplates, opts) },
+      annotations: { ...md.annotations, [ANNOTATION_VCT_HASH]: vctHash },
       ownerReferences: [{ apiVersion: OWNER_API_VERSION, kind: KIND, name: md.name ?? '', uid: md.uid ?? '', controller: true, blockOwnerDeletion: true }],
     },
-    data: dataObject,
+    data: data.object,
     revision: revisionNumber,
   };
 }
@@ -183,22 +221,23 @@ function hashLabelNumber(rev: ControllerRevision): number | undefined {
 }
 
 /** EqualRevision: differing numeric hash labels → false; otherwise the data bytes decide. */
-export function equalRevision(a: ControllerRevision | undefined, b: ControllerRevision | undefined): boolean {
+export function equalRevision(a: ControllerRevision | undefined, b: ControllerRevision | undefined, dataBytes = revisionDataBytes): boolean {
   if (a === undefined || b === undefined) return a === b;
+  if (a === b) return true;
   const ha = hashLabelNumber(a);
   const hb = hashLabelNumber(b);
   if (ha !== undefined && hb !== undefined && ha !== hb) return false;
-  return revisionDataBytes(a) === revisionDataBytes(b);
+  return dataBytes(a) === dataBytes(b);
 }
 
 /** The revisions equal to `needle`, in the given order. */
-export function findEqualRevisions(revisions: readonly ControllerRevision[], needle: ControllerRevision): ControllerRevision[] {
-  const needleBytes = revisionDataBytes(needle);
+export function findEqualRevisions(revisions: readonly ControllerRevision[], needle: ControllerRevision, dataBytes = revisionDataBytes): ControllerRevision[] {
+  const needleBytes = dataBytes(needle);
   const hn = hashLabelNumber(needle);
   return revisions.filter((r) => {
     const hr = hashLabelNumber(r);
     if (hr !== undefined && hn !== undefined && hr !== hn) return false;
-    return revisionDataBytes(r) === needleBytes;
+    return dataBytes(r) === needleBytes;
   });
 }
 
@@ -246,18 +285,25 @@ export type RevisionChoice =
       readonly collisionCount: number;
     };
 
-export function chooseRevisions(cloneSet: CloneSet, revisions: readonly ControllerRevision[], opts: RevisionOptions = {}): RevisionChoice {
+export function chooseRevisions(
+  cloneSet: CloneSet,
+  revisions: readonly ControllerRevision[],
+  opts: RevisionOptions = {},
+  derive: RevisionDerivations = derivations(opts),
+): RevisionChoice {
   const sorted = sortRevisions(revisions);
   const collisionCount = cloneSet.status?.collisionCount ?? 0;
   const next = nextRevisionNumber(sorted);
-  const candidate = newRevision(cloneSet, next, collisionCount, opts);
-  const equal = findEqualRevisions(sorted, candidate);
+  const template = derive.templateData(cloneSet);
+  const candidate = revisionOf(cloneSet, next, collisionCount, template, derive.volumeClaimTemplatesHash(cloneSet));
+  const dataBytes = (r: ControllerRevision): string => (r === candidate ? template.bytes : derive.dataBytes(r));
+  const equal = findEqualRevisions(sorted, candidate, dataBytes);
   const lastEqual = equal.at(-1);
   const currentName = cloneSet.status?.currentRevision;
   const listedCurrent = currentName === undefined || currentName === '' ? undefined : sorted.find((r) => r.metadata.name === currentName);
 
   const newest = sorted.at(-1);
-  if (lastEqual !== undefined && newest !== undefined && equalRevision(newest, lastEqual)) {
+  if (lastEqual !== undefined && newest !== undefined && equalRevision(newest, lastEqual, dataBytes)) {
     return { kind: 'use', update: newest, current: listedCurrent ?? newest, collisionCount };
   }
   if (lastEqual !== undefined) {
