@@ -12,12 +12,15 @@
 // 2. full resync: every CloneSet enqueued at once, as --sync-period does, with nothing to do: the time (real, on
 //    this machine) until each was reconciled once and the queue is empty, and the writes it made (0 expected).
 // 3. relist: every watch dropped and the history compacted, so that each informer lists again (a watch reconnect
-//    answered 410) with its cache full: the live heap's peak above what it was (a full GC after every event of the
-//    relist), and the writes (0 expected).
+//    answered 410) with its cache full: the live heap's peak above what it was, and the writes (0 expected). The
+//    live heap is sampled with a full GC between events: after every event on small heaps, on large ones as often
+//    as half the phase's real time allows (a full GC of a million-pod heap takes seconds: one per event would never
+//    end); the heap with its garbage, read at every event, bounds the peak from above.
 // 4. memory: the heap after a full GC with everything running, then again once the controller has been stopped
 //    and dropped: the difference is the controller's (its caches first), the rest the simulated API server's.
 //
-// Progress goes to stderr every 5 s; the figures to stdout. Large runs need a larger heap:
+// Progress goes to stderr every 5 s; each phase's figures go to stdout as soon as it ends (a run stopped early
+// still has them). Large runs need a larger heap:
 //   NODE_OPTIONS=--max-old-space-size=12288 npm run sim:scale -- --pods 1000000 --clonesets 10000
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
@@ -115,9 +118,46 @@ class Census {
 const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
 const kib = (bytes: number): string => `${(bytes / 1024).toFixed(2)} KiB`;
 const secs = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+const row = (label: string, value: string): string => `  ${label.padEnd(44)}${value}`;
+const print = (lines: readonly string[]): void => void process.stdout.write(`${lines.join('\n')}\n`);
+
+/**
+ * The live heap's peak during a phase, sampled with full GCs between events: after every event while a full GC
+ * is cheap (under 20 ms: heaps of up to ~100 000 pods), else on a time budget — a sample only once the phase has
+ * run, since the last one, at least as long as that sample's GC took, so the sampling costs at most half the
+ * phase's time whatever the heap's size. The heap read without a GC at every event (live objects and garbage)
+ * bounds the peak from above.
+ */
+const CHEAP_GC_MS = 20;
+
+class HeapSampler {
+  livePeak: number;
+  peakWithGarbage: number;
+  samples = 0;
+  #nextAt = 0;
+
+  constructor(heapBefore: number) {
+    this.livePeak = heapBefore;
+    this.peakWithGarbage = heapBefore;
+  }
+
+  /** Reads the heap; returns false, so it can serve as a `runUntil` condition that never ends the phase. */
+  sample(): false {
+    const t = performance.now();
+    this.peakWithGarbage = Math.max(this.peakWithGarbage, process.memoryUsage().heapUsed);
+    if (t < this.#nextAt) return false;
+    collectGarbage();
+    this.livePeak = Math.max(this.livePeak, process.memoryUsage().heapUsed);
+    this.samples++;
+    const end = performance.now();
+    this.#nextAt = end - t < CHEAP_GC_MS ? end : end + (end - t);
+    return false;
+  }
+}
 
 async function main(): Promise<void> {
   const args = parse(process.argv.slice(2));
+  const n = args.pods;
   const heap0 = heapUsedAfterGc();
   const rng = new Rng(args.seed);
   const clock = new SimClock();
@@ -230,6 +270,22 @@ async function main(): Promise<void> {
   const podWrites = census.podWrites;
   const reconcilesUp = stats().reconciles;
   const requestsUp = net.requests;
+  print([
+    `CloneSet scale simulation: ${n} pods in ${sets.size} CloneSets, seed ${args.seed}, controller ${args.controllerArgs.length > 0 ? args.controllerArgs.join(' ') : '(default flags)'}`,
+    `scale 0 → ${n}, every pod Ready and available`,
+    row('virtual time', secs(scaleVirtualMs)),
+    row('real time', secs(scaleRealMs)),
+    row('timer events', String(events)),
+    row('pod writes (pod events the controller gets)', String(podWrites)),
+    row('reconciles', `${reconcilesUp}  (${(reconcilesUp / sets.size).toFixed(1)} per CloneSet)`),
+    row('API requests', `${requestsUp}  (${(requestsUp / n).toFixed(2)} per pod)`),
+    row('CPU, whole simulation', `${secs(scaleCpuMs)}  (${((scaleCpuMs * 1000) / podWrites).toFixed(0)} µs per pod event, ${((scaleCpuMs * 1000) / n).toFixed(0)} µs per pod)`),
+    row('  of which the simulated API server', `${secs(scaleServerCpuMs)}  (${((scaleServerCpuMs * 1000) / podWrites).toFixed(0)} µs per pod event)`),
+    row(
+      '  the rest: controller (+ network, kubelet)',
+      `${secs(scaleCpuMs - scaleServerCpuMs)}  (${(((scaleCpuMs - scaleServerCpuMs) * 1000) / podWrites).toFixed(0)} µs per pod event)`,
+    ),
+  ]);
 
   // 2. full resync: every CloneSet enqueued, nothing to do
   // Read through `state` each time, never kept in a variable of this frame: the memory figure below needs the
@@ -251,29 +307,37 @@ async function main(): Promise<void> {
   const resyncVirtualMs = clock.now() - vr;
   const resyncWrites = census.writes - writes0;
   const resyncRequests = net.requests - requests0;
+  print([
+    `full resync: every CloneSet enqueued once, nothing to do`,
+    row('real time (CPU)', `${secs(resyncRealMs)}  (${secs(resyncCpuMs)} CPU, ${((resyncCpuMs * 1000) / sets.size).toFixed(0)} µs per CloneSet)`),
+    row('virtual time', secs(resyncVirtualMs)),
+    row('writes / requests', `${resyncWrites} / ${resyncRequests}`),
+  ]);
 
   // 3. relist: every watch dropped and the history compacted, so each informer's re-watch gets 410 and lists
-  // again (in pages) with its cache full; the live heap (after a full GC) is sampled after every event while it
-  // happens: its peak above the heap before is what a relist costs on top of the cache
+  // again (in pages) with its cache full; the live heap's peak above the heap before is what a relist costs on top
+  // of the cache
   const heapBeforeRelist = heapUsedAfterGc();
-  let heapPeak = heapBeforeRelist;
+  const relistHeap = new HeapSampler(heapBeforeRelist);
   const requestsBeforeRelist = net.requests;
   const tl = Date.now();
   server.compact();
   net.dropStreams();
-  await runUntil(
-    'relist',
-    () => {
-      collectGarbage();
-      heapPeak = Math.max(heapPeak, process.memoryUsage().heapUsed);
-      return false;
-    },
-    60_000,
-  ).catch(() => undefined);
+  await runUntil('relist', () => relistHeap.sample(), 60_000).catch(() => undefined);
   const relistMs = Date.now() - tl;
   const cachedAfterRelist = `${manager().stores.pods.list().length} pods, ${manager().stores.cloneSets.list().length} CloneSets`;
   const relistRequests = net.requests - requestsBeforeRelist;
   const writesAfterRelist = census.writes - writes0 - resyncWrites;
+  print([
+    `relist: every watch dropped and the watch history compacted (410 → each informer lists again, in pages)`,
+    row(
+      'live heap peak above the heap before',
+      `${mib(relistHeap.livePeak - heapBeforeRelist)}  (${relistHeap.samples} full-GC samples; before: ${mib(heapBeforeRelist - heap0)})`,
+    ),
+    row('  with garbage, at most', mib(relistHeap.peakWithGarbage - heapBeforeRelist)),
+    row('real time, requests, writes', `${secs(relistMs)} (60 s virtual), ${relistRequests} requests, ${writesAfterRelist} writes`),
+    row("the controller's cache afterwards", cachedAfterRelist),
+  ]);
 
   // 4. memory: everything, then without the controller
   const heapAll = heapUsedAfterGc();
@@ -290,40 +354,15 @@ async function main(): Promise<void> {
 
   Math.random = realRandom;
 
-  const n = args.pods;
   const controllerBytes = heapAll - heapServer;
   const serverBytes = heapServer - heap0;
-  const row = (label: string, value: string): string => `  ${label.padEnd(44)}${value}`;
-  const lines = [
-    `CloneSet scale simulation: ${n} pods in ${sets.size} CloneSets, seed ${args.seed}, controller ${args.controllerArgs.length > 0 ? args.controllerArgs.join(' ') : '(default flags)'}`,
-    `scale 0 → ${n}, every pod Ready and available`,
-    row('virtual time', secs(scaleVirtualMs)),
-    row('real time', secs(scaleRealMs)),
-    row('timer events', String(events)),
-    row('pod writes (pod events the controller gets)', String(podWrites)),
-    row('reconciles', `${reconcilesUp}  (${(reconcilesUp / sets.size).toFixed(1)} per CloneSet)`),
-    row('API requests', `${requestsUp}  (${(requestsUp / n).toFixed(2)} per pod)`),
-    row('CPU, whole simulation', `${secs(scaleCpuMs)}  (${((scaleCpuMs * 1000) / podWrites).toFixed(0)} µs per pod event, ${((scaleCpuMs * 1000) / n).toFixed(0)} µs per pod)`),
-    row('  of which the simulated API server', `${secs(scaleServerCpuMs)}  (${((scaleServerCpuMs * 1000) / podWrites).toFixed(0)} µs per pod event)`),
-    row(
-      '  the rest: controller (+ network, kubelet)',
-      `${secs(scaleCpuMs - scaleServerCpuMs)}  (${(((scaleCpuMs - scaleServerCpuMs) * 1000) / podWrites).toFixed(0)} µs per pod event)`,
-    ),
-    `full resync: every CloneSet enqueued once, nothing to do`,
-    row('real time (CPU)', `${secs(resyncRealMs)}  (${secs(resyncCpuMs)} CPU, ${((resyncCpuMs * 1000) / sets.size).toFixed(0)} µs per CloneSet)`),
-    row('virtual time', secs(resyncVirtualMs)),
-    row('writes / requests', `${resyncWrites} / ${resyncRequests}`),
-    `relist: every watch dropped and the watch history compacted (410 → each informer lists again, in pages)`,
-    row('live heap peak above the heap before', `${mib(heapPeak - heapBeforeRelist)}  (after a full GC at every event; before: ${mib(heapBeforeRelist - heap0)})`),
-    row('real time, requests, writes', `${secs(relistMs)} (60 s virtual), ${relistRequests} requests, ${writesAfterRelist} writes`),
-    row("the controller's cache afterwards", cachedAfterRelist),
+  print([
     `memory (V8 heap after a full GC)`,
     row('everything', mib(heapAll - heap0)),
     row('controller (freed when it is stopped)', `${mib(controllerBytes)}  (${kib(controllerBytes / n)} per pod)`),
     row('simulated API server, network, kubelet', `${mib(serverBytes)}  (${kib(serverBytes / n)} per pod)`),
     row('process peak RSS', mib(process.resourceUsage().maxRSS * 1024)),
-  ];
-  process.stdout.write(`${lines.join('\n')}\n`);
+  ]);
 }
 
 main().then(
