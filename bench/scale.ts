@@ -207,6 +207,10 @@ async function main(): Promise<void> {
         row(`${n} pods exist`, secs(limit.existMs)),
         row(`${n} pods Ready`, secs(limit.readyMs)),
         row('API requests', String(limit.requests)),
+        row(
+          'client CPU (this process, /proc)',
+          `${limit.cpuSeconds.toFixed(2)} s  (${((limit.cpuSeconds / n) * 1000).toFixed(2)} ms per pod; the controller's scale-up: ${ratio(cpuUp, limit.cpuSeconds)} this)`,
+        ),
       ];
       process.stdout.write(`${lines.join('\n')}\n`);
     } finally {
