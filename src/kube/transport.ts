@@ -246,10 +246,11 @@ export class Transport implements HttpTransport {
       // Any byte (an event or a bookmark) proves the connection alive; silence past idleMs means a half-open
       // connection (a node or a load balancer went away) that would otherwise leave the cache stale for minutes.
       let idle: ReturnType<typeof setTimeout> | undefined;
+      // Restarted by every chunk: refresh() re-arms the one timer instead of allocating another per chunk.
       const armIdle = (): void => {
         if (idleMs <= 0) return;
-        if (idle !== undefined) clearTimeout(idle);
-        idle = setTimeout(() => finish(new WatchIdleError(`${what}: no data and no bookmark for ${idleMs / 1000}s (--watch-idle-timeout); reconnecting`)), idleMs);
+        if (idle !== undefined) idle.refresh();
+        else idle = setTimeout(() => finish(new WatchIdleError(`${what}: no data and no bookmark for ${idleMs / 1000}s (--watch-idle-timeout); reconnecting`)), idleMs);
       };
       armIdle();
       signal.addEventListener('abort', onAbort, { once: true });
