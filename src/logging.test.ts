@@ -37,7 +37,10 @@ describe('coalescedWrite', () => {
   it('passes on the lines of one turn as one chunk, once the turn ends', () => {
     const chunks: string[] = [];
     const deferred: (() => void)[] = [];
-    const out = coalescedWrite((c) => chunks.push(c), (f) => deferred.push(f));
+    const out = coalescedWrite(
+      (c) => chunks.push(c),
+      (f) => deferred.push(f),
+    );
     out.write('a\n');
     out.write('b\n');
     assert.deepEqual(chunks, []);
@@ -52,7 +55,10 @@ describe('coalescedWrite', () => {
   it('flush passes on what is held at once (the process exit), and nothing twice', () => {
     const chunks: string[] = [];
     const deferred: (() => void)[] = [];
-    const out = coalescedWrite((c) => chunks.push(c), (f) => deferred.push(f));
+    const out = coalescedWrite(
+      (c) => chunks.push(c),
+      (f) => deferred.push(f),
+    );
     out.write('last words\n');
     out.flush();
     for (const f of deferred.splice(0)) f();
