@@ -69,7 +69,7 @@ export async function startController(kubeconfig: string, ns: string, extraArgs:
  * (the controller's only PUTs are status and revision writes).
  */
 export async function requestCounters(metricsUrl: string): Promise<Map<string, number>> {
-  const body = await (await fetch(metricsUrl)).text();
+  const body = await scrape(metricsUrl);
   const counts = new Map<string, number>();
   for (const m of body.matchAll(/^rest_client_requests_total(?:\{([^}]*)\})? (\d+)/gm)) {
     const method = /(?:method|verb)="(\w+)"/.exec(m[1] ?? '')?.[1] ?? 'all';
@@ -137,4 +137,19 @@ export function processCpuSeconds(pid: number): number {
   const stat = readFileSync(file, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+}
+
+/**
+ * The controller's /metrics text. A scrape that fails (a connection reset on a machine loaded far past its cores)
+ * is tried again, up to 3 times 1 s apart: one lost scrape must not end a run of half an hour.
+ */
+export async function scrape(metricsUrl: string): Promise<string> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await (await fetch(metricsUrl)).text();
+    } catch (e) {
+      if (attempt >= 3) throw e;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
 }

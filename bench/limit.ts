@@ -9,6 +9,7 @@ import { PODS } from '../src/kube/resources.ts';
 import type { Pod } from '../src/kube/types.ts';
 import { runBounded } from '../src/runtime/bounded-parallel.ts';
 import { APP, CloneSetView, isReady } from './cloneset-view.ts';
+import { processCpuSeconds } from './controller-process.ts';
 import { createNamespace, deleteNamespace, namespaceName, until } from './harness.ts';
 import type { ScaleTimeline } from './scale-breakdown.ts';
 
@@ -18,6 +19,12 @@ export interface Limit {
   /** start → every pod Ready, as a watch saw them */
   readonly readyMs: number;
   readonly requests: number;
+  /**
+   * CPU time (user + system, /proc) of this process from the first create until every pod was seen Ready: the
+   * direct client's requests and its watch of the pods, what a TypeScript client doing the controller's writes
+   * costs at the least. Includes the Ready scans (one per max(100, n / 100) ms).
+   */
+  readonly cpuSeconds: number;
 }
 
 /** In-flight requests of the direct client: enough to keep the API server busy on a 2-core machine. */
@@ -35,6 +42,7 @@ export async function measureLimit(kubeconfig: string, n: number, timeoutMs: num
     await createNamespace(client, ns);
     const view = new CloneSetView(client, ns, stop.signal, (type, pod) => timeline?.observe(type, pod));
     timeline?.start();
+    const cpu0 = processCpuSeconds(process.pid);
     const t0 = Date.now();
     let existMs = 0;
     let created = 0;
@@ -62,7 +70,7 @@ export async function measureLimit(kubeconfig: string, n: number, timeoutMs: num
       timeoutMs,
       Math.max(100, n / 100),
     );
-    return { existMs, readyMs, requests: client.requestCount };
+    return { existMs, readyMs, requests: client.requestCount, cpuSeconds: processCpuSeconds(process.pid) - cpu0 };
   } finally {
     stop.abort();
     await deleteNamespace(client, ns, waitForCleanup);
@@ -87,6 +95,7 @@ export async function measureInPlaceLimit(kubeconfig: string, ns: string, pods: 
     const condition = (status: string): object => ({
       status: { conditions: [{ type: 'InPlaceUpdateReady', status, lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') }] },
     });
+    const cpu0 = processCpuSeconds(process.pid);
     const t0 = Date.now();
     const one = async (name: string): Promise<void> => {
       await client.patch(PODS, ns, name, condition('False'), 'strategic', { subresource: 'status' });
@@ -108,7 +117,7 @@ export async function measureInPlaceLimit(kubeconfig: string, ns: string, pods: 
       timeoutMs,
       50,
     );
-    return { existMs, readyMs, requests: client.requestCount };
+    return { existMs, readyMs, requests: client.requestCount, cpuSeconds: processCpuSeconds(process.pid) - cpu0 };
   } finally {
     client.close();
   }

@@ -12,7 +12,7 @@
 // queue, the time its reconciles ran, and the mean latency of its pod creates and status patches (the client's
 // own rate limiter included: the request is timed from the call).
 import type { Pod } from '../src/kube/types.ts';
-import { sumOf } from './controller-process.ts';
+import { scrape, sumOf } from './controller-process.ts';
 
 /** A pause in the creations longer than this counts as a stall. */
 export const STALL_MS = 200;
@@ -104,7 +104,7 @@ export interface ControllerTimes {
 }
 
 export async function controllerTimes(metricsUrl: string): Promise<ControllerTimes> {
-  const body = await (await fetch(metricsUrl)).text();
+  const body = await scrape(metricsUrl);
   const verb = (v: string, what: 'sum' | 'count'): number => {
     let n = 0;
     for (const m of body.matchAll(new RegExp(`^rest_client_request_duration_seconds_${what}\\{[^}]*verb="${v}"[^}]*\\} (\\S+)$`, 'gm'))) n += Number(m[1]);

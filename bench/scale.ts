@@ -9,7 +9,8 @@
 //
 // Per phase it prints the controller's reconciles and CPU (user + system, from /proc/<pid>/stat): in all, per pod
 // and per reconcile. Between the scale-up and the status changes, once the controller has been quiet for 5 s, its
-// idle CPU over S seconds (default 30; 0 = skip) with every pod present. The scale-up's time breakdown
+// idle CPU over S seconds (default 30; 0 = skip) with every pod present, from 10 s after the controller settled
+// (its last reconcile and the scrapes that watched for it). The scale-up's time breakdown
 // (scale-breakdown.ts) is printed next to the limit's.
 //
 // Without --kubeconfig it starts its own local control plane (state dir .cluster/bench, stopped at the end unless
@@ -58,6 +59,9 @@ function parse(argv: readonly string[]): ClusterArgs & { readonly statusChangePo
   if (!(idleSeconds >= 0)) throw new Error(`--idle-seconds: not a number of seconds ≥ 0: ${values['idle-seconds'] ?? ''}`);
   return { ...common, statusChangePods, idleSeconds };
 }
+
+/** The pause between the controller settling and the idle window (see there). */
+const IDLE_LEAD_IN_MS = 10_000;
 
 async function main(): Promise<void> {
   const args = parse(process.argv.slice(2));
@@ -108,6 +112,10 @@ async function main(): Promise<void> {
       const idleSlices: number[] = [];
       if (args.idleSeconds > 0) {
         await settled(metricsUrl, 5_000, timeout).catch(() => log('the controller did not settle; measuring the idle window anyway'));
+        // settled() scrapes /metrics every 200 ms, and each scrape leaves garbage in proportion to the pods: a
+        // pause without scrapes lets the collection it causes fall before the window, which then measures the
+        // controller alone.
+        await new Promise((r) => setTimeout(r, IDLE_LEAD_IN_MS));
         const r0 = (await requestCounters(metricsUrl)).get('#reconciles') ?? 0;
         const c0 = processCpuSeconds(controller.pid);
         // By 10 s slices too: a garbage collection of the heap the scale-up left shows in the first ones only.
@@ -179,7 +187,7 @@ async function main(): Promise<void> {
         ...(idleMilliCpu === undefined
           ? []
           : [
-              `idle with ${n} pods (${args.idleSeconds} s, after 5 s quiet)`,
+              `idle with ${n} pods (${args.idleSeconds} s, after 5 s quiet and ${IDLE_LEAD_IN_MS / 1000} s without scrapes)`,
               row('controller CPU', `${idleMilliCpu.toFixed(1)} mCPU  (by 10 s: ${idleSlices.map((m) => m.toFixed(1)).join(', ')})`),
               row('reconciles', String(idleReconciles)),
             ]),
@@ -207,6 +215,10 @@ async function main(): Promise<void> {
         row(`${n} pods exist`, secs(limit.existMs)),
         row(`${n} pods Ready`, secs(limit.readyMs)),
         row('API requests', String(limit.requests)),
+        row(
+          'client CPU (this process, /proc)',
+          `${limit.cpuSeconds.toFixed(2)} s  (${((limit.cpuSeconds / n) * 1000).toFixed(2)} ms per pod; the controller's scale-up: ${ratio(cpuUp, limit.cpuSeconds)} this)`,
+        ),
       ];
       process.stdout.write(`${lines.join('\n')}\n`);
     } finally {

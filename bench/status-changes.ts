@@ -16,7 +16,7 @@ import { PODS } from '../src/kube/resources.ts';
 import type { ContainerStatus, Pod, PodCondition } from '../src/kube/types.ts';
 import { runBounded } from '../src/runtime/bounded-parallel.ts';
 import { isReady, type CloneSetView } from './cloneset-view.ts';
-import { requestCounters, requestSummary, diffCounts, sumOf } from './controller-process.ts';
+import { requestCounters, requestSummary, diffCounts, scrape, sumOf } from './controller-process.ts';
 import { until } from './harness.ts';
 
 /** Requests in flight from the benchmark's client while it writes the changes. */
@@ -45,7 +45,7 @@ export interface ControllerCounters {
 }
 
 export async function controllerCounters(metricsUrl: string): Promise<ControllerCounters> {
-  const body = await (await fetch(metricsUrl)).text();
+  const body = await scrape(metricsUrl);
   const value = (re: RegExp): number => Number(re.exec(body)?.[1] ?? '0');
   const updates = (result: string): number => value(new RegExp(`^cloneset_pod_events_total\\{[^}]*event="update"[^}]*result="${result}"[^}]*\\} (\\d+)`, 'm'));
   return {

@@ -1,7 +1,7 @@
 // The two log formats: json for pipelines (ISO-8601 time, level as a word), text for a person at a terminal.
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
-import { createLogger, defaultLogFormat, toTextLine } from './logging.ts';
+import { describe, it, test } from 'node:test';
+import { coalescedWrite, createLogger, defaultLogFormat, toTextLine } from './logging.ts';
 
 test('json: one object a line with an ISO-8601 time and the level as a word', () => {
   const lines: string[] = [];
@@ -31,4 +31,37 @@ test('a line that is not JSON passes through the text format unchanged', () => {
 test('the default format is text on a terminal, json anywhere else', () => {
   assert.equal(defaultLogFormat(true), 'text');
   assert.equal(defaultLogFormat(false), 'json');
+});
+
+describe('coalescedWrite', () => {
+  it('passes on the lines of one turn as one chunk, once the turn ends', () => {
+    const chunks: string[] = [];
+    const deferred: (() => void)[] = [];
+    const out = coalescedWrite(
+      (c) => chunks.push(c),
+      (f) => deferred.push(f),
+    );
+    out.write('a\n');
+    out.write('b\n');
+    assert.deepEqual(chunks, []);
+    assert.equal(deferred.length, 1);
+    for (const f of deferred.splice(0)) f();
+    assert.deepEqual(chunks, ['a\nb\n']);
+    out.write('c\n');
+    for (const f of deferred.splice(0)) f();
+    assert.deepEqual(chunks, ['a\nb\n', 'c\n']);
+  });
+
+  it('flush passes on what is held at once (the process exit), and nothing twice', () => {
+    const chunks: string[] = [];
+    const deferred: (() => void)[] = [];
+    const out = coalescedWrite(
+      (c) => chunks.push(c),
+      (f) => deferred.push(f),
+    );
+    out.write('last words\n');
+    out.flush();
+    for (const f of deferred.splice(0)) f();
+    assert.deepEqual(chunks, ['last words\n']);
+  });
 });

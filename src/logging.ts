@@ -57,3 +57,25 @@ export function createLogger(o: LoggerOptions): Logger {
   const write = o.format === 'text' ? (line: string): void => o.write(toTextLine(line)) : o.write;
   return pino(options, { write });
 }
+
+/**
+ * A `write` that passes on the lines of one event-loop turn as one chunk, at the end of the turn (setImmediate),
+ * and every line still held when the process exits. process.stderr on a pipe or a file writes synchronously, one
+ * system call per line: the controller logs a line per API write, and answers arrive in bursts (64 writes in
+ * flight), so most lines share a turn with others. Nothing waits longer than the turn that logged it.
+ */
+export function coalescedWrite(write: (chunk: string) => void, defer: (flush: () => void) => void = setImmediate): { write: (line: string) => void; flush: () => void } {
+  let held: string[] = [];
+  const flush = (): void => {
+    if (held.length === 0) return;
+    const lines = held;
+    held = [];
+    write(lines.length === 1 ? (lines[0] ?? '') : lines.join(''));
+  };
+  return {
+    write: (line) => {
+      if (held.push(line) === 1) defer(flush);
+    },
+    flush,
+  };
+}

@@ -12,7 +12,7 @@ import { listen, metricsHandler, metricsRegistry, probeHandler, restClientMetric
 import type { RequestListener, Server } from 'node:http';
 import { X509Certificate } from 'node:crypto';
 import type { Logger } from 'pino';
-import { createLogger, defaultLogFormat } from './logging.ts';
+import { coalescedWrite, createLogger, defaultLogFormat } from './logging.ts';
 import { controllerRuntimeMetrics } from './controller-runtime-metrics.ts';
 import { cloneSetMetrics } from './cloneset-metrics.ts';
 import { RolloutObserver } from './cloneset/rollout-observer.ts';
@@ -34,11 +34,13 @@ async function main(): Promise<number> {
     process.stdout.write(USAGE);
     return 0;
   }
+  const stderr = coalescedWrite((chunk) => void process.stderr.write(chunk));
+  process.once('exit', stderr.flush);
   const logger = createLogger({
     level: config.logLevel,
     format: config.logFormat ?? defaultLogFormat(process.stderr.isTTY),
     component: 'cloneset-controller',
-    write: (line) => void process.stderr.write(line),
+    write: stderr.write,
   });
   let kubeConfig;
   try {

@@ -164,10 +164,12 @@ export class RolloutObserver {
 
   /** From the in-place update's start (its state annotation) to the pod being ready again at the new revision. */
   #timeInPlaceUpdates(t: Tracked, pass: PassObservation): void {
-    const seen = new Set<string>();
+    // The pods no longer claimed are dropped from inPlaceTimed: a set of the claimed ones, built only when there is
+    // something to drop (a scale-up of fresh pods times nothing and needs no set of every pod each pass).
+    const seen = t.inPlaceTimed.size > 0 ? new Set<string>() : undefined;
     for (const pod of pass.pods) {
       const uid = pod.metadata.uid ?? '';
-      seen.add(uid);
+      seen?.add(uid);
       if (t.inPlaceTimed.get(uid) === pass.updateRevision || !revisionMatches(pod, pass.updateRevision)) continue;
       const ready = podCondition(pod, 'Ready');
       const gate = podCondition(pod, CONDITION_INPLACE_UPDATE_READY);
@@ -180,7 +182,7 @@ export class RolloutObserver {
       if (start === undefined || end === undefined || end < this.#startedMs || end < start) continue;
       this.#o.sink.inPlaceUpdated(t.namespace, t.name, (end - start) / 1000);
     }
-    for (const uid of t.inPlaceTimed.keys()) if (!seen.has(uid)) t.inPlaceTimed.delete(uid);
+    if (seen !== undefined) for (const uid of t.inPlaceTimed.keys()) if (!seen.has(uid)) t.inPlaceTimed.delete(uid);
   }
 
   #logCleared(t: Tracked, next: ReadonlyMap<BlockReason, Held>): void {

@@ -1,9 +1,11 @@
 // Raw HTTP to the API server on node:http(s) with ONE keep-alive agent; TLS material and auth headers come
-// from client-node's KubeConfig (`applyToHTTPSOptions`, called per request so refreshed tokens are picked up).
+// from client-node's KubeConfig (`applyToHTTPSOptions`: the TLS material once, for the agent; the auth headers per
+// request, so refreshed tokens are picked up).
 
 import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { kubeConfigClass } from './client-node-config.ts';
 import { ConnectionError, FenceDeadlineError, RequestAbortedError, apiErrorFromResponse } from './api-error.ts';
 
 export type Query = Readonly<Record<string, string | number | boolean | undefined>>;
@@ -62,6 +64,24 @@ export interface HttpTransport {
   close(): void;
 }
 
+/**
+ * `kc` without its TLS material (CA, client certificate and key), for the per-request auth hook: the agent holds
+ * that material already, and `applyToHTTPSOptions` would otherwise decode it from base64 (or read its files) again
+ * for every request — three buffers of a few KiB per request, garbage at once. Tokens, exec and auth providers,
+ * basic auth and impersonation stay, so what the hook adds to each request is unchanged.
+ */
+export function authOnly(kc: KubeConfig): KubeConfig {
+  const cluster = kc.getCurrentCluster();
+  const user = kc.getCurrentUser();
+  const context = kc.getContextObject(kc.getCurrentContext());
+  if (cluster === null || user === null || context === null) return kc;
+  const { caData: _caData, caFile: _caFile, ...bareCluster } = cluster;
+  const { certData: _certData, certFile: _certFile, keyData: _keyData, keyFile: _keyFile, ...bareUser } = user;
+  const auth = new (kubeConfigClass())();
+  auth.loadFromOptions({ clusters: [bareCluster], users: [bareUser], contexts: [context], currentContext: context.name });
+  return auth;
+}
+
 export class Transport implements HttpTransport {
   readonly server: URL;
   readonly #kc: KubeConfig;
@@ -95,7 +115,7 @@ export class Transport implements HttpTransport {
             ...(tls.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: tls.rejectUnauthorized }),
             ...(tls.servername === undefined ? {} : { servername: tls.servername }),
           });
-    return new Transport(server, kc, agent, userAgent);
+    return new Transport(server, authOnly(kc), agent, userAgent);
   }
 
   /** Closes idle keep-alive sockets (open watches end by their own signal). */
@@ -226,10 +246,11 @@ export class Transport implements HttpTransport {
       // Any byte (an event or a bookmark) proves the connection alive; silence past idleMs means a half-open
       // connection (a node or a load balancer went away) that would otherwise leave the cache stale for minutes.
       let idle: ReturnType<typeof setTimeout> | undefined;
+      // Restarted by every chunk: refresh() re-arms the one timer instead of allocating another per chunk.
       const armIdle = (): void => {
         if (idleMs <= 0) return;
-        if (idle !== undefined) clearTimeout(idle);
-        idle = setTimeout(() => finish(new WatchIdleError(`${what}: no data and no bookmark for ${idleMs / 1000}s (--watch-idle-timeout); reconnecting`)), idleMs);
+        if (idle !== undefined) idle.refresh();
+        else idle = setTimeout(() => finish(new WatchIdleError(`${what}: no data and no bookmark for ${idleMs / 1000}s (--watch-idle-timeout); reconnecting`)), idleMs);
       };
       armIdle();
       signal.addEventListener('abort', onAbort, { once: true });

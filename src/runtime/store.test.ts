@@ -27,6 +27,12 @@ describe('compareResourceVersions', () => {
     assert.equal(compareResourceVersions('100', '99'), 1);
     assert.equal(compareResourceVersions('42', '42'), 0);
     assert.equal(compareResourceVersions('18446744073709551617', '18446744073709551616'), 1);
+    assert.equal(compareResourceVersions('12345', '12354'), -1);
+  });
+  it('orders resourceVersions with leading zeros by their value', () => {
+    assert.equal(compareResourceVersions('007', '7'), 0);
+    assert.equal(compareResourceVersions('010', '9'), 1);
+    assert.equal(compareResourceVersions('9', '0010'), -1);
   });
   it('reports no order for non-integer resourceVersions', () => {
     assert.equal(compareResourceVersions('abc', '10'), undefined);

@@ -42,6 +42,9 @@ export function objectKey(obj: KubeObject): string {
 export function compareResourceVersions(a: string | undefined, b: string | undefined): number | undefined {
   if (a === b) return 0;
   if (a === undefined || b === undefined || !/^\d+$/.test(a) || !/^\d+$/.test(b)) return undefined;
+  // Without leading zeros the longer number is the larger, and equal lengths compare as strings: no BigInt for
+  // every event of every watch.
+  if (a[0] !== '0' && b[0] !== '0') return a.length !== b.length ? (a.length < b.length ? -1 : 1) : a < b ? -1 : 1;
   const x = BigInt(a);
   const y = BigInt(b);
   return x < y ? -1 : x > y ? 1 : 0;

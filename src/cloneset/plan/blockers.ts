@@ -75,22 +75,29 @@ export function rolloutBlockers(input: BlockerInput): Blocker[] {
   const outdated = pods.filter((p) => !revisionMatches(p, updateRevision));
   if (paused && outdated.length > 0)
     out.push({ reason: 'paused', message: `updateStrategy.paused is true: ${outdated.length} pods wait (resume: kubectl cloneset rollout resume ${name})` });
-  const diffInput = replicaDiffInputFor(cs, pods, {
-    currentRevision: input.currentRevision,
-    updateRevision,
-    gates: input.config.gates,
-    excludePreparingDeleteFlag: input.config.excludePreparingDelete,
-    nowMs,
-    flavour: 'update',
-    ...(input.config.surgeRule !== undefined ? { surgeRule: input.config.surgeRule } : {}),
-  });
-  const diff = computeReplicaDiff(diffInput);
-  if (!paused && diff.updateNum === 0 && outdated.length > 0 && (cs.spec.updateStrategy?.partition ?? 0) !== 0) {
+  // The replica diff (a pass over every pod) matters only with outdated pods: both findings below need some (the
+  // pods waiting for the budget are outdated ones). A scale-up at the update revision, the commonest large pass,
+  // has none.
+  const diff =
+    outdated.length === 0
+      ? undefined
+      : computeReplicaDiff(
+          replicaDiffInputFor(cs, pods, {
+            currentRevision: input.currentRevision,
+            updateRevision,
+            gates: input.config.gates,
+            excludePreparingDeleteFlag: input.config.excludePreparingDelete,
+            nowMs,
+            flavour: 'update',
+            ...(input.config.surgeRule !== undefined ? { surgeRule: input.config.surgeRule } : {}),
+          }),
+        );
+  if (!paused && diff !== undefined && diff.updateNum === 0 && (cs.spec.updateStrategy?.partition ?? 0) !== 0) {
     out.push({ reason: 'partition', message: `updateStrategy.partition keeps ${outdated.length} pods on the current revision ${input.currentRevision}; lower it to go on` });
   }
   // Scaling and updating never share a pass: a scale pass says nothing about the budget. Any other pass planned the
   // update (one that starts nothing is 'idle').
-  if (!paused && diff.updateNum > 0 && input.phase !== 'scale') {
+  if (!paused && diff !== undefined && diff.updateNum > 0 && input.phase !== 'scale') {
     const waiting = outdated.filter((p) => lifecycleStateOf(p) !== 'PreparingDelete' && !inGracePeriod(p));
     const started = podsStartedUpdating(input.actions);
     // Held back only when the pass starts nothing: a rollout going at the pace the budget allows is not blocked.
