@@ -22,33 +22,18 @@ export class RevisionMemo implements RevisionDerivations {
   templateData(cloneSet: CloneSet): TemplateRevisionData {
     const key: unknown = cloneSet.spec.template;
     if (!isFrozenObject(key)) return this.#direct.templateData(cloneSet);
-    let data = this.#templateData.get(key);
-    if (data === undefined) {
-      data = remembered(this.#direct.templateData(cloneSet));
-      this.#templateData.set(key, data);
-    }
-    return data;
+    return getOrCompute(this.#templateData, key, () => remembered(this.#direct.templateData(cloneSet)));
   }
 
   volumeClaimTemplatesHash(cloneSet: CloneSet): string {
     const key: unknown = cloneSet.spec.volumeClaimTemplates;
     if (!isFrozenObject(key)) return this.#direct.volumeClaimTemplatesHash(cloneSet);
-    let hash = this.#claimTemplatesHash.get(key);
-    if (hash === undefined) {
-      hash = this.#direct.volumeClaimTemplatesHash(cloneSet);
-      this.#claimTemplatesHash.set(key, hash);
-    }
-    return hash;
+    return getOrCompute(this.#claimTemplatesHash, key, () => this.#direct.volumeClaimTemplatesHash(cloneSet));
   }
 
   dataBytes(rev: ControllerRevision): string {
     if (!Object.isFrozen(rev)) return this.#direct.dataBytes(rev);
-    let bytes = this.#dataBytes.get(rev);
-    if (bytes === undefined) {
-      bytes = this.#direct.dataBytes(rev);
-      this.#dataBytes.set(rev, bytes);
-    }
-    return bytes;
+    return getOrCompute(this.#dataBytes, rev, () => this.#direct.dataBytes(rev));
   }
 }
 
@@ -58,15 +43,18 @@ function remembered(data: TemplateRevisionData): TemplateRevisionData {
   return {
     object: deepFreeze(data.object),
     bytes: data.bytes,
-    hash: (collisionCount) => {
-      let hash = hashes.get(collisionCount);
-      if (hash === undefined) {
-        hash = data.hash(collisionCount);
-        hashes.set(collisionCount, hash);
-      }
-      return hash;
-    },
+    hash: (collisionCount) => getOrCompute(hashes, collisionCount, () => data.hash(collisionCount)),
   };
+}
+
+/** The value remembered for `key`, computed and remembered on the first ask. */
+function getOrCompute<K, V>(memo: { get(k: K): V | undefined; set(k: K, v: V): unknown }, key: K, compute: () => V): V {
+  let value = memo.get(key);
+  if (value === undefined) {
+    value = compute();
+    memo.set(key, value);
+  }
+  return value;
 }
 
 /**
