@@ -118,6 +118,37 @@ test('the leader renews every retry period, keeping its acquire time', async () 
   await a.done;
 });
 
+test('the leader renews with one write per retry period, reading the lease again only after a conflict (client-go fast path)', async () => {
+  const server = new MemoryLeases();
+  const clock = new FakeClock(0);
+  const calls: string[] = [];
+  const noted = <T>(call: string, send: () => Promise<T>): Promise<T> => {
+    calls.push(call);
+    return send();
+  };
+  const counting = (link: Link): LeasePort => ({
+    get: (ns, name) => noted('get', () => link.get(ns, name)),
+    create: (ns, lease) => noted('create', () => link.create(ns, lease)),
+    update: (ns, name, lease) => noted('update', () => link.update(ns, name, lease)),
+  });
+  const a = candidate(server, clock, 'a', { port: counting });
+  await flush();
+  await advance(clock, 9_900);
+  // The renew loop renews at once, as client-go's does.
+  assert.deepEqual(calls, ['get', 'create', 'update', 'update', 'update', 'update', 'update'], 'created at 0, renewed at 0, 2, 4, 6 and 8 s');
+  // An operator edits the lease, holder unchanged: a new resourceVersion, so the optimistic renewal conflicts.
+  const held = server.lease;
+  assert.ok(held !== undefined);
+  assert.equal((await server.update('kruise-system', 'cloneset-controller', { ...held, spec: { ...held.spec, leaseDurationSeconds: 15 } })).kind, 'ok');
+  calls.length = 0;
+  await advance(clock, 2_000);
+  assert.deepEqual(calls, ['update', 'get', 'update']);
+  assert.equal(a.leading?.aborted, false);
+  assert.equal(server.lease?.spec.renewTime, '1970-01-01T00:00:10.000000Z');
+  a.abort.abort();
+  await a.done;
+});
+
 test('a leader that cannot renew within the renew deadline loses leadership', async () => {
   const server = new MemoryLeases();
   const clock = new FakeClock(0);
@@ -209,6 +240,44 @@ test('a standby that sees renewals through the watch never takes over while they
   assert.deepEqual(b.log, []);
   assert.equal(server.lease?.spec.holderIdentity, 'a');
   assert.equal(a.leading?.aborted, false);
+  a.abort.abort();
+  b.abort.abort();
+  await Promise.all([a.done, b.done]);
+});
+
+test('a standby whose watch shows the renewals sends no lease request; once the watch goes silent it polls again', async () => {
+  let muted = false;
+  const gets: number[] = [];
+  const { server, clock, a, b } = await leaderAndChallenger({
+    port: (link) => ({
+      get: (ns, name) => {
+        gets.push(clock.now());
+        return link.get(ns, name);
+      },
+      create: (ns, lease) => link.create(ns, lease),
+      update: (ns, name, lease) => link.update(ns, name, lease),
+      // A half-open connection when muted: the stream stays open and says nothing.
+      watch: (ns, name, rv, onEvent, signal) =>
+        link.watch(
+          ns,
+          name,
+          rv,
+          (e) => {
+            if (!muted) onEvent(e);
+          },
+          signal,
+        ),
+    }),
+  });
+  await advance(clock, 60_000);
+  assert.equal(gets.length, 1, `only the first attempt read the lease; reads at ${gets.join(', ')}`);
+  muted = true;
+  gets.length = 0;
+  await advance(clock, 30_000);
+  // The last record shown expires for b 15 s after it was seen; from then on b polls every retry period.
+  assert.ok(gets.length >= 6 && (gets[0] ?? 0) >= 74_000, `polls at ${gets.join(', ')}`);
+  assert.deepEqual(b.log, []);
+  assert.equal(server.lease?.spec.holderIdentity, 'a');
   a.abort.abort();
   b.abort.abort();
   await Promise.all([a.done, b.done]);
@@ -445,10 +514,10 @@ test('timings that could let a standby take over from a live leader are refused 
 test('a leader that finds another holder after a pause stops leading at once, not at a fresh deadline', async () => {
   const { server, clock, a } = await leaderAndChallenger();
   await advance(clock, 3000);
-  // While a was paused, its lease expired and another replica took it.
+  // While a was paused, its lease expired and another replica took it (a write: a new resourceVersion).
   const held = server.lease;
   assert.ok(held !== undefined);
-  server.lease = { ...held, spec: { ...held.spec, holderIdentity: 'c' } };
+  assert.equal((await server.update('kruise-system', 'cloneset-controller', { ...held, spec: { ...held.spec, holderIdentity: 'c' } })).kind, 'ok');
   await advance(clock, 2100);
   assert.equal(a.leading?.aborted, true);
   assert.deepEqual(a.log, ['started@0', 'stopped@4000']);

@@ -18,6 +18,10 @@
  *   happens ≈ lease duration after its last renewal; client-go only polls, so its standbys take over up to
  *   2 × 2.2 retry periods later (one late observation, one late poll). Without a watch (port without one, or
  *   the watch failing) the polling alone still works as before.
+ * - Requests: the leader renews with one PUT from the resourceVersion it wrote last and reads only after that
+ *   fails (client-go's fast path); a standby whose watch shows another holder's record, not yet expired, sends
+ *   nothing at all (a GET would read the same record); it polls again when that record expires or once a GET
+ *   shows a record the watch did not (a quiet, half-open watch), until the watch delivers again.
  * - Renew: every `retryPeriodMs`; if no renewal succeeds within `renewDeadlineMs` of the start of the last
  *   successful one, or the Lease names another holder, leadership is lost —
  *   the leading signal aborts (fencing the controller's client) and `onStoppedLeading('lost')` runs (the
@@ -129,6 +133,8 @@ export class LeaderElector {
   #readVersion: string | undefined;
   /** Set by the Lease watch when the lease was released or deleted: the standby's next sleep is skipped. */
   #woken = false;
+  /** The standby's Lease watch is open and has delivered an event: the observed record follows every write. */
+  #watchLive = false;
   /** Ends the standby's current sleep (set while it sleeps between attempts). */
   #wake: (() => void) | undefined;
   #lastLease: Lease | undefined;
@@ -233,7 +239,10 @@ export class LeaderElector {
       let lastHolder: string | undefined;
       while (!signal.aborted) {
         this.#woken = false;
-        if (await this.#tryAcquireOrRenew(this.#o.renewDeadlineMs, signal)) return true;
+        // A standby whose watch shows another holder's record, not yet expired by its own observation, would only
+        // read that record again: it sends nothing until the record expires, is released, or is deleted.
+        const needless = this.#watchLive && (this.#untilExpiry() ?? 0) > 0;
+        if (!needless && (await this.#tryAcquireOrRenew(this.#o.renewDeadlineMs, signal))) return true;
         const holder = this.#observed?.holderIdentity;
         if (holder !== undefined && holder !== lastHolder && holder !== '') {
           this.#logger.info({ leader: holder }, 'another replica leads; standing by');
@@ -350,12 +359,15 @@ export class LeaderElector {
             if (stop.aborted) return;
             events++;
             failures = 0;
+            this.#watchLive = true;
             if (e.kind === 'changed') {
               resourceVersion = e.lease.metadata.resourceVersion ?? resourceVersion;
               this.#observe(e.lease.spec);
               if ((e.lease.spec.holderIdentity ?? '') === '') this.#wakeUp();
             } else if (e.kind === 'deleted') {
               this.#lastContact = this.#clock.monotonicNow();
+              // Nobody holds a deleted lease: the next attempt reads and creates it.
+              this.#observed = undefined;
               if (e.resourceVersion !== undefined) resourceVersion = e.resourceVersion;
               this.#wakeUp();
             } else {
@@ -365,10 +377,12 @@ export class LeaderElector {
           },
           stop,
         );
+        this.#watchLive = false;
         // Ended by the server (its timeout): resume at once, unless it ended without a word (then back off,
         // so a server that closes every watch at once is not hammered).
         if (events === 0 && !stop.aborted) await backoff();
       } catch (e: unknown) {
+        this.#watchLive = false;
         if (stop.aborted) return;
         if (e instanceof ApiError && e.reason === 'Forbidden') {
           // A Role from before the watch (get/create/update only): retrying cannot help, polling still works.
@@ -446,6 +460,22 @@ export class LeaderElector {
     }
   }
 
+  /**
+   * client-go's `IsLeader() && isLeaseValid(now)`: the record observed last is ours, written by us (so its
+   * resourceVersion is the one to renew from), and not older than its duration by our clock.
+   */
+  #holdsValidLease(last: Lease): boolean {
+    const observed = this.#observed;
+    const identity = this.#o.identity;
+    return (
+      observed !== undefined &&
+      observed.holderIdentity === identity &&
+      last.spec.holderIdentity === identity &&
+      last.metadata.resourceVersion !== undefined &&
+      this.#observedAt + this.#durationMs(observed) > this.#clock.monotonicNow()
+    );
+  }
+
   /** The last record read names another holder: someone took the lease over (we must have been paused). */
   #heldByOther(): boolean {
     const holder = this.#observed?.holderIdentity ?? '';
@@ -475,6 +505,17 @@ export class LeaderElector {
     const startedAt = this.#clock.monotonicNow();
     try {
       const { namespace, name, identity } = this.#o;
+      // client-go's fast path: the leader renews with the record it wrote last, without reading it first; a
+      // conflict (someone else wrote) or an error falls back to the GET below. Half the requests of a renewal.
+      const last = this.#lastLease;
+      if (last !== undefined && this.#holdsValidLease(last)) {
+        const spec = this.#spec(this.#clock.now(), undefined, last.spec.leaseTransitions ?? 0, last.spec.acquireTime);
+        const renewed = await this.#port.update(namespace, name, this.#lease(spec, last.metadata.resourceVersion), signal);
+        if (renewed.kind === 'ok') return this.#record(renewed, signal, startedAt);
+        if (renewed.kind === 'conflict') this.#lastContact = this.#clock.monotonicNow();
+        else this.#logger.debug({ err: renewed.error }, 'error renewing the lease optimistically; reading it');
+        if (signal.aborted) return false;
+      }
       const got = await this.#port.get(namespace, name, signal);
       if (got.kind === 'error') {
         this.#logger.debug({ err: got.error }, 'error getting lease');
@@ -488,6 +529,8 @@ export class LeaderElector {
         return this.#record(await this.#port.create(namespace, this.#lease(spec, undefined), signal), signal, startedAt);
       }
       const old = got.lease.spec;
+      // A record the watch did not show: the watch is stalled (a half-open connection); poll until it speaks again.
+      if (this.#observed !== undefined && !sameSpec(this.#observed, old)) this.#watchLive = false;
       this.#observe(old);
       this.#readVersion = got.lease.metadata.resourceVersion;
       const holder = old.holderIdentity ?? '';
