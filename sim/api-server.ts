@@ -289,11 +289,11 @@ export class ApiServer {
     if ('discovery' in target) return this.#discovery(target.discovery);
     const { kind, namespace, name, subresource } = target;
     if (method === 'GET' && name === undefined) return ok(this.#list(kind, namespace, query));
-    if (method === 'GET' && name !== undefined) return ok(this.#wire(kind, this.#get(kind, namespace, name)));
+    if (method === 'GET' && name !== undefined) return this.#okObject(kind, this.#get(kind, namespace, name));
     if (method === 'POST') return this.#create(origin, kind, namespace, parseBody(body));
     if (name === undefined) throw new HttpError(405, 'MethodNotAllowed', `${method} on a collection`);
-    if (method === 'PUT') return ok(this.#wire(kind, this.#update(origin, kind, namespace, name, subresource, parseBody(body))));
-    if (method === 'PATCH') return ok(this.#wire(kind, this.#patch(origin, kind, namespace, name, subresource, parseBody(body), query)));
+    if (method === 'PUT') return this.#okObject(kind, this.#update(origin, kind, namespace, name, subresource, parseBody(body)));
+    if (method === 'PATCH') return this.#okObject(kind, this.#patch(origin, kind, namespace, name, subresource, parseBody(body), query));
     if (method === 'DELETE') return this.#delete(origin, kind, namespace, name, parseBody(body ?? '{}'));
     throw new HttpError(405, 'MethodNotAllowed', method);
   }
@@ -356,6 +356,25 @@ export class ApiServer {
     return { ...clone(o), apiVersion: apiVersion(kind), kind: kind.kind };
   }
 
+  /**
+   * A stored object as the wire carries it, written out once: the answer to the write that stored it, its watch
+   * event and later GETs share the text (stored objects are never changed in place).
+   */
+  readonly #texts = new WeakMap<Obj, string>();
+
+  #json(kind: Kind, o: Obj): string {
+    let text = this.#texts.get(o);
+    if (text === undefined) {
+      text = JSON.stringify(this.#wire(kind, o));
+      this.#texts.set(o, text);
+    }
+    return text;
+  }
+
+  #okObject(kind: Kind, o: Obj): ApiAnswer {
+    return { status: 200, body: this.#json(kind, o) };
+  }
+
   #create(origin: string, kind: Kind, namespace: string | undefined, raw: unknown): ApiAnswer {
     let body = asObject(raw);
     const meta = asObject(body['metadata'] ?? {});
@@ -386,7 +405,7 @@ export class ApiServer {
     if (kind.plural === 'pods') obj['status'] = { phase: 'Pending', ...asObject(obj['status'] ?? {}) };
     this.#objects.set(key, obj);
     this.#commit(origin, 'create', kind.plural, undefined, undefined, obj, 'ADDED');
-    return { status: 201, body: JSON.stringify(this.#wire(kind, obj)) };
+    return { status: 201, body: this.#json(kind, obj) };
   }
 
   #update(origin: string, kind: Kind, namespace: string | undefined, name: string, subresource: string | undefined, raw: unknown): Obj {
@@ -486,20 +505,20 @@ export class ApiServer {
     // CheckGracefulDelete (pkg/registry/core/pod/strategy.go).
     const unbound = kind.plural === 'pods' && (((old['spec'] ?? {}) as { nodeName?: string }).nodeName ?? '') === '';
     if (kind.plural === 'pods' && !unbound) {
-      if (old.metadata.deletionTimestamp !== undefined) return ok(this.#wire(kind, old));
+      if (old.metadata.deletionTimestamp !== undefined) return this.#okObject(kind, old);
       const grace = typeof opts['gracePeriodSeconds'] === 'number' ? opts['gracePeriodSeconds'] : 30;
       const next = { ...old };
       next.metadata = { ...next.metadata, deletionTimestamp: this.rfc3339(), deletionGracePeriodSeconds: grace, resourceVersion: String(++this.#rv) };
       this.#objects.set(keyOf(kind.plural, namespace, name), next);
       this.#commit(origin, 'delete', kind.plural, undefined, old, next, 'MODIFIED');
-      return ok(this.#wire(kind, next));
+      return this.#okObject(kind, next);
     }
     if ((old.metadata.finalizers ?? []).length > 0) {
       const next = { ...old };
       next.metadata = { ...next.metadata, deletionTimestamp: this.rfc3339(), resourceVersion: String(++this.#rv) };
       this.#objects.set(keyOf(kind.plural, namespace, name), next);
       this.#commit(origin, 'delete', kind.plural, undefined, old, next, 'MODIFIED');
-      return ok(this.#wire(kind, next));
+      return this.#okObject(kind, next);
     }
     this.#remove(origin, kind, old);
     return ok({ kind: 'Status', apiVersion: 'v1', status: 'Success', details: { name, kind: kind.plural, uid: old.metadata.uid } });
@@ -602,7 +621,7 @@ export class ApiServer {
     const live: OpenWatch = { ...w, timer };
     this.#watches.add(live);
     if (rvText === '' || rvText === '0') {
-      for (const o of this.#select(kind.plural, namespace, name)) sink.send(JSON.stringify({ type: 'ADDED', object: this.#wire(kind, o) }), 0);
+      for (const o of this.#select(kind.plural, namespace, name)) sink.send(`{"type":"ADDED","object":${this.#json(kind, o)}}`, 0);
     } else {
       for (const e of this.#history) if (e.rv > from) this.#deliver(live, e);
     }
@@ -619,7 +638,7 @@ export class ApiServer {
     if (w.name !== undefined && e.object.metadata.name !== w.name) return;
     const kind = KINDS.find((k) => k.plural === e.plural);
     if (kind === undefined) return;
-    e.line ??= JSON.stringify({ type: e.type, object: this.#wire(kind, e.object) });
+    e.line ??= `{"type":"${e.type}","object":${this.#json(kind, e.object)}}`;
     w.sink.send(e.line, e.rv);
   }
 

@@ -1,9 +1,9 @@
 // Maps informer events to CloneSet keys and observes scale expectations (docs/features.md#reconcile-pass, #expectations; Kruise pkg/controller/cloneset/cloneset_event_handler.go).
 // Pods and PVCs go to the CloneSet named by their controller reference; orphans to every CloneSet whose
 // selector matches (they are never adopted, but a label change may concern the CloneSet).
-import { isDeepStrictEqual } from 'node:util';
 import type { CloneSet } from '../api/cloneset.ts';
 import { GROUP, KIND } from '../api/cloneset.ts';
+import { jsonEqual } from '../api/json-equal.ts';
 import { LABEL_RETAINED_BY } from '../api/extensions.ts';
 import type { ControllerRevision, KubeObject, OwnerReference, PersistentVolumeClaim, Pod } from '../kube/types.ts';
 import { controllerRefOf } from '../kube/owner-refs.ts';
@@ -50,7 +50,9 @@ export function changesNothingRead(old: Pod, pod: Pod): boolean {
   if (old === pod) return true;
   const { resourceVersion: _a, ...oldMeta } = old.metadata;
   const { resourceVersion: _b, ...newMeta } = pod.metadata;
-  return isDeepStrictEqual({ ...old, metadata: oldMeta }, { ...pod, metadata: newMeta });
+  // jsonEqual, not util.isDeepStrictEqual: the parts the cache transform interns are shared between the two
+  // versions and compare equal at once.
+  return jsonEqual({ ...old, metadata: oldMeta }, { ...pod, metadata: newMeta });
 }
 
 /** A pod informer event, as cloneset_pod_events_total labels it. */
@@ -170,7 +172,7 @@ export function pvcHandlers(enqueue: Enqueue, scale: ScaleExpectations): Informe
     onUpdate: (old, pvc) => {
       if (pvc.metadata.deletionTimestamp !== undefined) return deleted(pvc);
       // A volume plugin's progress on a resize (capacity, Resizing/FileSystemResizePending): docs/features.md#pvc-resize-in-place.
-      if (isDeepStrictEqual(old.status, pvc.status)) return;
+      if (jsonEqual(old.status, pvc.status)) return;
       const key = pvcCloneSetKey(pvc);
       if (key !== undefined) enqueue(key);
     },

@@ -3,7 +3,7 @@ import type { CloneSet } from '../api/cloneset.ts';
 import { LABEL_RETAINED_BY, pvcResizePolicyOf } from '../api/extensions.ts';
 import type { ControllerRevision, Node, PersistentVolumeClaim, Pod, StorageClass } from '../kube/types.ts';
 import { controllerRefOf } from '../kube/owner-refs.ts';
-import { matchesLabelSelector } from '../kube/selectors.ts';
+import { labelSelectorMatcher } from '../kube/selectors.ts';
 import type { Store } from '../runtime/store.ts';
 import type { Snapshot } from './plan/index.ts';
 
@@ -60,9 +60,10 @@ function classesOf(stores: CloneSetStores, pvcs: readonly PersistentVolumeClaim[
 /** Revisions in the CloneSet's namespace that match its selector and are not controlled by someone else. */
 export function revisionsOf(stores: CloneSetStores, cloneSet: CloneSet): readonly ControllerRevision[] {
   const uid = cloneSet.metadata.uid ?? '';
+  const selects = labelSelectorMatcher(cloneSet.spec.selector);
   return stores.revisions.byIndex(INDEX_NAMESPACE, cloneSet.metadata.namespace ?? '').filter((r) => {
     const owner = controllerRefOf(r);
     if (owner !== undefined && owner.uid !== uid) return false;
-    return matchesLabelSelector(cloneSet.spec.selector, r.metadata.labels ?? {});
+    return selects(r.metadata.labels);
   });
 }

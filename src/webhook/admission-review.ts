@@ -6,7 +6,8 @@ import type { FeatureGates } from '../api/well-known.ts';
 import type { Pod } from '../kube/types.ts';
 import { formatFieldError } from '../admission/field-errors.ts';
 import { CLONESET_VERSIONS, type AdmissionHandlers, type CloneSetVersion, type FieldError } from './contracts.ts';
-import { createJsonPatch, jsonEqual } from './json-patch.ts';
+import { jsonEqual } from '../api/json-equal.ts';
+import { createJsonPatch } from './json-patch.ts';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
 

@@ -2,6 +2,8 @@
 // Objects are diffed key by key; arrays of equal length element by element, otherwise replaced whole (a correct
 // patch, only longer than a minimal one). Pure.
 
+import { jsonEqual } from '../api/json-equal.ts';
+
 export type JsonPatchOperation = { op: 'add'; path: string; value: unknown } | { op: 'replace'; path: string; value: unknown } | { op: 'remove'; path: string };
 
 /** RFC 6901: `~` → `~0`, `/` → `~1`. */
@@ -11,18 +13,6 @@ export function escapePointerToken(token: string): string {
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-export function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]));
-  if (isObject(a)) {
-    if (!isObject(b)) return false;
-    const ka = Object.keys(a).filter((k) => a[k] !== undefined);
-    const kb = Object.keys(b).filter((k) => b[k] !== undefined);
-    return ka.length === kb.length && ka.every((k) => Object.hasOwn(b, k) && jsonEqual(a[k], b[k]));
-  }
-  return false;
 }
 
 export function createJsonPatch(from: unknown, to: unknown): JsonPatchOperation[] {

@@ -15,7 +15,7 @@ import {
   validatingWebhookConfiguration,
   type WebhookEndpoint,
 } from './configurations.ts';
-import { jsonEqual } from './json-patch.ts';
+import { jsonEqual } from '../api/json-equal.ts';
 
 export const MUTATING_WEBHOOK_CONFIGURATIONS: ResourceRef = { group: 'admissionregistration.k8s.io', version: 'v1', plural: 'mutatingwebhookconfigurations', namespaced: false };
 export const VALIDATING_WEBHOOK_CONFIGURATIONS: ResourceRef = {

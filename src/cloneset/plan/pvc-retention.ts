@@ -16,7 +16,7 @@
 // when the policy says Retain.
 import type { CloneSet } from '../../api/cloneset.ts';
 import { LABEL_RETAINED_BY, pvcRetentionWhenDeletedOf, pvcRetentionWhenScaledOf } from '../../api/extensions.ts';
-import { matchesLabelSelector } from '../../kube/selectors.ts';
+import { labelSelectorMatcher } from '../../kube/selectors.ts';
 import type { PersistentVolumeClaim, Pod } from '../../kube/types.ts';
 import { pvcRefOf, type PlanAction } from './actions.ts';
 import { instanceIdOf } from './instance-ids.ts';
@@ -27,12 +27,13 @@ import { isPvcReuseEnabled } from './pvc-cleanup.ts';
 export function retainedPvcsOf(cloneSet: CloneSet, candidates: readonly PersistentVolumeClaim[]): PersistentVolumeClaim[] {
   const name = cloneSet.metadata.name ?? '';
   const uid = cloneSet.metadata.uid ?? '';
+  const selects = labelSelectorMatcher(cloneSet.spec.selector);
   return candidates.filter(
     (c) =>
       c.metadata.labels?.[LABEL_RETAINED_BY] === name &&
       c.metadata.deletionTimestamp === undefined &&
       !(c.metadata.ownerReferences ?? []).some((r) => r.uid === uid) &&
-      matchesLabelSelector(cloneSet.spec.selector, c.metadata.labels ?? {}),
+      selects(c.metadata.labels),
   );
 }
 
