@@ -132,6 +132,7 @@ export class ProcessClock implements MonotonicClock {
   #dead = false;
   #paused = false;
   readonly #held: (() => void)[] = [];
+  readonly #onKill = new Set<() => void>();
 
   constructor(sim: SimClock) {
     this.#sim = sim;
@@ -196,6 +197,27 @@ export class ProcessClock implements MonotonicClock {
   kill(): void {
     this.#dead = true;
     this.#held.length = 0;
+    const cleanups = [...this.#onKill];
+    this.#onKill.clear();
+    for (const c of cleanups) c();
+  }
+
+  /**
+   * What the simulation holds for this process while it waits (an abort listener on one of its signals, a timer)
+   * and must let go if the process is killed: its code never runs again, so nothing else would. An abort listener
+   * left on a signal from `AbortSignal.any` keeps that signal, and all it reaches, alive for good (Node pins such
+   * signals until they abort): every killed process would keep its whole run in memory. Returns the function to
+   * call when the wait ends normally.
+   */
+  whileAlive(cleanup: () => void): () => void {
+    if (this.#dead) {
+      cleanup();
+      return () => undefined;
+    }
+    this.#onKill.add(cleanup);
+    return () => {
+      this.#onKill.delete(cleanup);
+    };
   }
 
   /** The token buckets' and the client retries' time, on this process. */
@@ -209,14 +231,17 @@ export class ProcessClock implements MonotonicClock {
             return;
           }
           const onAbort = (): void => {
+            forget();
             timer.cancel();
             reject(abortError());
           };
           const timer = this.setTimeout(() => {
+            forget();
             signal?.removeEventListener('abort', onAbort);
             resolve();
           }, ms);
           signal?.addEventListener('abort', onAbort, { once: true });
+          const forget = signal === undefined ? () => undefined : this.whileAlive(() => signal.removeEventListener('abort', onAbort));
         }),
     };
   }

@@ -326,6 +326,7 @@ class SimTransport implements HttpTransport {
       const settle = (fn: () => void, keptAlive = false): void => {
         if (settled) return;
         settled = true;
+        forget();
         deadline?.cancel();
         fence?.cancel();
         signal?.removeEventListener('abort', onAbort);
@@ -344,6 +345,7 @@ class SimTransport implements HttpTransport {
           : undefined;
       const fence = fenceMs === undefined ? undefined : proc.setTimeout(() => settle(() => reject(new FenceDeadlineError(what, arrived))), fenceMs);
       signal?.addEventListener('abort', onAbort, { once: true });
+      const forget = signal === undefined ? () => undefined : proc.whileAlive(() => signal.removeEventListener('abort', onAbort));
       const send = (): void => {
         if (settled) {
           this.#pool.release(true);
@@ -399,6 +401,7 @@ class SimTransport implements HttpTransport {
       const finish = (err?: unknown): void => {
         if (finished) return;
         finished = true;
+        forget();
         deadline.cancel();
         idle?.cancel();
         signal.removeEventListener('abort', onAbort);
@@ -420,6 +423,7 @@ class SimTransport implements HttpTransport {
       const onAbort = (): void => finish();
       const deadline = proc.setTimeout(() => finish(), deadlineMs);
       signal.addEventListener('abort', onAbort, { once: true });
+      const forget = proc.whileAlive(() => signal.removeEventListener('abort', onAbort));
       armIdle();
       // A dropped connection ends the server's side at once; the client notices when it next runs.
       unregister = net.register({
