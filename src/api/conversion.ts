@@ -47,23 +47,17 @@ function clone<T>(v: T): T {
   return structuredClone(v);
 }
 /**
- * How a mapping copies what it keeps: `deep` for an object handed out (convertCloneSet: nothing of the input is
- * shared with it), `shallow` for a body that is only written out and then dropped (cloneSetSpecToV1beta1, on most
- * passes): only the objects the mapping changes are new, the rest (the template) is the input's.
+ * A copy of a CloneSet whose spec the caller copies and maps itself; the spec keeps its place among the keys.
+ * Nothing of the input is shared with the copy: the output is handed out (convertCloneSet).
  */
-type Copying = 'deep' | 'shallow';
-
-/** A copy of a CloneSet whose spec the caller copies and maps itself; the spec keeps its place among the keys. */
-function copyExceptSpec(o: Obj, copying: Copying): Obj {
-  if (copying === 'shallow') return { ...o };
+function copyExceptSpec(o: Obj): Obj {
   const out: Obj = {};
   for (const [k, v] of Object.entries(o)) out[k] = k === 'spec' || typeof v !== 'object' || v === null ? v : clone(v);
   return out;
 }
 
-function copySpec(o: Obj, copying: Copying): Obj {
-  const spec = objAt(o, 'spec');
-  return copying === 'shallow' ? { ...spec } : clone(spec);
+function copySpec(o: Obj): Obj {
+  return clone(objAt(o, 'spec'));
 }
 function versionOf(v: unknown, what: string): Version {
   const found = SUPPORTED.find((s) => s === v);
@@ -91,10 +85,10 @@ export function convertCloneSet(obj: Record<string, unknown>, desiredAPIVersion:
 }
 
 /** Kruise's mapping from one version to the other, with the fields remembered from an earlier way back. */
-function convertOneWay(obj: Obj, from: Version, to: Version, copying: Copying = 'deep'): { readonly input: Obj; readonly out: Obj } {
+function convertOneWay(obj: Obj, from: Version, to: Version): { readonly input: Obj; readonly out: Obj } {
   const lost = readLostFields(obj);
   const input = withoutLostFieldsAnnotation(obj);
-  let out = from === V1ALPHA1 ? kruiseAlphaToBeta(input, copying) : kruiseBetaToAlpha(input);
+  let out = from === V1ALPHA1 ? kruiseAlphaToBeta(input) : kruiseBetaToAlpha(input);
   if (lost !== undefined && lost.version === to && lost.guard === strategyGuard(input)) out = applyOps(out, lost.ops);
   return { input, out };
 }
@@ -136,13 +130,13 @@ function ipusToBeta(src: unknown, annotations: Obj): Obj | undefined {
 const FLAT_FIELDS = ['partition', 'maxUnavailable', 'maxSurge', 'paused', 'priorityStrategy', 'scatterStrategy'] as const;
 const POLICIES: readonly unknown[] = ['ReCreate', 'InPlaceIfPossible', 'InPlaceOnly'];
 
-function kruiseAlphaToBeta(a: Obj, copying: Copying = 'deep'): Obj {
-  const out = copyExceptSpec(a, copying);
+function kruiseAlphaToBeta(a: Obj): Obj {
+  const out = copyExceptSpec(a);
   out['apiVersion'] = V1BETA1;
   const meta = objAt(a, 'metadata');
   const labels = objAt(meta, 'labels');
   const annotations = objAt(meta, 'annotations');
-  const spec = copySpec(a, copying);
+  const spec = copySpec(a);
 
   const ss = { ...objAt(spec, 'scaleStrategy') };
   const disable = ss['disablePVCReuse'] === true;
@@ -171,9 +165,9 @@ function kruiseAlphaToBeta(a: Obj, copying: Copying = 'deep'): Obj {
 }
 
 function kruiseBetaToAlpha(b: Obj): Obj {
-  const out = copyExceptSpec(b, 'deep');
+  const out = copyExceptSpec(b);
   out['apiVersion'] = V1ALPHA1;
-  const spec = copySpec(b, 'deep');
+  const spec = copySpec(b);
 
   const ss = { ...objAt(spec, 'scaleStrategy') };
   const enable = ss['enablePVCReuse'] === true;
@@ -407,22 +401,8 @@ export function hasRollingUpdate(cs: CloneSet): boolean {
   return us?.type !== 'OnDelete' || us.partition !== undefined;
 }
 
-/** The v1beta1 object for an internal CloneSet (used to write the status through the storage version). */
+/** The v1beta1 object for an internal CloneSet. */
 export function cloneSetToV1beta1(cs: CloneSet): CloneSetV1beta1 {
   const asAlpha: Obj = { ...clone(cs), apiVersion: V1ALPHA1 } as unknown as Obj;
   return convertCloneSet(asAlpha, V1BETA1) as unknown as CloneSetV1beta1;
-}
-
-/**
- * The v1beta1 spec of an internal CloneSet (the body of a status write through the storage version). The spec's
- * conversion reads only the spec, the labels and the annotations, so the status and the rest of the metadata
- * are left out of it, and so is the way back (it only annotates the metadata): a status write happens on most
- * passes.
- */
-export function cloneSetSpecToV1beta1(cs: CloneSet): CloneSetV1beta1['spec'] {
-  const { labels, annotations } = cs.metadata;
-  const asAlpha: Obj = { apiVersion: V1ALPHA1, kind: cs.kind, metadata: { labels, annotations }, spec: cs.spec } as unknown as Obj;
-  // One way only: what the way back would lose goes into an annotation, and a status write sends no metadata.
-  // The body is written out at once: it may share the cached template (never changed, the cache freezes it).
-  return (convertOneWay(asAlpha, V1ALPHA1, V1BETA1, 'shallow').out as unknown as CloneSetV1beta1).spec;
 }

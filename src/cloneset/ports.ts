@@ -7,7 +7,6 @@ import type { KubeClient, PatchType } from '../kube/client.ts';
 import { CLONESETS_V1BETA1, CONTROLLER_REVISIONS, EVENTS, PODS, PVCS, type ResourceRef } from '../kube/resources.ts';
 import type { EventSink } from '../runtime/events.ts';
 import type { ImagePullJob } from './inplace/image-pull-job.ts';
-import { cloneSetSpecToV1beta1 } from '../api/conversion.ts';
 import { KIND, STORAGE_API_VERSION } from '../api/cloneset.ts';
 
 export type { PatchType };
@@ -109,8 +108,9 @@ export function apiPorts(client: KubeClient): Ports {
       deleteRevision: (ns, name, uid) => client.delete(CONTROLLER_REVISIONS, ns, name, uid !== undefined ? { preconditionUid: uid } : {}),
     },
     cloneSets: {
-      // Through the storage version (no conversion). The status subresource ignores the spec, but the body must
-      // still be a valid v1beta1 object, hence the spec mapped back.
+      // Through the storage version (no conversion). The status subresource keeps everything of the stored object
+      // but its status (the API server's status strategy for custom resources), so the body carries no spec: it
+      // would be written out, sent and parsed on most passes for nothing. The resourceVersion makes it conditional.
       updateStatus: (cs, status) =>
         client.update<CloneSet>(
           CLONESETS_V1BETA1,
@@ -120,7 +120,6 @@ export function apiPorts(client: KubeClient): Ports {
             apiVersion: STORAGE_API_VERSION,
             kind: KIND,
             metadata: { name: cs.metadata.name, namespace: cs.metadata.namespace, resourceVersion: cs.metadata.resourceVersion },
-            spec: cloneSetSpecToV1beta1(cs),
             status,
           },
           { subresource: 'status' },
