@@ -54,3 +54,24 @@ test('a wall-clock step of ±1 h in the middle of a rollout changes no write', a
   assert.match(steady.passes.join('\n'), /pass 6: delete pods\/sample-bbbbb\npass 6 again, cache not caught up: -\npass 6 once more, after the step: -/);
   assert.equal(steady.passes.at(-3), 'pass 23: -', 'the rollout is over');
 });
+
+test('objects the cache shows older than our last write to them (an etcd restore) time out together, one expectation timeout after the pass that found them', async () => {
+  const clock = new FakeClock(T0);
+  const h = reconcileHarness(clock, aCloneSet('sample').replicas(2).build());
+  for (let i = 0; i < 4; i++) {
+    await h.reconcile();
+    clock.advance(1000);
+    h.syncCache();
+  }
+  const pods = h.pods();
+  assert.equal(pods.length, 2);
+  // Our last writes to both pods, undone by the restore: the cache will never show these resourceVersions.
+  for (const p of pods) h.rvExpectations.expect(p.metadata.uid ?? '', '999999');
+  const waiting = await h.reconcile();
+  assert.ok(waiting.requeueAfterMs !== undefined, 'the pass waits for the cache');
+  clock.advance(60_000); // the harness's expectation timeout
+  await h.reconcile();
+  for (const p of pods) {
+    assert.equal(h.rvExpectations.isSatisfied(p.metadata.uid ?? '', p.metadata.resourceVersion ?? '').satisfied, true, `${p.metadata.name ?? ''} given up on`);
+  }
+});

@@ -35,6 +35,7 @@ export interface ReconcileHarness {
   /** The server's pods, by name. */
   pods(): readonly Pod[];
   readonly scaleExpectations: ScaleExpectations;
+  readonly rvExpectations: ResourceVersionExpectations;
 }
 
 export function reconcileHarness(clock: FakeClock, initial: CloneSet): ReconcileHarness {
@@ -198,6 +199,7 @@ export function reconcileHarness(clock: FakeClock, initial: CloneSet): Reconcile
     },
     pods: () => [...server.pods.values()],
     scaleExpectations,
+    rvExpectations,
   };
 }
 
