@@ -274,6 +274,26 @@ describe('inPlaceUpdate hook (docs/features.md#update-types, #lifecycle-states)'
     assert.equal(refreshTarget(otherHookOnly, at('Updated')), 'Normal');
   });
 
+  test('a pod left in PreparingUpdate by an update no longer wanted goes back to Normal (seed 4421; Kruise leaves it there)', () => {
+    // 3 replicas, partition 2: one pod of r2 is all the update wants, and a scale-up already made it.
+    const base = withLifecycle(aCloneSet('sample').replicas(3).partition(2).build(), { inPlaceUpdate: hookOf('finalizers') });
+    const cs: CloneSet = { ...base, spec: { ...base.spec, updateStrategy: { ...base.spec.updateStrategy, type: 'InPlaceIfPossible' } } };
+    const released = aPod(cs).instanceId('aaaaa').ready().state('PreparingUpdate').build(); // its hook was released
+    const pods = [released, aPod(cs).instanceId('bbbbb').ready().build(), aPod(cs).instanceId('ccccc').ofRevision('r2').ready().build()];
+    const p = planCloneSet({ cloneSet: cs, pods, pvcs: [], nodes: new Map(), nowMs: T0 }, revisions(cs, 'r1', 'r2'), plannerConfig(), sequentialIds());
+    assert.deepEqual(
+      p.actions.filter((a) => a.kind === 'PatchPodLifecycle').map((a) => `${a.pod.name} → ${a.kind === 'PatchPodLifecycle' ? a.state : ''}`),
+      ['sample-aaaaa → Normal'],
+    );
+    // While the update still wants it, it stays and is updated first (Kruise: PreparingUpdate pods lead the candidates).
+    const wanting: CloneSet = { ...cs, spec: { ...cs.spec, updateStrategy: { ...cs.spec.updateStrategy, partition: 1 } } };
+    const next = planCloneSet({ cloneSet: wanting, pods, pvcs: [], nodes: new Map(), nowMs: T0 }, revisions(wanting, 'r1', 'r2'), plannerConfig(), sequentialIds());
+    assert.equal(
+      next.actions.some((a) => a.kind === 'PatchPodLifecycle' && a.pod.name === 'sample-aaaaa' && a.state === 'Normal'),
+      false,
+    );
+  });
+
   test('a PreparingUpdate pod whose template was rolled back to its own revision leaves PreparingUpdate (kruise#1156)', () => {
     const cs = withLifecycle(aCloneSet('sample').replicas(1).build(), { inPlaceUpdate: hookOf('labels') });
     const pod = aPod(cs).instanceId('aaaaa').ready().state('PreparingUpdate').build();

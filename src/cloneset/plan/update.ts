@@ -7,6 +7,7 @@ import type { CloneSet } from '../../api/cloneset.ts';
 import type { Pod } from '../../kube/types.ts';
 import { inGracePeriod, isInPlacePolicy, planInPlaceUpdate, restoreReadiness, updatePolicyOf, type InPlaceContext } from '../inplace/plan.ts';
 import { minDelay, podRefOf, type PlanAction, type PlannedEvent } from './actions.ts';
+import { setStateActions } from './lifecycle-state.ts';
 import { isPodAvailable, lifecycleStateOf, revisionMatches } from './pod-predicates.ts';
 import { computeReplicaDiff, replicaDiffInputFor, type SurgeRule } from './replica-diff.ts';
 import { orderUpdateCandidates } from './update-order.ts';
@@ -55,7 +56,14 @@ export function planUpdate(input: UpdateInput): UpdateResult {
       ...(input.surgeRule !== undefined ? { surgeRule: input.surgeRule } : {}),
     }),
   );
-  if (diff.updateNum === 0) return { actions: restoreReadiness(cloneSet, pods, none, input.inPlace), events: [], explain: ['no pod to update'] };
+  if (diff.updateNum === 0) {
+    const withdrawn = withdrawnUpdates(cloneSet, pods, input.updateRevision);
+    return {
+      actions: [...restoreReadiness(cloneSet, pods, none, input.inPlace), ...withdrawn.actions],
+      events: [],
+      explain: ['no pod to update', ...withdrawn.explain],
+    };
+  }
   const target = diff.updateNum > 0 ? input.updateRevision : input.currentRevision;
   const waiting = pods.filter((p) => revisionMatches(p, input.updateRevision) === diff.updateNum < 0);
   const candidates = markedFirst(
@@ -141,4 +149,23 @@ function limitUpdates(candidates: readonly Pod[], all: readonly Pod[], count: nu
     chosen.push(pod);
   }
   return chosen;
+}
+
+/**
+ * Pods left in PreparingUpdate by an update that is no longer wanted go back to Normal. A pod enters
+ * PreparingUpdate when it is chosen for an in-place update and its inPlaceUpdate hook holds it; if the update's
+ * target is then met without it — a scale-up with a partition creates pods of the update revision, or the partition
+ * is raised — no pass chooses it again, and Kruise (PreparingUpdateAsUpdate off, its default) leaves it there for
+ * good: never available, counted against maxUnavailable. Found by the simulation (seed 4421). Unlike Kruise, it
+ * returns to Normal here, where the user's hook handler finds it as any other Normal pod.
+ */
+function withdrawnUpdates(cloneSet: CloneSet, pods: readonly Pod[], updateRevision: string): { readonly actions: readonly PlanAction[]; readonly explain: readonly string[] } {
+  const actions: PlanAction[] = [];
+  const explain: string[] = [];
+  for (const pod of pods) {
+    if (lifecycleStateOf(pod) !== 'PreparingUpdate' || revisionMatches(pod, updateRevision) || pod.metadata.deletionTimestamp !== undefined) continue;
+    actions.push(...setStateActions(cloneSet, pod, 'Normal'));
+    explain.push(`${pod.metadata.name ?? ''}: its update is no longer wanted: PreparingUpdate → Normal`);
+  }
+  return { actions, explain };
 }
