@@ -131,3 +131,22 @@ test('a non-numeric stored RV is replaced by the next expect and an empty one is
   e.expect('u', 'opaque');
   assert.equal(e.isSatisfied('u', 'anything').satisfied, true);
 });
+
+test('a resource-version expectation times out one TTL after the write, however late it is first checked', () => {
+  const clock = new FakeClock(0);
+  const e = new ResourceVersionExpectations(clock, TTL);
+  const timedOut = (rv: string): boolean => {
+    const c = e.isSatisfied('uid-1', rv);
+    return !c.satisfied && c.timedOut;
+  };
+  e.expect('uid-1', '20');
+  // A pass held back by scale expectations checks no resourceVersion for a long while (an etcd restore).
+  clock.advance(TTL - 1);
+  assert.equal(timedOut('10'), false);
+  clock.advance(1);
+  assert.equal(timedOut('10'), true);
+  // A newer write gives the expectation a fresh TTL.
+  e.expect('uid-1', '30');
+  clock.advance(TTL - 1);
+  assert.equal(timedOut('10'), false);
+});

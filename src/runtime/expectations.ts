@@ -151,11 +151,21 @@ export class ResourceVersionExpectations {
     this.#ttlMs = ttlMs;
   }
 
-  /** Remember `max(expected, rv)` for `uid` (after a successful write, with the RV the server returned). */
+  /**
+   * Remember `max(expected, rv)` for `uid` (after a successful write, with the RV the server returned). The
+   * timeout counts from the write, not from the first check that finds it unmet (Kruise's way): a pass that the
+   * scale expectations hold back checks no resourceVersion, so after an etcd restore undid both kinds of writes
+   * the resourceVersion ones only began to time out once the scale ones had — 5 min, then 5 min more (simulation
+   * seed 5325).
+   */
   expect(uid: string, rv: string): void {
+    const now = this.#clock.monotonicNow();
     const entry = this.#entries.get(uid);
-    if (entry === undefined) this.#entries.set(uid, { rv, unsatisfiedSince: undefined });
-    else if (isResourceVersionAtLeast(rv, entry.rv)) entry.rv = rv;
+    if (entry === undefined) this.#entries.set(uid, { rv, unsatisfiedSince: now });
+    else if (isResourceVersionAtLeast(rv, entry.rv)) {
+      entry.rv = rv;
+      entry.unsatisfiedSince = now;
+    }
   }
 
   /** The cache shows `rv` for `uid`: drop the expectation if it is reached. */
