@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import type { Pod } from '../../kube/types.ts';
 import { isStatusChanged, computeStatus } from './status.ts';
 import { planCloneSet } from './index.ts';
+import { markedFirst } from './update.ts';
 import { aCloneSet, aPod, plannerConfig, revisions, sequentialIds, T0 } from './testing/builders.ts';
 
 const SEC = 1000;
@@ -41,6 +42,14 @@ describe('ReCreate: pods already marked specified-delete are updates in flight',
     assert.deepEqual(marks(marked), []);
     // No second SuccessfulUpdatePodReCreate for it (Kruise records one per pass, its spam filter drops them).
     assert.deepEqual(planFor(reordered).events, []);
+  });
+
+  test('pods in PreparingUpdate stay ahead of the marked ones: behind an available marked pod they waited for a budget they use up themselves (simulation seed 7244)', () => {
+    const named = (id: string): Pod => aPod(cs).instanceId(id).ofRevision('r1').ready().build();
+    const marked = aPod(cs).instanceId('mmmmm').ofRevision('r1').ready().specifiedDelete().build();
+    const preparing = ['ppppa', 'ppppb'].map((id) => aPod(cs).instanceId(id).ofRevision('r1').ready().state('PreparingUpdate').build());
+    const order = markedFirst([named('nnnnn'), marked, ...preparing]).map((p) => p.metadata.name);
+    assert.deepEqual(order, ['sample-ppppa', 'sample-ppppb', 'sample-mmmmm', 'sample-nnnnn']);
   });
 
   test('the plan carries no success event for a pod it is about to mark: the executor records it after the patch', () => {

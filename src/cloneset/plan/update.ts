@@ -124,10 +124,15 @@ export function planUpdate(input: UpdateInput): UpdateResult {
  * candidates, so when the order changes between passes — ties broken by cache order, a pod that turns Ready —
  * each pass would mark one MORE pod: with minReadySeconds (pods not yet available spend no budget) a 10-pod
  * rollout at maxUnavailable 1 would have every old pod marked within 150 ms, and pausing would not stop it.
+ * Pods in PreparingUpdate stay ahead of them, as Kruise's order ends (they are updates in flight too, and not
+ * available): behind an available marked pod they could wait for a budget that they themselves use up — two pods
+ * in PreparingUpdate at maxUnavailable 2 and a marked pod first, and no pass ever chose anything (simulation
+ * seed 7244).
  */
-function markedFirst(candidates: readonly Pod[]): Pod[] {
-  const marked = (p: Pod): boolean => p.metadata.labels?.[LABEL_SPECIFIED_DELETE] !== undefined;
-  return [...candidates.filter(marked), ...candidates.filter((p) => !marked(p))];
+export function markedFirst(candidates: readonly Pod[]): Pod[] {
+  const preparing = (p: Pod): boolean => lifecycleStateOf(p) === 'PreparingUpdate';
+  const marked = (p: Pod): boolean => !preparing(p) && p.metadata.labels?.[LABEL_SPECIFIED_DELETE] !== undefined;
+  return [...candidates.filter(preparing), ...candidates.filter(marked), ...candidates.filter((p) => !preparing(p) && !marked(p))];
 }
 
 /**
