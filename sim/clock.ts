@@ -203,8 +203,8 @@ export class ProcessClock implements MonotonicClock {
   }
 
   /**
-   * What the simulation holds for this process while it waits (an abort listener on one of its signals, a timer)
-   * and must let go if the process is killed: its code never runs again, so nothing else would. An abort listener
+   * What the simulation holds for this process while it waits (an abort listener on one of its signals) and must
+   * let go if the process is killed: its code never runs again, so nothing else would. An abort listener
    * left on a signal from `AbortSignal.any` keeps that signal, and all it reaches, alive for good (Node pins such
    * signals until they abort): every killed process would keep its whole run in memory. Returns the function to
    * call when the wait ends normally.

@@ -163,10 +163,9 @@ export async function reconcileCloneSet(key: string, d: ReconcileDeps): Promise<
 
 /**
  * How long to wait for the cache to show our last write to one of `objects`, or undefined when it does. Every
- * object is checked, not only up to the first stale one: an expectation's timeout counts from the first check
- * that found it unmet, so stopping at the first would start the next one's only when that one timed out — after
- * an etcd restore, with several objects of ours older than our last writes, the waits added up to one expectation
- * timeout per object (seed 3564 of the simulation: 5 min, then 5 min more). Kruise stops at the first too
+ * object is checked, not only up to the first stale one, so every expectation that has timed out is given up in
+ * the same pass (after an etcd restore several of ours can be older than our last writes: simulation seed 3564).
+ * The timeouts themselves count from the writes (runtime/expectations.ts). Kruise stops at the first stale object
  * (cloneset_controller.go), and on a timeout returns without a requeue.
  */
 function staleCache(d: ReconcileDeps, key: string, objects: readonly KubeObject[]): number | undefined {

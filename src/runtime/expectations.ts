@@ -138,7 +138,8 @@ function parseUint64(s: string): bigint | undefined {
 
 interface RvEntry {
   rv: string;
-  unsatisfiedSince: number | undefined;
+  /** Monotonic time of the write the entry waits for: the timeout counts from it. */
+  writtenAt: number;
 }
 
 export class ResourceVersionExpectations {
@@ -161,10 +162,10 @@ export class ResourceVersionExpectations {
   expect(uid: string, rv: string): void {
     const now = this.#clock.monotonicNow();
     const entry = this.#entries.get(uid);
-    if (entry === undefined) this.#entries.set(uid, { rv, unsatisfiedSince: now });
+    if (entry === undefined) this.#entries.set(uid, { rv, writtenAt: now });
     else if (isResourceVersionAtLeast(rv, entry.rv)) {
       entry.rv = rv;
-      entry.unsatisfiedSince = now;
+      entry.writtenAt = now;
     }
   }
 
@@ -182,9 +183,7 @@ export class ResourceVersionExpectations {
       this.#entries.delete(uid);
       return SATISFIED;
     }
-    const now = this.#clock.monotonicNow();
-    entry.unsatisfiedSince ??= now;
-    return unsatisfied(entry.unsatisfiedSince, now, this.#ttlMs);
+    return unsatisfied(entry.writtenAt, this.#clock.monotonicNow(), this.#ttlMs);
   }
 
   forget(uid: string): void {
