@@ -157,11 +157,12 @@ export class Checker {
   readonly #specs: { view: SpecView; until: number | undefined }[] = [];
   #leaseHolder = '';
   readonly #renewedAt = new Map<string, number>();
-  /** Per pod uid: the resourceVersion and the time at which it last became available. */
-  readonly #availableAt = new Map<string, { readonly rv: number; readonly atMs: number }>();
-  /** Per pod uid: the resourceVersion and the time at which the kubelet (not a controller) made it unavailable. */
-  readonly #flappedAt = new Map<string, { readonly rv: number; readonly atMs: number }>();
-  readonly #podsSeen: (identity: string) => number;
+  /** Per pod uid: the resourceVersion at which it last became available. */
+  readonly #availableAt = new Map<string, number>();
+  /** Per pod uid: the resourceVersion at which the kubelet (not a controller) made it unavailable. */
+  readonly #flappedAt = new Map<string, number>();
+  /** When a process's pod cache could first have shown resourceVersion rv (undefined: not yet). */
+  readonly #reachedAt: (identity: string, rv: number) => number | undefined;
   #suspendedUntil = -1;
   /**
    * After a restore a pod may exist without its PVC for good: the restore dropped the PVC while the pod's create
@@ -170,8 +171,15 @@ export class Checker {
   #restoredOnce = false;
   checks = 0;
 
-  constructor(server: ApiServer, clock: SimClock, namespace: string, name: string, isController: (origin: string) => boolean, podsSeen: (identity: string) => number) {
-    this.#podsSeen = podsSeen;
+  constructor(
+    server: ApiServer,
+    clock: SimClock,
+    namespace: string,
+    name: string,
+    isController: (origin: string) => boolean,
+    reachedAt: (identity: string, rv: number) => number | undefined,
+  ) {
+    this.#reachedAt = reachedAt;
     this.#server = server;
     this.#clock = clock;
     this.#namespace = namespace;
@@ -254,11 +262,11 @@ export class Checker {
 
   #checkPods(m: Mutation, owner: Owned): void {
     if (m.after !== undefined && available(m.after) && (m.before === undefined || !available(m.before))) {
-      this.#availableAt.set(m.after.metadata.uid, { rv: this.#server.resourceVersion, atMs: this.#clock.now() });
+      this.#availableAt.set(m.after.metadata.uid, this.#server.resourceVersion);
       this.#flappedAt.delete(m.after.metadata.uid);
     }
     if (m.after !== undefined && m.before !== undefined && available(m.before) && !available(m.after) && !this.#isController(m.origin))
-      this.#flappedAt.set(m.after.metadata.uid, { rv: this.#server.resourceVersion, atMs: this.#clock.now() });
+      this.#flappedAt.set(m.after.metadata.uid, this.#server.resourceVersion);
     if (this.#suspended()) return;
     const pods = this.#pods(owner);
     const specs = this.#recentSpecs();
@@ -286,8 +294,14 @@ export class Checker {
         );
       }
     }
+    // Seen PLAN_LAG_MS before the write, counted from when the change reached the writer (a late watch
+    // delivers it seconds after the server committed it), not from the commit.
+    const seenLongEnough = (rv: number): boolean => {
+      const at = this.#reachedAt(m.origin, rv);
+      return at !== undefined && this.#clock.now() - at >= PLAN_LAG_MS;
+    };
     const since = this.#availableAt.get(m.before?.metadata.uid ?? '');
-    const seen = since === undefined || (since.rv <= this.#podsSeen(m.origin) && this.#clock.now() - since.atMs >= PLAN_LAG_MS);
+    const seen = since === undefined || seenLongEnough(since);
     // A pod the user asked to delete goes regardless of maxUnavailable (Kruise deletes it directly).
     const asked = m.before !== undefined && userDeleted(m.before, specs);
     if (this.#isController(m.origin) && m.before !== undefined && available(m.before) && (m.after === undefined || !available(m.after)) && seen && !asked) {
@@ -295,7 +309,7 @@ export class Checker {
       // reached the writer's cache, or reached it less than PLAN_LAG_MS before: the pass was planned without it.
       const unseenFlap = (p: Obj): boolean => {
         const f = this.#flappedAt.get(p.metadata.uid);
-        return f !== undefined && active(p) && (f.rv > this.#podsSeen(m.origin) || this.#clock.now() - f.atMs < PLAN_LAG_MS);
+        return f !== undefined && active(p) && !seenLongEnough(f);
       };
       const availableNow = pods.filter((p) => available(p) || unseenFlap(p)).length;
       const floor = Math.min(...specs.map((s) => s.replicas - s.maxUnavailable));

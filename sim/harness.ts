@@ -264,12 +264,12 @@ export async function runSeed(opts: RunOptions): Promise<RunResult> {
   net.probeFailsBeside = (namespace, name) => kubelet.failProbeBeside(namespace, name);
   const procs: Proc[] = [];
   const isController = (origin: string): boolean => origin.startsWith('controller-');
-  const podsSeen = (identity: string): number => net.podsSeen.get(identity) ?? 0;
-  const checker = new Checker(server, clock, NAMESPACE, NAME, isController, podsSeen);
+  const reachedAt = (identity: string, rv: number): number | undefined => net.podsSeen.reachedAt(identity, rv);
+  const checker = new Checker(server, clock, NAMESPACE, NAME, isController, reachedAt);
   // The leader check is one for the run: the first checker's.
   net.onWrite = (origin, method, path) => checker.onWrite(origin, method, path);
   const sets: { readonly name: string; readonly scenario: Scenario; readonly checker: Checker }[] = [{ name: NAME, scenario, checker }];
-  if (second !== undefined) sets.push({ name: SECOND_NAME, scenario: second, checker: new Checker(server, clock, NAMESPACE, SECOND_NAME, isController, podsSeen) });
+  if (second !== undefined) sets.push({ name: SECOND_NAME, scenario: second, checker: new Checker(server, clock, NAMESPACE, SECOND_NAME, isController, reachedAt) });
   const violations = (): Violation[] => sets.flatMap((x) => x.checker.violations);
   const config = controllerConfig();
   let nextId = 0;

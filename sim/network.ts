@@ -9,6 +9,7 @@ import { WatchIdleError, type HttpResponse, type HttpTransport, type Query, type
 import { errorAnswer, type ApiAnswer, type ApiServer } from './api-server.ts';
 import type { ProcessClock, SimClock } from './clock.ts';
 import type { FaultKind, FaultPlan } from './faults.ts';
+import { PodsSeen } from './pods-seen.ts';
 import type { Rng } from './random.ts';
 
 /** Who sent a request: the API server attributes writes to it (the checker asks whether it was the leader). */
@@ -40,8 +41,8 @@ export class Network {
   #slowUntil = 0;
   #slowMs = 0;
   requests = 0;
-  /** Per process: the newest resourceVersion of pods its cache can have seen (list answers and watch events delivered). */
-  readonly podsSeen = new Map<string, number>();
+  /** Per process: the resourceVersions of pods its cache can have seen (list answers and watch events delivered), and when. */
+  readonly podsSeen = new PodsSeen();
   readonly #pool: SocketPoolPlan;
   /** Told of every write that reaches the server, before it is applied (the checker's leader check). */
   onWrite: (origin: string, method: string, path: string) => void = () => undefined;
@@ -130,7 +131,7 @@ export class Network {
 
   /** A pod list or watch event of resourceVersion `rv` reached `identity`. */
   sawPods(identity: string, rv: number): void {
-    if (rv > (this.podsSeen.get(identity) ?? 0)) this.podsSeen.set(identity, rv);
+    this.podsSeen.saw(identity, rv, this.#clock.now());
   }
 
   get serverResourceVersion(): number {

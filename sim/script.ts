@@ -61,7 +61,7 @@ export class Script {
     const net = new Network(this.clock, this.server, netRng, noFaults, faultCounts(), log, rng.fork());
     new Kubelet(this.server, this.clock, kubeletRng, undefined, opts.brokenImages ?? []);
     const isController = (origin: string): boolean => origin.startsWith('controller-');
-    this.checker = new Checker(this.server, this.clock, SCRIPT_NAMESPACE, this.#name, isController, (identity) => net.podsSeen.get(identity) ?? 0);
+    this.checker = new Checker(this.server, this.clock, SCRIPT_NAMESPACE, this.#name, isController, (identity, rv) => net.podsSeen.reachedAt(identity, rv));
     net.onWrite = (origin, method, path) => this.checker.onWrite(origin, method, path);
     this.server.observe({
       onMutation: (m) => {

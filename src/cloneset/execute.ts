@@ -101,6 +101,7 @@ export async function executePlan(cloneSet: CloneSet, key: string, phase: PlanPh
       onConflict: () => {
         conflicted = true;
       },
+      expectPodVersion: (uid, rv) => deps.rvExpectations.expect(uid, rv),
     });
     if (!BEST_EFFORT_KINDS.has(action.kind)) return executeAction(cloneSet, key, action, { ...deps, ports });
     try {

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { RequestAbortedError } from '../kube/api-error.ts';
+import { ConnectionError, RequestAbortedError } from '../kube/api-error.ts';
 import { FakeClock } from '../runtime/clock.ts';
 import type { Pod } from '../kube/types.ts';
 import { executePlan } from './execute.ts';
@@ -99,4 +99,48 @@ test('409 Conflict, 409 AlreadyExists and 422 Invalid ask for a requeue; 404 and
     await assert.rejects(ports.pods.patchPod('ns', 'sample-a', {}, 'strategic'));
     assert.equal(asked, requeue, err.reason);
   }
+});
+
+test('a pod patch whose answer was lost reads the pod and expects its live resourceVersion; the error still goes up', async () => {
+  const { logger } = capture();
+  const lost = new ConnectionError('https://127.0.0.1:6443', 'PATCH /api/v1/namespaces/ns/pods/sample-a', new Error('socket hang up'));
+  const expected: [string, string][] = [];
+  const ports = policedPorts(
+    {
+      pods: {
+        patchPod: async () => Promise.reject(lost),
+        patchPodStatus: async () => Promise.reject(lost),
+        getPod: async () => podPatched('42'),
+      },
+    } as unknown as Ports,
+    { cloneSet: 'ns/sample', logger, reason: 'test', onConflict: () => undefined, expectPodVersion: (uid, rv) => expected.push([uid, rv]) },
+  );
+  await assert.rejects(ports.pods.patchPod('ns', 'sample-a', {}, 'strategic'), ConnectionError);
+  await assert.rejects(ports.pods.patchPodStatus('ns', 'sample-a', {}, 'strategic'), ConnectionError);
+  assert.deepEqual(expected, [
+    ['uid-a', '42'],
+    ['uid-a', '42'],
+  ]);
+});
+
+test('a pod patch that was answered, even with an error, reads nothing more', async () => {
+  const { logger } = capture();
+  const reads: string[] = [];
+  const expected: string[] = [];
+  for (const err of [apiError(409, 'Conflict'), apiError(500, 'InternalError'), new ConnectionError('https://127.0.0.1:6443', 'PATCH', new Error('refused'), true)]) {
+    const ports = policedPorts(
+      {
+        pods: {
+          patchPod: async () => Promise.reject(err),
+          getPod: async (_ns: string, name: string) => {
+            reads.push(name);
+            return podPatched('42');
+          },
+        },
+      } as unknown as Ports,
+      { cloneSet: 'ns/sample', logger, reason: 'test', onConflict: () => undefined, expectPodVersion: (_uid, rv) => expected.push(rv) },
+    );
+    await assert.rejects(ports.pods.patchPod('ns', 'sample-a', {}, 'strategic'));
+  }
+  assert.deepEqual({ reads, expected }, { reads: [], expected: [] });
 });
