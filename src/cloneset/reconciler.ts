@@ -11,7 +11,8 @@ import type { ResourceVersionExpectations, ScaleExpectations } from '../runtime/
 import type { KubeObject } from '../kube/types.ts';
 import { executePlan, type ExecuteDeps } from './execute.ts';
 import { minDelay } from './plan/actions.ts';
-import { planCloneSet } from './plan/index.ts';
+import { planCloneSet, planReadinessBesideScaleUp } from './plan/index.ts';
+import { startReadinessBeside, wantsReadinessBeside } from './readiness-beside-scale-up.ts';
 import { planPassEnd, planPreDownload, planRevisions } from './plan/pass.ts';
 import { selectorProblem } from './plan/selector-check.ts';
 import { rolloutBlockers } from './plan/blockers.ts';
@@ -21,7 +22,7 @@ import type { SurgeRule } from './plan/replica-diff.ts';
 import type { RevisionDerivations } from './plan/revisions.ts';
 import type { InstanceIdSource } from './plan/instance-ids.ts';
 import type { Ports } from './ports.ts';
-import { loadSnapshot, revisionsOf, type CloneSetStores } from './snapshot.ts';
+import { INDEX_OWNER_UID, loadSnapshot, revisionsOf, type CloneSetStores } from './snapshot.ts';
 
 export interface ReconcileConfig {
   readonly gates: FeatureGates;
@@ -124,7 +125,19 @@ export async function reconcileCloneSet(key: string, d: ReconcileDeps): Promise<
   if (first.ended === true) return { requeueAfterMs: first.requeueAfterMs ?? 0 };
   // The pass was planned with this revision: without it nothing else is written.
   if (first.failure !== undefined) throw first.failure.error;
+  // A long scale-up: the readiness writes of its pods go on beside it (readiness-beside-scale-up.ts).
+  const beside = wantsReadinessBeside(plan.actions)
+    ? startReadinessBeside(cloneSet, {
+        clock: d.clock,
+        rvExpectations: d.rvExpectations,
+        logger: d.logger,
+        pods: () => d.stores.pods.byIndex(INDEX_OWNER_UID, cloneSet.metadata.uid ?? ''),
+        plan: (pods) => planReadinessBesideScaleUp({ ...snapshot, pods, nowMs: d.clock.now() }, revisions, d.config),
+        execute: (actions) => executePlan(cloneSet, key, plan.phase, actions, deps),
+      })
+    : undefined;
   const outcome = await executePlan(cloneSet, key, plan.phase, plan.actions, deps);
+  await beside?.stop();
   // Stopping (SIGTERM) or fenced (lease lost): no status or history writes; the next leader recomputes them.
   if (stopped(d.signal)) return {};
   const end = planPassEnd({

@@ -75,8 +75,8 @@ function withExtensions(pass: PlanResult, ext: ExtensionsPlan): PlanResult {
   };
 }
 
-function planPass(s: Snapshot, retained: readonly PersistentVolumeClaim[], revisions: ResolvedRevisions, cfg: PlannerConfig, ids: InstanceIdSource): PlanResult {
-  const inPlace: InPlaceContext = {
+function inPlaceContextOf(s: Snapshot, revisions: ResolvedRevisions, cfg: PlannerConfig): InPlaceContext {
+  return {
     nowMs: s.nowMs,
     gates: cfg.gates,
     resizeSubresource: cfg.resizeSubresource ?? false,
@@ -84,6 +84,33 @@ function planPass(s: Snapshot, retained: readonly PersistentVolumeClaim[], revis
     currentRevision: revisions.current.name,
     updateRevision: revisions.update.name,
   };
+}
+
+/**
+ * The readiness writes of pods that wait for nothing else, planned while a scale-up is still creating
+ * (docs/features.md#reconcile-pass, "Readiness beside a long scale-up"): the pass that creates a slow-start
+ * scale-up holds its CloneSet until the last batch is answered, and a new pod cannot become Ready before the
+ * controller writes its InPlaceUpdateReady condition, which Kruise's order (a pass scales *or* updates) leaves
+ * to the next pass. These are exactly the `SetInPlaceUpdateReady` writes the next pass's refresh would make
+ * (with PreparingNormal → Normal riding along once the pod is scheduled), for the pods whose refresh makes no
+ * other write and that the in-place engine never touched (a new pod's first True); everything else still waits
+ * for the next pass.
+ */
+export function planReadinessBesideScaleUp(s: Snapshot, revisions: ResolvedRevisions, cfg: PlannerConfig): readonly PlanAction[] {
+  const surge = withoutInPlaceOnlySurge(s.cloneSet);
+  const cloneSet = surge.cloneSet;
+  const { claimed } = claimPods(cloneSet, s.pods);
+  const refresh = planRefresh(cloneSet, claimed, { updateRevision: revisions.update.name }, inPlaceContextOf(s, revisions, cfg));
+  const writesPerPod = new Map<string, number>();
+  for (const a of refresh.actions) {
+    if ('pod' in a) writesPerPod.set(a.pod.uid, (writesPerPod.get(a.pod.uid) ?? 0) + 1);
+  }
+  // A pod's first True only (unguarded): a pod the in-place engine touched waits for the next pass as before.
+  return refresh.actions.filter((a) => a.kind === 'SetInPlaceUpdateReady' && a.guardResourceVersion !== true && writesPerPod.get(a.pod.uid) === 1);
+}
+
+function planPass(s: Snapshot, retained: readonly PersistentVolumeClaim[], revisions: ResolvedRevisions, cfg: PlannerConfig, ids: InstanceIdSource): PlanResult {
+  const inPlace = inPlaceContextOf(s, revisions, cfg);
   // docs/features.md#reconcile-pass (Kruise pkg/controller/cloneset/cloneset_controller.go), before claiming: with PVC reuse disabled, PVCs of vanished pods go; scaling only sees the rest.
   const cleanup = planPvcCleanup(s.cloneSet, s.pods, s.pvcs);
   const { claimed, release: released } = claimPods(s.cloneSet, s.pods);
