@@ -26,7 +26,7 @@ import { discoverInPlaceCapabilities } from './predownload-sync.ts';
 import { reconcileCloneSet } from './reconciler.ts';
 import { RevisionMemo } from './revision-memo.ts';
 import type { RolloutObserver } from './rollout-observer.ts';
-import { type CloneSetStores, INDEX_NAMESPACE, INDEX_OWNER_UID, INDEX_RETAINED_BY, indexByRetainedBy } from './snapshot.ts';
+import { type CloneSetStores, INDEX_NAMESPACE, INDEX_ORPHAN_NAMESPACE, INDEX_OWNER_UID, INDEX_RETAINED_BY, indexByRetainedBy, indexOrphansByNamespace } from './snapshot.ts';
 
 interface Runnable {
   start(signal: AbortSignal): void;
@@ -99,7 +99,12 @@ export function startCloneSetManager(
   // Only what the controller reads is cached (cache-transforms.ts): most pods and every node are not ours.
   const pods = new Informer<Pod>({ ...common, resource: PODS, indexers: { [INDEX_OWNER_UID]: indexByOwnerUid }, transform: podTransform() });
   const pvcs = new Informer<PersistentVolumeClaim>({ ...common, resource: PVCS, indexers: { [INDEX_OWNER_UID]: indexByOwnerUid, [INDEX_RETAINED_BY]: indexByRetainedBy } });
-  const revisions = new Informer<ControllerRevision>({ ...common, resource: CONTROLLER_REVISIONS, indexers: { [INDEX_NAMESPACE]: indexByNamespace } });
+  // A CloneSet reads its own revisions and its namespace's orphans (snapshot.ts revisionsOf), never the namespace's.
+  const revisions = new Informer<ControllerRevision>({
+    ...common,
+    resource: CONTROLLER_REVISIONS,
+    indexers: { [INDEX_OWNER_UID]: indexByOwnerUid, [INDEX_ORPHAN_NAMESPACE]: indexOrphansByNamespace },
+  });
   const nodes = new Informer<Node>({ client, clock, logger, resource: NODES, transform: transformNode });
   // Cluster-scoped, a handful of objects: whether a class allows volume expansion (docs/features.md#pvc-resize-in-place).
   const storageClasses = new Informer<StorageClass>({ client, clock, logger, resource: STORAGE_CLASSES });

@@ -16,7 +16,7 @@ import { FEATURE_GATE_DEFAULTS } from '../../api/well-known.ts';
 import { sequentialIds } from '../plan/testing/builders.ts';
 import type { Ports } from '../ports.ts';
 import { reconcileCloneSet } from '../reconciler.ts';
-import { INDEX_NAMESPACE, INDEX_OWNER_UID, INDEX_RETAINED_BY, indexByRetainedBy } from '../snapshot.ts';
+import { INDEX_NAMESPACE, INDEX_ORPHAN_NAMESPACE, INDEX_OWNER_UID, INDEX_RETAINED_BY, indexByRetainedBy, indexOrphansByNamespace } from '../snapshot.ts';
 import { SeenEvents } from './executor-fixture.ts';
 
 const notFound = (what: string): ApiError => new ApiError(404, { kind: 'Status', code: 404, reason: 'NotFound', message: `${what} not found` }, 'NotFound');
@@ -52,7 +52,7 @@ export function reconcileHarness(clock: FakeClock, initial: CloneSet): Reconcile
     cloneSets: new ObjectStore<CloneSet>({ [INDEX_NAMESPACE]: indexByNamespace }),
     pods: new ObjectStore<Pod>({ [INDEX_OWNER_UID]: indexByOwnerUid }),
     pvcs: new ObjectStore<PersistentVolumeClaim>({ [INDEX_OWNER_UID]: indexByOwnerUid, [INDEX_RETAINED_BY]: indexByRetainedBy }),
-    revisions: new ObjectStore<ControllerRevision>({ [INDEX_NAMESPACE]: indexByNamespace }),
+    revisions: new ObjectStore<ControllerRevision>({ [INDEX_OWNER_UID]: indexByOwnerUid, [INDEX_ORPHAN_NAMESPACE]: indexOrphansByNamespace }),
     nodes: new ObjectStore<Node>(),
   };
   const scaleExpectations = new ScaleExpectations(clock, 60_000);
