@@ -10,6 +10,8 @@ import type { InstanceIdSource } from './instance-ids.ts';
 import { planPvcCleanup } from './pvc-cleanup.ts';
 import { applyPvcRetention, pvcsForScaling, retainedPvcsOf } from './pvc-retention.ts';
 import { planRefresh } from './refresh.ts';
+import { podCondition } from './pod-predicates.ts';
+import { CONDITION_INPLACE_UPDATE_READY } from '../../api/well-known.ts';
 import { planScale } from './scale.ts';
 import type { SurgeRule } from './replica-diff.ts';
 import { planUpdate } from './update.ts';
@@ -99,7 +101,10 @@ function inPlaceContextOf(s: Snapshot, revisions: ResolvedRevisions, cfg: Planne
 export function planReadinessBesideScaleUp(s: Snapshot, revisions: ResolvedRevisions, cfg: PlannerConfig): readonly PlanAction[] {
   const surge = withoutInPlaceOnlySurge(s.cloneSet);
   const cloneSet = surge.cloneSet;
-  const { claimed } = claimPods(cloneSet, s.pods);
+  // Only a pod whose InPlaceUpdateReady is not True can get this write: the others are not claimed and refreshed
+  // again on every tick of a long scale-up (at 10 000 pods, a tick would otherwise cost a whole pass's refresh).
+  const waiting = s.pods.filter((p) => podCondition(p, CONDITION_INPLACE_UPDATE_READY)?.status !== 'True');
+  const { claimed } = claimPods(cloneSet, waiting);
   const refresh = planRefresh(cloneSet, claimed, { updateRevision: revisions.update.name }, inPlaceContextOf(s, revisions, cfg));
   const writesPerPod = new Map<string, number>();
   for (const a of refresh.actions) {
