@@ -9,7 +9,7 @@ import type { ReconcileResult } from '../runtime/controller.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import type { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.ts';
 import type { KubeObject } from '../kube/types.ts';
-import { executePlan, type ExecuteDeps } from './execute.ts';
+import { executePlan, type ExecuteDeps, type Outcome } from './execute.ts';
 import { minDelay } from './plan/actions.ts';
 import { planCloneSet, planReadinessBesideScaleUp } from './plan/index.ts';
 import { startReadinessBeside, wantsReadinessBeside } from './readiness-beside-scale-up.ts';
@@ -136,8 +136,13 @@ export async function reconcileCloneSet(key: string, d: ReconcileDeps): Promise<
         execute: (actions) => executePlan(cloneSet, key, plan.phase, actions, deps),
       })
     : undefined;
-  const outcome = await executePlan(cloneSet, key, plan.phase, plan.actions, deps);
-  await beside?.stop();
+  let outcome: Outcome;
+  try {
+    outcome = await executePlan(cloneSet, key, plan.phase, plan.actions, deps);
+  } finally {
+    // Never left running past its pass, even if the executor threw.
+    await beside?.stop();
+  }
   // Stopping (SIGTERM) or fenced (lease lost): no status or history writes; the next leader recomputes them.
   if (stopped(d.signal)) return {};
   const end = planPassEnd({
