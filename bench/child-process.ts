@@ -9,9 +9,10 @@ export interface LoggedChild {
   stop(): Promise<void>;
 }
 
-export function spawnLogged(args: readonly string[], logFile: string, opts: { append?: boolean } = {}): LoggedChild {
+/** Runs `opts.command` (default: this Node) with `args`; `opts.env` replaces the environment when given. */
+export function spawnLogged(args: readonly string[], logFile: string, opts: { append?: boolean; command?: string; env?: NodeJS.ProcessEnv } = {}): LoggedChild {
   const out = createWriteStream(logFile, opts.append === true ? { flags: 'a' } : {});
-  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(opts.command ?? process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], ...(opts.env !== undefined ? { env: opts.env } : {}) });
   proc.stdout.pipe(out);
   proc.stderr.pipe(out);
   const exited = once(proc, 'exit');

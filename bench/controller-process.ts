@@ -76,8 +76,18 @@ export async function requestCounters(metricsUrl: string): Promise<Map<string, n
     counts.set(method, (counts.get(method) ?? 0) + Number(m[2]));
     if (method === 'PUT' && /code="409"/.test(m[1] ?? '')) counts.set('#PUT 409', (counts.get('#PUT 409') ?? 0) + Number(m[2]));
   }
-  if (/^controller_runtime_reconcile_total[{ ]/m.test(body)) counts.set('#reconciles', sumOf(body, 'controller_runtime_reconcile_total'));
+  if (/^controller_runtime_reconcile_total[{ ]/m.test(body)) counts.set('#reconciles', cloneSetReconciles(body));
   return counts;
+}
+
+/**
+ * controller_runtime_reconcile_total of the CloneSet controller: ours has no other, but Kruise's manager
+ * (bench:scale --kruise) runs all its controllers, each with its own `controller` label.
+ */
+export function cloneSetReconciles(body: string): number {
+  let n = 0;
+  for (const m of body.matchAll(/^controller_runtime_reconcile_total\{[^}]*controller="cloneset-controller"[^}]*\} (\d+)$/gm)) n += Number(m[1]);
+  return n;
 }
 
 /** The sum of a metric over all its label sets (e.g. controller_runtime_reconcile_total over its `result`s). */

@@ -91,7 +91,7 @@ export function clusterArgs(values: ClusterValues, positionals: readonly string[
 export async function withCluster(
   args: ClusterArgs,
   fn: (client: KubeClient, kubeconfig: string) => Promise<void>,
-  opts: { auditLog?: boolean; profile?: ClusterProfile } = {},
+  opts: { auditLog?: boolean; profile?: ClusterProfile; kruiseCrds?: readonly string[] | undefined } = {},
 ): Promise<void> {
   let kubeconfig = args.kubeconfig;
   const ownCluster = kubeconfig === undefined;
@@ -105,10 +105,12 @@ export async function withCluster(
   const client = await KubeClient.fromKubeConfig(loadKubeConfig(kubeconfig), { qps: 1000, burst: 2000 });
   let webhook: WebhookProcess | undefined;
   try {
-    await installCrd(client);
+    if (opts.kruiseCrds === undefined) await installCrd(client, undefined);
+    else for (const file of opts.kruiseCrds) await installCrd(client, file);
     // Our own cluster gets our webhook (the CRD converts through it); a cluster named by --kubeconfig is expected
-    // to run one already (npm run demo, hack/test.sh or the Helm chart).
-    if (ownCluster) webhook = await startWebhookProcess(client, kubeconfig, path.join(args.stateDir, 'logs'));
+    // to run one already (npm run demo, hack/test.sh or the Helm chart). Kruise's own CRDs (bench:scale --kruise)
+    // serve v1alpha1 CloneSets alone and convert nothing.
+    if (ownCluster && opts.kruiseCrds === undefined) webhook = await startWebhookProcess(client, kubeconfig, path.join(args.stateDir, 'logs'));
     await fn(client, kubeconfig);
   } finally {
     await webhook?.stop();
@@ -120,8 +122,9 @@ export async function withCluster(
   }
 }
 
-async function installCrd(client: KubeClient): Promise<void> {
-  const crd = parseYaml(readFileSync(CRD_FILE, 'utf8')) as KubeObject & { spec?: Record<string, unknown> };
+/** Our CloneSet CRD, or one of Kruise's build, `kruiseCrdFile` (Kruise's CloneSet CRD replaces ours whole, conversion included). */
+async function installCrd(client: KubeClient, kruiseCrdFile: string | undefined): Promise<void> {
+  const crd = parseYaml(readFileSync(kruiseCrdFile ?? CRD_FILE, 'utf8')) as KubeObject & { spec?: Record<string, unknown> };
   const name = crd.metadata?.name ?? '';
   try {
     await client.create(CRDS, undefined, crd);
@@ -131,7 +134,8 @@ async function installCrd(client: KubeClient): Promise<void> {
     // Keep the live conversion settings: on a cluster named by --kubeconfig the running webhook (URL mode, as
     // hack/test.sh and `npm run demo` run it) wrote its own URL and CA bundle there, and the file's Service
     // reference would cut every CloneSet read off from it.
-    const spec = { ...crd.spec, ...(live.spec?.conversion === undefined ? {} : { conversion: live.spec.conversion }) };
+    const keepConversion = kruiseCrdFile === undefined && live.spec?.conversion !== undefined;
+    const spec = { ...crd.spec, ...(keepConversion ? { conversion: live.spec?.conversion } : {}) };
     await client.update(CRDS, undefined, name, { ...crd, spec, metadata: { ...crd.metadata, resourceVersion: live.metadata?.resourceVersion } });
   }
   await until(

@@ -2,7 +2,11 @@
 // counted in status) and back to 0, how many API requests it sends doing so, and its peak memory; then the limit
 // (limit.ts): the same number of pods created and made Ready by a direct client, and each time's ratio to it.
 //
-//   node bench/scale.ts [--pods 1000] [--clonesets 1] [--status-change-pods K] [--idle-seconds S] [--kubeconfig PATH] [--state-dir DIR] [--keep-cluster] [-- <controller flags>]
+//   node bench/scale.ts [--pods 1000] [--clonesets 1] [--status-change-pods K] [--idle-seconds S] [--kruise] [--kubeconfig PATH] [--state-dir DIR] [--keep-cluster] [-- <controller flags>]
+//
+// With --kruise, OpenKruise's own manager (hack/build-kruise.sh, built from the Go module proxy) is the controller
+// under benchmark, on a control plane with Kruise's own CRDs (kruise-process.ts); flags after `--` go to it
+// (unthrottled: `-- --rest-config-qps=100000 --rest-config-burst=100000`). Everything else is measured the same way.
 //
 // After the scale-up, with the pods Ready and the controller settled, K pods (default min(N, 1000); 0 = skip) get
 // pod status changes as a kubelet writes them, and the reconciles per change are counted (status-changes.ts).
@@ -24,6 +28,7 @@ import { CLONESETS } from '../src/kube/resources.ts';
 import { benchCloneSet, CloneSetView, fleet, isReady, statusSum } from './cloneset-view.ts';
 import { measureLimit, ratio } from './limit.ts';
 import { measureStatusChanges, settled, statusChangeLines } from './status-changes.ts';
+import { kruiseCrdFiles, kruiseDir, startKruiseManager } from './kruise-process.ts';
 import { diffCounts, eventWrites, peakRssMiB, processCpuSeconds, requestCounters, requestSummary, startController, type ControllerProcess } from './controller-process.ts';
 import { controllerTimeLines, controllerTimes, ScaleTimeline } from './scale-breakdown.ts';
 import {
@@ -43,21 +48,23 @@ import {
 } from './harness.ts';
 
 const USAGE =
-  'usage: node bench/scale.ts [--pods N (1000)] [--clonesets M (1)] [--status-change-pods K (min(N, 1000); 0 = none)] [--idle-seconds S (30; 0 = none)] [--kubeconfig PATH] [--state-dir DIR] [--keep-cluster] [-- controller flags…]\n';
+  'usage: node bench/scale.ts [--pods N (1000)] [--clonesets M (1)] [--status-change-pods K (min(N, 1000); 0 = none)] [--idle-seconds S (30; 0 = none)] [--kruise] [--kubeconfig PATH] [--state-dir DIR] [--keep-cluster] [-- controller flags…]\n';
 
-function parse(argv: readonly string[]): ClusterArgs & { readonly statusChangePods: number; readonly idleSeconds: number } {
+function parse(argv: readonly string[]): ClusterArgs & { readonly statusChangePods: number; readonly idleSeconds: number; readonly kruise: boolean } {
   const { values, positionals } = parseArgs({
     args: [...argv],
     allowPositionals: true,
-    options: { ...CLUSTER_OPTIONS, 'status-change-pods': { type: 'string' }, 'idle-seconds': { type: 'string' } },
+    options: { ...CLUSTER_OPTIONS, 'status-change-pods': { type: 'string' }, 'idle-seconds': { type: 'string' }, kruise: { type: 'boolean' } },
   });
-  const common = clusterArgs(values, positionals, USAGE, 'bench');
+  const kruise = values.kruise === true;
+  // Kruise's CRD replaces ours whole: its own control plane, so that the next run of ours starts from ours.
+  const common = clusterArgs(values, positionals, USAGE, kruise ? 'bench-kruise' : 'bench');
   const statusChangePods = Number(values['status-change-pods'] ?? String(Math.min(common.pods, 1000)));
   if (!Number.isInteger(statusChangePods) || statusChangePods < 0 || statusChangePods > common.pods)
     throw new Error(`--status-change-pods: not a count between 0 and --pods (${common.pods}): ${values['status-change-pods'] ?? ''}`);
   const idleSeconds = Number(values['idle-seconds'] ?? '30');
   if (!(idleSeconds >= 0)) throw new Error(`--idle-seconds: not a number of seconds ≥ 0: ${values['idle-seconds'] ?? ''}`);
-  return { ...common, statusChangePods, idleSeconds };
+  return { ...common, statusChangePods, idleSeconds, kruise };
 }
 
 /** The pause between the controller settling and the idle window (see there). */
@@ -65,6 +72,7 @@ const IDLE_LEAD_IN_MS = 10_000;
 
 async function main(): Promise<void> {
   const args = parse(process.argv.slice(2));
+  const kruise = args.kruise ? kruiseDir() : undefined;
   await withCluster(args, async (client, kubeconfig) => {
     const ns = namespaceName('bench');
     const stop = new AbortController();
@@ -78,14 +86,15 @@ async function main(): Promise<void> {
         if (type === 'MODIFIED') modified++;
         if (following) timeline.observe(type, pod);
       });
-      controller = await startController(kubeconfig, ns, args.controllerArgs);
+      controller = kruise === undefined ? await startController(kubeconfig, ns, args.controllerArgs) : await startKruiseManager(client, kruise, kubeconfig, ns, args.controllerArgs);
       // Caches synced (readyz): the initial lists and watches are the baseline, not part of the scale-up.
       const metricsUrl = controller.metricsUrl;
       const idle = await requestCounters(metricsUrl);
 
       const n = args.pods;
       const sets = fleet(n, args.cloneSets);
-      const flags = args.controllerArgs.length > 0 ? args.controllerArgs.join(' ') : `(${DEFAULT_CONTROLLER_FLAGS})`;
+      const who = kruise === undefined ? '' : `Kruise's manager (${kruise}) `;
+      const flags = `${who}${args.controllerArgs.length > 0 ? args.controllerArgs.join(' ') : kruise === undefined ? `(${DEFAULT_CONTROLLER_FLAGS})` : '(its defaults: --rest-config-qps=30 --rest-config-burst=50)'}`;
       log(`namespace ${ns}; controller pid ${controller.pid}, flags ${flags}; log ${path.relative(ROOT, controller.logFile)}`);
       const times0 = await controllerTimes(metricsUrl);
       const cpu0 = processCpuSeconds(controller.pid);
@@ -226,7 +235,7 @@ async function main(): Promise<void> {
       await controller?.stop();
       if (controller !== undefined) await deleteNamespace(client, ns, false);
     }
-  });
+  }, { kruiseCrds: kruise === undefined ? undefined : kruiseCrdFiles(kruise) });
 }
 
 runBenchmark(main);

@@ -16,7 +16,7 @@ import { PODS } from '../src/kube/resources.ts';
 import type { ContainerStatus, Pod, PodCondition } from '../src/kube/types.ts';
 import { runBounded } from '../src/runtime/bounded-parallel.ts';
 import { isReady, type CloneSetView } from './cloneset-view.ts';
-import { requestCounters, requestSummary, diffCounts, scrape, sumOf } from './controller-process.ts';
+import { cloneSetReconciles, requestCounters, requestSummary, diffCounts, scrape, sumOf } from './controller-process.ts';
 import { until } from './harness.ts';
 
 /** Requests in flight from the benchmark's client while it writes the changes. */
@@ -49,10 +49,11 @@ export async function controllerCounters(metricsUrl: string): Promise<Controller
   const value = (re: RegExp): number => Number(re.exec(body)?.[1] ?? '0');
   const updates = (result: string): number => value(new RegExp(`^cloneset_pod_events_total\\{[^}]*event="update"[^}]*result="${result}"[^}]*\\} (\\d+)`, 'm'));
   return {
-    reconciles: sumOf(body, 'controller_runtime_reconcile_total'),
+    reconciles: cloneSetReconciles(body),
     ignored: updates('ignored'),
     enqueued: updates('enqueued'),
-    busy: value(/^workqueue_depth(?:\{[^}]*\})? (\d+)/m) > 0 || value(/^controller_runtime_active_workers(?:\{[^}]*\})? (\d+)/m) > 0,
+    // summed over every queue: Kruise's manager (bench:scale --kruise) has one per controller
+    busy: sumOf(body, 'workqueue_depth') > 0 || sumOf(body, 'controller_runtime_active_workers') > 0,
   };
 }
 
