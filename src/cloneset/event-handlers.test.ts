@@ -63,6 +63,34 @@ describe('pod updates that wake the CloneSet', () => {
     ...p,
     status: { ...status, containerStatuses: [{ name: 'main', image: 'nginx:2', imageID: 'sha-2', ready: true, restartCount: 1 }] },
   }));
+  triggers("Ready's lastTransitionTime (minReadySeconds, availability)", (p) => ({
+    ...p,
+    status: {
+      ...status,
+      conditions: [
+        { type: 'Ready', status: 'True', lastTransitionTime: '2025-01-01T00:00:09Z' },
+        { type: 'InPlaceUpdateReady', status: 'True' },
+      ],
+    },
+  }));
+  triggers("InPlaceUpdateReady's reason (an update still to come)", (p) => ({
+    ...p,
+    status: {
+      ...status,
+      conditions: [
+        { type: 'Ready', status: 'True' },
+        { type: 'InPlaceUpdateReady', status: 'True', reason: 'StartInPlaceUpdate' },
+      ],
+    },
+  }));
+  triggers('a new containerID (runtime-containers-meta)', (p) => ({
+    ...p,
+    status: { ...status, containerStatuses: [{ ...(status.containerStatuses?.[0] ?? { name: 'main' }), containerID: 'containerd://2' }] },
+  }));
+  triggers("a container's resources (in-place resize completion)", (p) => ({
+    ...p,
+    status: { ...status, containerStatuses: [{ ...(status.containerStatuses?.[0] ?? { name: 'main' }), resources: { limits: { cpu: '2' } } }] },
+  }));
   triggers('the resize status', (p) => ({ ...p, status: { ...status, resize: 'InProgress' } }));
   triggers('scheduling (nodeName)', (p) => ({ ...p, spec: { ...p.spec, nodeName: 'n2' } }));
   triggers('the owner reference (released)', (p) => ({ ...p, metadata: { ...p.metadata, ownerReferences: [] } }));
@@ -71,6 +99,21 @@ describe('pod updates that wake the CloneSet', () => {
     const moved = next((p) => ({
       ...p,
       status: { ...status, podIP: '10.0.0.2', containerStatuses: [{ ...(status.containerStatuses?.[0] ?? { name: 'main' }), state: { running: { startedAt: 't2' } } }] },
+    }));
+    assert.equal(changesNothingRead(t(base), moved), true);
+  });
+
+  test("a status update that moves only times the controller does not read (InPlaceUpdateReady's, started) wakes nothing", () => {
+    const moved = next((p) => ({
+      ...p,
+      status: {
+        ...status,
+        conditions: [
+          { type: 'Ready', status: 'True' },
+          { type: 'InPlaceUpdateReady', status: 'True', lastTransitionTime: '2025-01-01T00:00:09Z' },
+        ],
+        containerStatuses: [{ ...(status.containerStatuses?.[0] ?? { name: 'main' }), started: true }],
+      },
     }));
     assert.equal(changesNothingRead(t(base), moved), true);
   });
