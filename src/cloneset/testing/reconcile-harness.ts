@@ -34,6 +34,8 @@ export interface ReconcileHarness {
   editSpec(edit: (cs: CloneSet) => CloneSet): void;
   /** The server's pods, by name. */
   pods(): readonly Pod[];
+  /** Replaces every server pod by `edit(pod)` (a kubelet's or a user's writes); an unchanged pod keeps its resourceVersion. */
+  editPods(edit: (pod: Pod, index: number) => Pod): void;
   readonly scaleExpectations: ScaleExpectations;
   readonly rvExpectations: ResourceVersionExpectations;
 }
@@ -198,6 +200,13 @@ export function reconcileHarness(clock: FakeClock, initial: CloneSet): Reconcile
       server.cloneSet = withRv(edit(server.cloneSet));
     },
     pods: () => [...server.pods.values()],
+    editPods: (edit) => {
+      let i = 0;
+      for (const [name, pod] of server.pods) {
+        const edited = edit(pod, i++);
+        if (edited !== pod) server.pods.set(name, withRv(edited));
+      }
+    },
     scaleExpectations,
     rvExpectations,
   };

@@ -1,0 +1,123 @@
+// The CPU of one reconcile pass over one large CloneSet, through the real reconciler, planner and executor
+// (src/cloneset/testing/reconcile-harness.ts): the cost every pass pays per pod, without an API server.
+//
+//   bash hack/node.sh bench/steady-pass.ts [--pods 1000,10000] [--passes 30] [--shape mixed,scale-up]
+//
+// Shapes, each a pass that has nothing to write (so that every measured pass sees the same cache):
+// - mixed: a rollout held by a partition (70 % of the pods on the old revision, 30 % on the new one),
+//   minReadySeconds 10, every 10th pod not Ready, every 7th with a pod-deletion-cost: Scale, Update and the
+//   rollout blockers each build their replica diff.
+// - scale-up: half the pods created and not yet scheduled (PreparingNormal, Pending, no InPlaceUpdateReady),
+//   half Running, Ready and Normal: the moment of a scale-up whose creates are answered and not yet scheduled.
+// Prints per size and shape the process CPU (user + system, process.cpuUsage) and wall time per pass, and per pod.
+import { parseArgs } from 'node:util';
+import type { CloneSet } from '../src/api/cloneset.ts';
+import type { Pod } from '../src/kube/types.ts';
+import { FakeClock } from '../src/runtime/clock.ts';
+import { aCloneSet, T0 } from '../src/cloneset/plan/testing/builders.ts';
+import { reconcileHarness, type ReconcileHarness } from '../src/cloneset/testing/reconcile-harness.ts';
+
+type Shape = 'mixed' | 'scale-up';
+const SHAPES: readonly Shape[] = ['mixed', 'scale-up'];
+
+const { values } = parseArgs({
+  options: {
+    pods: { type: 'string', default: '1000,10000' },
+    passes: { type: 'string', default: '30' },
+    shape: { type: 'string', default: SHAPES.join(',') },
+  },
+});
+const sizes = values.pods.split(',').map(Number);
+const passes = Number(values.passes);
+const shapes = values.shape.split(',').filter((s): s is Shape => (SHAPES as readonly string[]).includes(s));
+
+const withImage =
+  (image: string, partition: number) =>
+  (cs: CloneSet): CloneSet => ({
+    ...cs,
+    spec: {
+      ...cs.spec,
+      updateStrategy: { ...cs.spec.updateStrategy, partition },
+      template: { ...cs.spec.template, spec: { ...cs.spec.template.spec, containers: [{ name: 'main', image }] } },
+    },
+  });
+
+/** Passes (the clock moving `stepMs` and the cache catching up after each) until one writes nothing. */
+async function settle(h: ReconcileHarness, clock: FakeClock, stepMs: number, limit = 200): Promise<number> {
+  for (let i = 0; i < limit; i++) {
+    const before = h.writes.length;
+    await h.reconcile();
+    clock.advance(stepMs);
+    h.syncCache();
+    if (h.writes.length === before) return i;
+  }
+  throw new Error(`no steady pass after ${limit} passes`);
+}
+
+function notReady(pod: Pod): Pod {
+  const conditions = (pod.status?.conditions ?? []).map((c) => (c.type === 'Ready' ? { ...c, status: 'False' } : c));
+  return { ...pod, status: { ...pod.status, conditions } };
+}
+
+function withDeletionCost(pod: Pod, cost: number): Pod {
+  return { ...pod, metadata: { ...pod.metadata, annotations: { ...pod.metadata.annotations, 'controller.kubernetes.io/pod-deletion-cost': String(cost) } } };
+}
+
+/** Created, not scheduled: no node, Pending, no conditions (the kubelet has not seen it yet). */
+function unscheduled(pod: Pod): Pod {
+  const { nodeName: _node, ...spec } = pod.spec;
+  return { ...pod, spec, status: { phase: 'Pending' } };
+}
+
+async function build(shape: Shape, pods: number): Promise<{ h: ReconcileHarness; clock: FakeClock }> {
+  const clock = new FakeClock(T0);
+  const cs = aCloneSet('big').replicas(pods).maxUnavailable('100%').minReadySeconds(shape === 'mixed' ? 10 : 0).build();
+  const h = reconcileHarness(clock, cs);
+  if (shape === 'scale-up') {
+    await h.reconcile(); // creates every pod (slow-start batches in one pass)
+    h.editPods((p, i) => (i % 2 === 0 ? unscheduled(p) : p));
+    clock.advance(1000);
+    h.syncCache();
+    await settle(h, clock, 1000);
+    return { h, clock };
+  }
+  await settle(h, clock, 20_000);
+  h.editSpec(withImage('nginx:2', Math.round(pods * 0.7)));
+  await settle(h, clock, 20_000);
+  h.editPods((p, i) => {
+    const q = i % 10 === 0 ? notReady(p) : p;
+    return i % 7 === 0 ? withDeletionCost(q, i % 3) : q;
+  });
+  h.syncCache();
+  await settle(h, clock, 1000);
+  return { h, clock };
+}
+
+const ms = (us: number): string => (us / 1000).toFixed(2);
+
+for (const shape of shapes) {
+  for (const n of sizes) {
+    const { h, clock } = await build(shape, n);
+    if (h.pods().length !== n) throw new Error(`${shape}: ${h.pods().length} pods, wanted ${n}`);
+    for (let i = 0; i < 5; i++) await h.reconcile(); // warm-up
+    const writes = h.writes.length;
+    const cpu = process.cpuUsage();
+    const wall = performance.now();
+    for (let i = 0; i < passes; i++) {
+      clock.advance(100);
+      await h.reconcile();
+    }
+    const used = process.cpuUsage(cpu);
+    const wallUs = (performance.now() - wall) * 1000;
+    if (h.writes.length !== writes) throw new Error(`${shape}: measured passes wrote ${h.writes.length - writes} times`);
+    const perPass = (used.user + used.system) / passes;
+    const revisions = new Map<string, number>();
+    for (const p of h.pods()) {
+      const rev = p.metadata.labels?.['controller-revision-hash'] ?? '';
+      revisions.set(rev, (revisions.get(rev) ?? 0) + 1);
+    }
+    console.log(
+      `${shape.padEnd(8)} ${String(n).padStart(6)} pods: ${ms(perPass)} ms CPU per pass (${((perPass / n) * 1000).toFixed(0)} ns per pod), ${ms(wallUs / passes)} ms wall, ${passes} passes; pods by revision ${[...revisions.values()].join(' / ')}`,
+    );
+  }
+}
