@@ -1,7 +1,7 @@
 // The CPU of one reconcile pass over one large CloneSet, through the real reconciler, planner and executor
 // (src/cloneset/testing/reconcile-harness.ts): the cost every pass pays per pod, without an API server.
 //
-//   bash hack/node.sh bench/steady-pass.ts [--pods 1000,10000] [--passes 30] [--shape mixed,scale-up]
+//   bash hack/node.sh bench/steady-pass.ts [--pods 1000,10000] [--passes 30] [--shape mixed,scale-up] [--cpu-prof DIR]
 //
 // Shapes, each a pass that has nothing to write (so that every measured pass sees the same cache):
 // - mixed: a rollout held by a partition (70 % of the pods on the old revision, 30 % on the new one),
@@ -10,12 +10,17 @@
 // - scale-up: half the pods created and not yet scheduled (PreparingNormal, Pending, no InPlaceUpdateReady),
 //   half Running, Ready and Normal: the moment of a scale-up whose creates are answered and not yet scheduled.
 // Prints per size and shape the process CPU (user + system, process.cpuUsage) and wall time per pass, and per pod.
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { CloneSet } from '../src/api/cloneset.ts';
 import type { Pod } from '../src/kube/types.ts';
 import { FakeClock } from '../src/runtime/clock.ts';
 import { aCloneSet, T0 } from '../src/cloneset/plan/testing/builders.ts';
 import { reconcileHarness, type ReconcileHarness } from '../src/cloneset/testing/reconcile-harness.ts';
+import { RolloutObserver } from '../src/cloneset/rollout-observer.ts';
+import { pino } from 'pino';
 
 type Shape = 'mixed' | 'scale-up';
 const SHAPES: readonly Shape[] = ['mixed', 'scale-up'];
@@ -25,6 +30,8 @@ const { values } = parseArgs({
     pods: { type: 'string', default: '1000,10000' },
     passes: { type: 'string', default: '30' },
     shape: { type: 'string', default: SHAPES.join(',') },
+    /** Writes a CPU profile of the measured passes only (not the set-up) per size and shape into this directory. */
+    'cpu-prof': { type: 'string' },
   },
 });
 const sizes = values.pods.split(',').map(Number);
@@ -72,7 +79,15 @@ function unscheduled(pod: Pod): Pod {
 async function build(shape: Shape, pods: number): Promise<{ h: ReconcileHarness; clock: FakeClock }> {
   const clock = new FakeClock(T0);
   const cs = aCloneSet('big').replicas(pods).maxUnavailable('100%').minReadySeconds(shape === 'mixed' ? 10 : 0).build();
-  const h = reconcileHarness(clock, cs);
+  // As the controller runs its passes: with the rollout observer, which asks for the rollout blockers every pass.
+  const rollouts = new RolloutObserver({
+    clock,
+    logger: pino({ level: 'silent' }),
+    sink: { rolloutFinished: () => undefined, inPlaceUpdated: () => undefined, forgotten: () => undefined },
+    maxCloneSets: 100,
+    warnBlockedAfterMs: 600_000,
+  });
+  const h = reconcileHarness(clock, cs, { rollouts });
   if (shape === 'scale-up') {
     await h.reconcile(); // creates every pod (slow-start batches in one pass)
     h.editPods((p, i) => (i % 2 === 0 ? unscheduled(p) : p));
@@ -101,6 +116,10 @@ for (const shape of shapes) {
     if (h.pods().length !== n) throw new Error(`${shape}: ${h.pods().length} pods, wanted ${n}`);
     for (let i = 0; i < 5; i++) await h.reconcile(); // warm-up
     const writes = h.writes.length;
+    const profiler = values['cpu-prof'] === undefined ? undefined : new Session();
+    profiler?.connect();
+    await profiler?.post('Profiler.enable');
+    await profiler?.post('Profiler.start');
     const cpu = process.cpuUsage();
     const wall = performance.now();
     for (let i = 0; i < passes; i++) {
@@ -109,6 +128,11 @@ for (const shape of shapes) {
     }
     const used = process.cpuUsage(cpu);
     const wallUs = (performance.now() - wall) * 1000;
+    if (profiler !== undefined && values['cpu-prof'] !== undefined) {
+      const { profile } = await profiler.post('Profiler.stop');
+      writeFileSync(join(values['cpu-prof'], `steady-pass-${shape}-${n}.cpuprofile`), JSON.stringify(profile));
+      profiler.disconnect();
+    }
     if (h.writes.length !== writes) throw new Error(`${shape}: measured passes wrote ${h.writes.length - writes} times`);
     const perPass = (used.user + used.system) / passes;
     const revisions = new Map<string, number>();

@@ -16,6 +16,7 @@ import { FEATURE_GATE_DEFAULTS } from '../../api/well-known.ts';
 import { sequentialIds } from '../plan/testing/builders.ts';
 import type { Ports } from '../ports.ts';
 import { reconcileCloneSet } from '../reconciler.ts';
+import type { RolloutObserver } from '../rollout-observer.ts';
 import { INDEX_NAMESPACE, INDEX_ORPHAN_NAMESPACE, INDEX_OWNER_UID, INDEX_RETAINED_BY, indexByRetainedBy, indexOrphansByNamespace } from '../snapshot.ts';
 import { SeenEvents } from './executor-fixture.ts';
 
@@ -40,7 +41,12 @@ export interface ReconcileHarness {
   readonly rvExpectations: ResourceVersionExpectations;
 }
 
-export function reconcileHarness(clock: FakeClock, initial: CloneSet): ReconcileHarness {
+export interface ReconcileHarnessOptions {
+  /** The rollout observer the controller gives its passes (the blockers are computed only with one). */
+  readonly rollouts?: RolloutObserver;
+}
+
+export function reconcileHarness(clock: FakeClock, initial: CloneSet, options: ReconcileHarnessOptions = {}): ReconcileHarness {
   const key = `${initial.metadata.namespace ?? ''}/${initial.metadata.name ?? ''}`;
   let rv = 100;
   const nextRv = (): string => String(++rv);
@@ -191,6 +197,7 @@ export function reconcileHarness(clock: FakeClock, initial: CloneSet): Reconcile
     config: { gates: FEATURE_GATE_DEFAULTS, excludePreparingDelete: false },
     ids: sequentialIds(),
     logger: pino({ level: 'silent' }),
+    ...(options.rollouts !== undefined ? { rollouts: options.rollouts } : {}),
   };
   return {
     writes,
