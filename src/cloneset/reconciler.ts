@@ -96,7 +96,7 @@ export async function reconcileCloneSet(key: string, d: ReconcileDeps): Promise<
   // The cache still shows an object older than our own last write to it (the CloneSet's status, a revision, a
   // pod): wait for the watch to catch up (the object's update event requeues us) instead of planning, and
   // PUTting, on the older copy. Unlike Kruise, a timed-out expectation never blocks for good.
-  const stale = staleCache(d, key, [cloneSet, ...listed, ...snapshot.pods, ...snapshot.pvcs, ...(snapshot.retainedPvcs ?? [])]);
+  const stale = staleCache(d, key, [[cloneSet], listed, snapshot.pods, snapshot.pvcs, snapshot.retainedPvcs ?? []]);
   if (stale !== undefined) return { requeueAfterMs: stale };
 
   // ---- plan
@@ -170,6 +170,7 @@ export async function reconcileCloneSet(key: string, d: ReconcileDeps): Promise<
       actions: plan.actions,
       config: d.config,
       nowMs,
+      ...(plan.replicaDiff !== undefined ? { replicaDiff: plan.replicaDiff } : {}),
     }),
   });
   const after = await executePlan(cloneSet, key, plan.phase, end.actions, deps);
@@ -180,25 +181,28 @@ export async function reconcileCloneSet(key: string, d: ReconcileDeps): Promise<
 }
 
 /**
- * How long to wait for the cache to show our last write to one of `objects`, or undefined when it does. Every
+ * How long to wait for the cache to show our last write to one of the objects of `lists`, or undefined when it does. Every
  * object is checked, not only up to the first stale one, so every expectation that has timed out is given up in
  * the same pass (after an etcd restore several of ours can be older than our last writes: simulation seed 3564).
  * The timeouts themselves count from the writes (runtime/expectations.ts). Kruise stops at the first stale object
  * (cloneset_controller.go), and on a timeout returns without a requeue.
  */
-function staleCache(d: ReconcileDeps, key: string, objects: readonly KubeObject[]): number | undefined {
+function staleCache(d: ReconcileDeps, key: string, lists: readonly (readonly KubeObject[])[]): number | undefined {
   let wait: number | undefined;
-  for (const obj of objects) {
-    const uid = obj.metadata?.uid ?? '';
-    if (uid === '') continue;
-    const check = d.rvExpectations.isSatisfied(uid, obj.metadata?.resourceVersion ?? '');
-    if (check.satisfied) continue;
-    if (!check.timedOut) {
-      wait = Math.min(wait ?? STALE_CACHE_RECHECK_MS, check.remainingMs);
-      continue;
+  // By list, not one concatenated copy of every pod per pass.
+  for (const objects of lists) {
+    for (const obj of objects) {
+      const uid = obj.metadata?.uid ?? '';
+      if (uid === '') continue;
+      const check = d.rvExpectations.isSatisfied(uid, obj.metadata?.resourceVersion ?? '');
+      if (check.satisfied) continue;
+      if (!check.timedOut) {
+        wait = Math.min(wait ?? STALE_CACHE_RECHECK_MS, check.remainingMs);
+        continue;
+      }
+      d.logger.warn({ cloneset: key, object: obj.metadata?.name, pendingForMs: check.pendingForMs }, 'the cache never showed our write; re-planning from the cache');
+      d.rvExpectations.forget(uid);
     }
-    d.logger.warn({ cloneset: key, object: obj.metadata?.name, pendingForMs: check.pendingForMs }, 'the cache never showed our write; re-planning from the cache');
-    d.rvExpectations.forget(uid);
   }
   return wait;
 }

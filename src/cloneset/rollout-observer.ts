@@ -9,7 +9,7 @@ import type { CloneSet } from '../api/cloneset.ts';
 import { CONDITION_INPLACE_UPDATE_READY } from '../api/well-known.ts';
 import type { Pod } from '../kube/types.ts';
 import type { Clock, TimerHandle } from '../runtime/clock.ts';
-import { readState } from './inplace/state.ts';
+import { readState, stateAnnotationOf } from './inplace/state.ts';
 import { DELIBERATE_HOLDS, isRolledOut, type Blocker, type BlockReason } from './plan/blockers.ts';
 import { podCondition, revisionMatches, timestampMs } from './plan/pod-predicates.ts';
 
@@ -170,6 +170,9 @@ export class RolloutObserver {
     for (const pod of pass.pods) {
       const uid = pod.metadata.uid ?? '';
       seen?.add(uid);
+      // A pod never updated in place (no state annotation: readState below is undefined), the commonest by far,
+      // is passed over before any other lookup.
+      if (stateAnnotationOf(pod) === undefined) continue;
       if (t.inPlaceTimed.get(uid) === pass.updateRevision || !revisionMatches(pod, pass.updateRevision)) continue;
       const ready = podCondition(pod, 'Ready');
       const gate = podCondition(pod, CONDITION_INPLACE_UPDATE_READY);

@@ -4,9 +4,16 @@ import type { KubeObject, OwnerReference } from './types.ts';
 
 /** Index of the controller reference in metadata.ownerReferences, -1 when there is none (JSON patches need it). */
 export function controllerRefIndex(obj: KubeObject): number {
-  return (obj.metadata?.ownerReferences ?? []).findIndex((r) => r.controller === true);
+  // Plain loops: every reconcile pass asks this of every pod it claims.
+  const refs = obj.metadata?.ownerReferences;
+  if (refs === undefined) return -1;
+  for (let i = 0; i < refs.length; i++) if (refs[i]?.controller === true) return i;
+  return -1;
 }
 
 export function controllerRefOf(obj: KubeObject): OwnerReference | undefined {
-  return (obj.metadata?.ownerReferences ?? []).find((r) => r.controller === true);
+  const refs = obj.metadata?.ownerReferences;
+  if (refs === undefined) return undefined;
+  for (const r of refs) if (r.controller === true) return r;
+  return undefined;
 }

@@ -181,6 +181,9 @@ export interface InPlaceRefresh {
   readonly explain?: string;
 }
 
+/** Nothing to do: the answer for nearly every pod of every pass, shared rather than allocated per pod. */
+const NO_REFRESH: InPlaceRefresh = Object.freeze({ actions: Object.freeze([]) });
+
 export function refreshInPlace(pod: Pod, ctx: Pick<InPlaceContext, 'nowMs' | 'gates' | 'resizeSubresource'>): InPlaceRefresh {
   const name = pod.metadata.name ?? '';
   const graceRaw = graceAnnotationOf(pod);
@@ -195,7 +198,7 @@ export function refreshInPlace(pod: Pod, ctx: Pick<InPlaceContext, 'nowMs' | 'ga
     if (state === undefined) {
       return { actions: [], error: 'pod has apps.kruise.io/inplace-update-grace but apps.kruise.io/inplace-update-state not found' };
     }
-    if (!state.ok) return { actions: [] };
+    if (!state.ok) return NO_REFRESH;
     if (!revisionMatches(pod, spec.revision)) {
       return {
         actions: [{ kind: 'UpdatePodInPlace', pod: podRefOf(pod), step: 'dropGrace', revision: spec.revision, patch: dropGracePatch().patch }],
@@ -253,7 +256,7 @@ export function refreshInPlace(pod: Pod, ctx: Pick<InPlaceContext, 'nowMs' | 'ga
       // Source quirk (docs/features.md#in-place-update; Kruise pkg/util/inplaceupdate/inplace_update.go): resources alone pending → no batch write, fall through.
     }
   }
-  if (!hasReadinessGate(pod, CONDITION_INPLACE_UPDATE_READY) || podCondition(pod, CONDITION_INPLACE_UPDATE_READY)?.status === 'True') return { actions: [] };
+  if (!hasReadinessGate(pod, CONDITION_INPLACE_UPDATE_READY) || podCondition(pod, CONDITION_INPLACE_UPDATE_READY)?.status === 'True') return NO_REFRESH;
   // Pods the engine touched get the write guarded by the cached resourceVersion (Kruise#2274: the condition is
   // only written for the pod version it was decided on); a new pod's first True is written unguarded.
   const touched = state !== undefined || podCondition(pod, CONDITION_INPLACE_UPDATE_READY) !== undefined;
@@ -301,7 +304,8 @@ export function withoutInPlaceOnlySurge(cloneSet: CloneSet): { readonly cloneSet
  * changed) gets InPlaceUpdateReady back — once its own in-place state says it is complete.
  */
 export function restoreReadiness(cloneSet: CloneSet, pods: readonly Pod[], keep: ReadonlySet<Pod>, ctx: InPlaceContext | undefined): PlanAction[] {
-  if (ctx === undefined) return [];
+  // ReCreate defers no pod (deferReadyToUpdate): no walk over every pod of every pass.
+  if (ctx === undefined || !isInPlacePolicy(cloneSet)) return [];
   const out: PlanAction[] = [];
   for (const pod of pods) {
     if (keep.has(pod) || !deferReadyToUpdate(cloneSet, pod, ctx)) continue;

@@ -9,7 +9,7 @@ import type { PlanAction, PlanPhase } from './actions.ts';
 import type { PlannerConfig } from './index.ts';
 import { isHooked } from './lifecycle.ts';
 import { isPodAvailable, isPodReady, lifecycleStateOf, podCondition, revisionMatches } from './pod-predicates.ts';
-import { computeReplicaDiff, replicaDiffInputFor } from './replica-diff.ts';
+import { computeReplicaDiff, replicaDiffInputFor, type ReplicaDiff } from './replica-diff.ts';
 
 /** The `reason` label values of cloneset_rollout_blocked (docs/observability.md#metrics). */
 export const BLOCK_REASONS = [
@@ -44,6 +44,8 @@ export interface BlockerInput {
   readonly actions: readonly PlanAction[];
   readonly config: PlannerConfig;
   readonly nowMs: number;
+  /** The pass's replica diff of these pods and spec (PlanResult.replicaDiff), if it built one: not built again. */
+  readonly replicaDiff?: ReplicaDiff;
 }
 
 const nameOf = (p: Pod): string => p.metadata.name ?? '';
@@ -72,7 +74,30 @@ export function rolloutBlockers(input: BlockerInput): Blocker[] {
   const out: Blocker[] = [];
   const name = cs.metadata.name ?? '';
   const paused = cs.spec.updateStrategy?.paused === true;
-  const outdated = pods.filter((p) => !revisionMatches(p, updateRevision));
+  const hooks = cs.spec.lifecycle;
+  // Every per-pod finding in one walk over the pods (a pass runs this over all of them, every time).
+  const outdated: Pod[] = [];
+  const gated: Pod[] = [];
+  const notTrueGates = new Set<string>();
+  const preDelete: Pod[] = [];
+  const preUpdate: Pod[] = [];
+  let grace = 0;
+  for (const p of pods) {
+    if (!revisionMatches(p, updateRevision)) outdated.push(p);
+    else if (!isPodReady(p)) {
+      let waitsForGate = false;
+      for (const g of p.spec.readinessGates ?? []) {
+        if (podCondition(p, g.conditionType)?.status === 'True') continue;
+        waitsForGate = true;
+        notTrueGates.add(g.conditionType);
+      }
+      if (waitsForGate) gated.push(p);
+    }
+    const state = lifecycleStateOf(p);
+    if (state === 'PreparingDelete' && isHooked(hooks?.preDelete, p)) preDelete.push(p);
+    if (state === 'PreparingUpdate' && isHooked(hooks?.inPlaceUpdate, p)) preUpdate.push(p);
+    if (inGracePeriod(p)) grace++;
+  }
   if (paused && outdated.length > 0)
     out.push({ reason: 'paused', message: `updateStrategy.paused is true: ${outdated.length} pods wait (resume: kubectl cloneset rollout resume ${name})` });
   // The replica diff (a pass over every pod) matters only with outdated pods: both findings below need some (the
@@ -81,7 +106,8 @@ export function rolloutBlockers(input: BlockerInput): Blocker[] {
   const diff =
     outdated.length === 0
       ? undefined
-      : computeReplicaDiff(
+      : (input.replicaDiff ??
+        computeReplicaDiff(
           replicaDiffInputFor(cs, pods, {
             currentRevision: input.currentRevision,
             updateRevision,
@@ -91,7 +117,7 @@ export function rolloutBlockers(input: BlockerInput): Blocker[] {
             flavour: 'update',
             ...(input.config.surgeRule !== undefined ? { surgeRule: input.config.surgeRule } : {}),
           }),
-        );
+        ));
   if (!paused && diff !== undefined && diff.updateNum === 0 && (cs.spec.updateStrategy?.partition ?? 0) !== 0) {
     out.push({ reason: 'partition', message: `updateStrategy.partition keeps ${outdated.length} pods on the current revision ${input.currentRevision}; lower it to go on` });
   }
@@ -110,21 +136,13 @@ export function rolloutBlockers(input: BlockerInput): Blocker[] {
       });
     }
   }
-  const gated = pods.filter(
-    (p) => revisionMatches(p, updateRevision) && !isPodReady(p) && (p.spec.readinessGates ?? []).some((g) => podCondition(p, g.conditionType)?.status !== 'True'),
-  );
   if (gated.length > 0) {
-    const gates = [...new Set(gated.flatMap((p) => (p.spec.readinessGates ?? []).filter((g) => podCondition(p, g.conditionType)?.status !== 'True').map((g) => g.conditionType)))];
-    out.push({ reason: 'readinessGate', message: `${gated.length} updated pods are not ready: readiness gate ${gates.join(', ')} not True (${examples(gated)})` });
+    out.push({ reason: 'readinessGate', message: `${gated.length} updated pods are not ready: readiness gate ${[...notTrueGates].join(', ')} not True (${examples(gated)})` });
   }
-  const hooks = cs.spec.lifecycle;
-  const preDelete = pods.filter((p) => lifecycleStateOf(p) === 'PreparingDelete' && isHooked(hooks?.preDelete, p));
   if (preDelete.length > 0) out.push({ reason: 'preDeleteHook', message: `${preDelete.length} pods wait in PreparingDelete for their preDelete hook (${examples(preDelete)})` });
-  const preUpdate = pods.filter((p) => lifecycleStateOf(p) === 'PreparingUpdate' && isHooked(hooks?.inPlaceUpdate, p));
   if (preUpdate.length > 0)
     out.push({ reason: 'inPlaceUpdateHook', message: `${preUpdate.length} pods wait in PreparingUpdate for their inPlaceUpdate hook (${examples(preUpdate)})` });
-  const grace = pods.filter(inGracePeriod);
-  if (grace.length > 0) out.push({ reason: 'gracePeriod', message: `${grace.length} pods wait out inPlaceUpdateStrategy.gracePeriodSeconds` });
+  if (grace > 0) out.push({ reason: 'gracePeriod', message: `${grace} pods wait out inPlaceUpdateStrategy.gracePeriodSeconds` });
   for (const c of cs.status?.conditions ?? []) {
     if (c.type === 'FailedUpdate' && c.status === 'True') out.push({ reason: 'failedUpdate', message: `FailedUpdate: ${c.message ?? ''}` });
     if (c.type === 'Progressing' && c.status === 'False' && c.reason === 'ProgressDeadlineExceeded') {

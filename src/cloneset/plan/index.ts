@@ -13,7 +13,7 @@ import { planRefresh } from './refresh.ts';
 import { podCondition } from './pod-predicates.ts';
 import { CONDITION_INPLACE_UPDATE_READY } from '../../api/well-known.ts';
 import { planScale } from './scale.ts';
-import type { SurgeRule } from './replica-diff.ts';
+import { passReplicaDiffs, type ReplicaDiff, type SurgeRule } from './replica-diff.ts';
 import { planUpdate } from './update.ts';
 import type { ResolvedRevisions } from './resolved-revisions.ts';
 
@@ -49,6 +49,12 @@ export interface PlanResult extends Plan {
   readonly claimed: readonly Pod[];
   /** Conditions our opt-in extensions want in the status (docs/features.md#beyond-kruise). */
   readonly conditions?: readonly CloneSetCondition[];
+  /**
+   * The replica diff (Update's flavour) of `claimed` under the snapshot's CloneSet, when the pass built one: the
+   * rollout blockers read it instead of walking every pod again. Absent when the pass planned with a changed
+   * spec (InPlaceOnly without its maxSurge), whose diff is not the one the blockers would build.
+   */
+  readonly replicaDiff?: ReplicaDiff;
 }
 
 export function planCloneSet(snapshot: Snapshot, revisions: ResolvedRevisions, cfg: PlannerConfig, ids: InstanceIdSource): PlanResult {
@@ -58,8 +64,14 @@ export function planCloneSet(snapshot: Snapshot, revisions: ResolvedRevisions, c
   const retained = retainedPvcsOf(s.cloneSet, s.retainedPvcs ?? []);
   const pass = planPass(s, retained, revisions, cfg, ids);
   const kept = { ...pass, actions: applyPvcRetention(s.cloneSet, pass.actions, [...s.pvcs, ...retained], s.pods) };
-  const planned = withExtensions(kept, planExtensions({ ...s, retainedPvcs: retained }, revisions, pass.claimed));
+  const extended = withExtensions(kept, planExtensions({ ...s, retainedPvcs: retained }, revisions, pass.claimed));
+  const planned = s === snapshot ? extended : withoutReplicaDiff(extended);
   return surge.event === undefined ? planned : { ...planned, events: [surge.event, ...planned.events] };
+}
+
+function withoutReplicaDiff(plan: PlanResult): PlanResult {
+  const { replicaDiff: _diff, ...rest } = plan;
+  return rest;
 }
 
 /** The extensions' writes go last (docs/features.md#beyond-kruise): nothing Kruise would write waits for them. */
@@ -124,6 +136,19 @@ function planPass(s: Snapshot, retained: readonly PersistentVolumeClaim[], revis
   if (s.cloneSet.metadata.deletionTimestamp !== undefined) {
     return { claimed, phase: cleanup.actions.length > 0 ? 'claim' : 'idle', actions: cleanup.actions, events: [], explain: [...cleanup.explain, 'CloneSet is being deleted'] };
   }
+  // Scale, Update and the rollout blockers read the same diff: built once, on first use (PlanResult.replicaDiff).
+  const diffs = passReplicaDiffs(s.cloneSet, claimed, {
+    currentRevision: revisions.current.name,
+    updateRevision: revisions.update.name,
+    gates: cfg.gates,
+    excludePreparingDeleteFlag: cfg.excludePreparingDelete,
+    nowMs: s.nowMs,
+    ...(cfg.surgeRule !== undefined ? { surgeRule: cfg.surgeRule } : {}),
+  });
+  const withDiff = (plan: PlanResult): PlanResult => {
+    const replicaDiff = diffs.built();
+    return replicaDiff === undefined ? plan : { ...plan, replicaDiff };
+  };
   const scale = planScale({
     cloneSet: s.cloneSet,
     pods: claimed,
@@ -138,15 +163,16 @@ function planPass(s: Snapshot, retained: readonly PersistentVolumeClaim[], revis
     excludePreparingDeleteFlag: cfg.excludePreparingDelete,
     ids,
     ...(cfg.surgeRule !== undefined ? { surgeRule: cfg.surgeRule } : {}),
+    diffs,
   });
   if (scale.actions.length > 0) {
-    return { claimed, phase: 'scale', actions: [...release, ...scale.actions], events: scale.events, explain: [...cleanup.explain, ...scale.explain] };
+    return withDiff({ claimed, phase: 'scale', actions: [...release, ...scale.actions], events: scale.events, explain: [...cleanup.explain, ...scale.explain] });
   }
   const refresh = planRefresh(s.cloneSet, claimed, { updateRevision: revisions.update.name }, inPlace);
   const actions: PlanAction[] = [...release, ...refresh.actions];
   if (refresh.blocksUpdate) {
     const requeue = refresh.requeueAfterMs !== undefined ? { requeueAfterMs: refresh.requeueAfterMs } : {};
-    return { claimed, phase: 'update', actions, events: scale.events, explain: [...cleanup.explain, ...scale.explain, ...refresh.explain, 'refresh only'], ...requeue };
+    return withDiff({ claimed, phase: 'update', actions, events: scale.events, explain: [...cleanup.explain, ...scale.explain, ...refresh.explain, 'refresh only'], ...requeue });
   }
   const update = planUpdate({
     cloneSet: s.cloneSet,
@@ -158,15 +184,16 @@ function planPass(s: Snapshot, retained: readonly PersistentVolumeClaim[], revis
     excludePreparingDeleteFlag: cfg.excludePreparingDelete,
     ...(cfg.surgeRule !== undefined ? { surgeRule: cfg.surgeRule } : {}),
     inPlace,
+    diffs,
   });
   const all = [...actions, ...update.actions];
   const requeueAfterMs = minDelay(refresh.requeueAfterMs, update.requeueAfterMs);
-  return {
+  return withDiff({
     claimed,
     phase: all.length > 0 ? 'update' : release.length > 0 ? 'claim' : 'idle',
     actions: all,
     events: [...scale.events, ...update.events],
     explain: [...cleanup.explain, ...scale.explain, ...refresh.explain, ...update.explain],
     ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}),
-  };
+  });
 }

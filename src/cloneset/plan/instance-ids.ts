@@ -36,20 +36,31 @@ export function allocateInstanceIds(
   /** PVCs still present but not offered for reuse (being cleaned up, docs/features.md#pvcs; Kruise pkg/controller/cloneset/cloneset_controller.go): their ids are never drawn. */
   retired: readonly PersistentVolumeClaim[] = [],
 ): string[] {
-  const podIds = new Set(activePods.map(instanceIdOf).filter((id) => id !== ''));
-  const used = new Set([...allPods.map(instanceIdOf), ...pvcs.map(instanceIdOf), ...retired.map(instanceIdOf), ...podIds].filter((id) => id !== ''));
+  // Every pass of a scale-up comes here with all the pods: one walk over each list, no copies of them.
+  const used = new Set<string>();
+  for (const list of [allPods, pvcs, retired, activePods]) {
+    for (const obj of list) {
+      const id = instanceIdOf(obj);
+      if (id !== '') used.add(id);
+    }
+  }
   // Kruise takes an arbitrary element; we take them in sorted order so a plan is reproducible.
-  // An id whose pod still exists (e.g. a Failed pod) is not reusable: the pod name would collide.
-  const allPodIds = new Set(allPods.map(instanceIdOf));
   const pvcIds = [...new Set(pvcs.map(instanceIdOf))].filter((id) => id !== '').sort();
-  const reusable = pvcIds.filter((id) => !allPodIds.has(id));
-  // An id whose PVC belongs to a pod that is going away (deletionTimestamp, e.g. deleted by hand) is awaited: its
-  // replacement is created under the same id, with the same PVC, once the old pod is gone (its delete event brings
-  // us back) — as the manual promises. Kruise would reuse the id at once and fail with AlreadyExists until then;
-  // drawing a fresh id instead would strand the PVC. Each awaited id takes one of the `count` slots.
-  const staying = new Set(allPods.filter((p) => p.metadata.deletionTimestamp === undefined).map(instanceIdOf));
-  const going = new Set(allPods.filter((p) => p.metadata.deletionTimestamp !== undefined).map(instanceIdOf));
-  const awaited = pvcIds.filter((id) => going.has(id) && !staying.has(id));
+  let reusable: string[] = [];
+  let awaited: string[] = [];
+  // Only the ids of PVCs are reused or awaited: without claims there is nothing more to look at.
+  if (pvcIds.length > 0) {
+    // An id whose pod still exists (e.g. a Failed pod) is not reusable: the pod name would collide.
+    const allPodIds = new Set(allPods.map(instanceIdOf));
+    reusable = pvcIds.filter((id) => !allPodIds.has(id));
+    // An id whose PVC belongs to a pod that is going away (deletionTimestamp, e.g. deleted by hand) is awaited: its
+    // replacement is created under the same id, with the same PVC, once the old pod is gone (its delete event brings
+    // us back) — as the manual promises. Kruise would reuse the id at once and fail with AlreadyExists until then;
+    // drawing a fresh id instead would strand the PVC. Each awaited id takes one of the `count` slots.
+    const staying = new Set(allPods.filter((p) => p.metadata.deletionTimestamp === undefined).map(instanceIdOf));
+    const going = new Set(allPods.filter((p) => p.metadata.deletionTimestamp !== undefined).map(instanceIdOf));
+    awaited = pvcIds.filter((id) => going.has(id) && !staying.has(id));
+  }
   const result = new Set<string>();
   for (let i = awaited.length; i < count; i++) {
     const reused = reusable.shift();

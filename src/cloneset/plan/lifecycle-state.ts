@@ -95,14 +95,22 @@ function defaultUpdateComplete(pod: Pod): boolean {
  * keys added for hooks with markPodNotReady, keys dropped when the state no longer calls for them (which also
  * fixes Kruise's stuck `preUpdateHook`, docs/features.md#markpodnotready). `stateChanged`: the label is written (blocks updates in this pass).
  */
-export function refreshLifecycle(cloneSet: CloneSet, pod: Pod, ctx: RefreshContext = {}): { readonly actions: readonly PlanAction[]; readonly stateChanged: boolean } {
+export interface LifecycleRefresh {
+  readonly actions: readonly PlanAction[];
+  readonly stateChanged: boolean;
+}
+
+/** Nothing to do: the answer for nearly every pod of every pass, shared rather than allocated per pod. */
+const NO_LIFECYCLE_REFRESH: LifecycleRefresh = Object.freeze({ actions: Object.freeze([]), stateChanged: false });
+
+export function refreshLifecycle(cloneSet: CloneSet, pod: Pod, ctx: RefreshContext = {}): LifecycleRefresh {
   const target = refreshTarget(cloneSet, pod, ctx);
   if (target !== undefined) {
     const actions = setStateActions(cloneSet, pod, target);
     return { actions, stateChanged: actions.some((a) => a.kind === 'PatchPodLifecycle') };
   }
   const readiness = kruisePodReadyAction(cloneSet, pod, lifecycleStateOf(pod));
-  return { actions: readiness !== undefined ? [readiness] : [], stateChanged: false };
+  return readiness !== undefined ? { actions: [readiness], stateChanged: false } : NO_LIFECYCLE_REFRESH;
 }
 
 /** What the lifecycle says about updating a pod in place now (docs/features.md#update-types; Kruise pkg/controller/cloneset/sync/cloneset_update.go, the switch on the state). */

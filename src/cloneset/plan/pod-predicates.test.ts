@@ -147,3 +147,70 @@ describe('timestampMs', () => {
   });
   test('RFC 3339 parses to epoch ms', () => assert.equal(timestampMs('1970-01-01T00:00:01Z'), 1000));
 });
+
+describe('facts remembered per frozen pod', () => {
+  const variants: Pod[] = [
+    pod({}),
+    pod({ phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: secondsAgo(30) }] }),
+    pod({
+      phase: 'Running',
+      conditions: [
+        { type: 'Ready', status: 'True', lastTransitionTime: secondsAgo(5) },
+        { type: 'InPlaceUpdateReady', status: 'True' },
+      ],
+    }),
+    pod({
+      phase: 'Running',
+      conditions: [
+        { type: 'Ready', status: 'True' },
+        { type: 'InPlaceUpdateReady', status: 'False' },
+      ],
+    }),
+    pod({ phase: 'Pending', conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: secondsAgo(60) }] }),
+    pod({ phase: 'Running', labels: { 'lifecycle.apps.kruise.io/state': 'Updated', 'controller-revision-hash': 'cs-abc' } }),
+    pod({ labels: { 'lifecycle.apps.kruise.io/state': 'Bogus', 'controller-revision-hash': 'abc' } }),
+  ];
+  const answers = (p: Pod, now: number): unknown[] => [
+    isPodReady(p),
+    isPodReadyFor(p, 0, now),
+    isPodReadyFor(p, 10, now),
+    isPodAvailable(p, 10, now),
+    isLifecycleNormalOrUnset(p),
+    lifecycleStateOf(p),
+    revisionMatches(p, 'other-abc'),
+    revisionMatches(p, 'cs-xyz'),
+    revisionMatches(p, 'abc'),
+    revisionMatches(p, 'cs-ab'),
+  ];
+  test('a frozen pod answers as an unfrozen copy, at every time (the time-dependent part is never remembered)', () => {
+    for (const p of variants) {
+      const frozen = Object.freeze(structuredClone(p));
+      for (const now of [NOW, NOW + 20_000, NOW - 20_000]) assert.deepEqual(answers(frozen, now), answers(p, now));
+    }
+  });
+  test('an unfrozen pod changed in place is read afresh', () => {
+    const conditions: PodCondition[] = [readySince(5)];
+    const p = pod({ phase: 'Running', conditions });
+    assert.equal(isPodReadyFor(p, 10, NOW), false);
+    conditions[0] = readySince(30);
+    assert.equal(isPodReadyFor(p, 10, NOW), true);
+  });
+  test("a frozen pod without a Ready time, or with Go's zero time, is never ready for minReadySeconds", () => {
+    for (const since of [undefined, '0001-01-01T00:00:00Z']) {
+      const p = Object.freeze(pod({ phase: 'Running', conditions: [{ type: 'Ready', status: 'True', ...(since !== undefined ? { lastTransitionTime: since } : {}) }] }));
+      assert.equal(isPodReadyFor(p, 10, NOW), false);
+      assert.equal(isPodReadyFor(p, 10, NOW), false, 'and the same when remembered');
+      assert.equal(isPodReadyFor(p, 0, NOW), true);
+    }
+  });
+});
+
+test('revisionMatches compares short hashes as shortHash does', () => {
+  const names = ['', '-', 'a-', '-a', 'abc', 's-abc', 'x-s-abc', 's-ab', 's-abcd', 'ab-c', 'abc-', 'S-ABC'];
+  for (const label of names) {
+    for (const name of names) {
+      const p = pod({ labels: { 'controller-revision-hash': label } });
+      assert.equal(revisionMatches(p, name), label === name || shortHash(label) === shortHash(name), `${label} vs ${name}`);
+    }
+  }
+});

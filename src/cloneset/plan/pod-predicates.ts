@@ -1,5 +1,6 @@
 // Pod predicates shared by scaling, updating and status (docs/features.md#short-hash, #scaling, #lifecycle-hooks; Kruise pkg/controller/cloneset/utils/cloneset_utils.go). Pure: the current time is
-// always passed in as `nowMs` (epoch milliseconds), never read from the clock.
+// always passed in as `nowMs` (epoch milliseconds), never read from the clock; the one costly read of a frozen
+// (cached) pod, its Ready time, is remembered per pod object (READY_SINCE), which never changes an answer.
 import type { Pod, PodCondition } from '../../kube/types.ts';
 import { CONDITION_INPLACE_UPDATE_READY, LABEL_LIFECYCLE_STATE, LABEL_REVISION_HASH, LABEL_SPECIFIED_DELETE, type LifecycleState } from '../../api/well-known.ts';
 
@@ -42,6 +43,27 @@ export function hasReadinessGate(pod: Pod, conditionType: string): boolean {
   return false;
 }
 
+/**
+ * The parsed `Ready` lastTransitionTime of frozen pods, by pod object (NaN: none, or Go's zero time). Every pass
+ * asks it of every pod several times (replica diff, status, blockers) when minReadySeconds is set, and parsing
+ * the date was the largest single cost of a steady pass. Cached pods are deep-frozen and replaced on every
+ * change (runtime/store.ts `ingest`), so what is derived from one stays true for as long as the object lives,
+ * and the WeakMap lets it go with the object: the planner's only module state, a memo of immutable inputs that
+ * never changes an answer. A pod that is not frozen (a test's, one being built) may still change and is read
+ * afresh. Only the time is remembered, never whether it is far enough in the past: that depends on `nowMs`.
+ */
+// biome-ignore lint/plugin: a memo of immutable inputs (frozen pods) by weak keys, see above; never changes an answer
+const READY_SINCE = new WeakMap<Pod, number>();
+
+/** When the `Ready` condition last changed (epoch ms); undefined when unknown (see {@link timestampMs}). */
+export function readySinceMs(pod: Pod): number | undefined {
+  const known = READY_SINCE.get(pod);
+  if (known !== undefined) return Number.isNaN(known) ? undefined : known;
+  const since = timestampMs(podCondition(pod, 'Ready')?.lastTransitionTime);
+  if (Object.isFrozen(pod)) READY_SINCE.set(pod, since ?? Number.NaN);
+  return since;
+}
+
 /** Kubernetes `IsPodReady`: the `Ready` condition is True (phase is not looked at). */
 export function isPodReady(pod: Pod): boolean {
   return podCondition(pod, 'Ready')?.status === 'True';
@@ -57,7 +79,7 @@ export function isPodReadyFor(pod: Pod, minReadySeconds: number, nowMs: number):
   const ready = podCondition(pod, 'Ready');
   if (ready?.status !== 'True') return false;
   if (minReadySeconds !== 0) {
-    const since = timestampMs(ready.lastTransitionTime);
+    const since = readySinceMs(pod);
     if (since === undefined || !(since + minReadySeconds * 1000 < nowMs)) return false;
   }
   const inPlace = podCondition(pod, CONDITION_INPLACE_UPDATE_READY);
@@ -119,5 +141,15 @@ export function shortHash(revisionName: string): string {
  */
 export function revisionMatches(pod: Pod, revisionName: string): boolean {
   const label = pod.metadata.labels?.[LABEL_REVISION_HASH] ?? '';
-  return label === revisionName || shortHash(label) === shortHash(revisionName);
+  return label === revisionName || sameShortHash(label, revisionName);
+}
+
+/** `shortHash(a) === shortHash(b)` without cutting either string (every pass asks it of every outdated pod). */
+function sameShortHash(a: string, b: string): boolean {
+  const i = a.lastIndexOf('-') + 1;
+  const j = b.lastIndexOf('-') + 1;
+  const length = a.length - i;
+  if (length !== b.length - j) return false;
+  for (let k = 0; k < length; k++) if (a.charCodeAt(i + k) !== b.charCodeAt(j + k)) return false;
+  return true;
 }

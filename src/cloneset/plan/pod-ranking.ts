@@ -6,7 +6,7 @@
 // arbitrary; any stable order is one Kruise could produce, and stability makes our plans deterministic.
 import type { Node, Pod, TopologySpreadConstraint } from '../../kube/types.ts';
 import { ANNOTATION_POD_DELETION_COST } from '../../api/well-known.ts';
-import { isPodAvailable, isPodReady, podCondition, timestampMs } from './pod-predicates.ts';
+import { isPodAvailable, isPodReady, readySinceMs, timestampMs } from './pod-predicates.ts';
 
 export interface RankOptions {
   readonly minReadySeconds: number;
@@ -54,10 +54,6 @@ function laterOrZeroFirst(a: number | undefined, b: number | undefined): number 
   if (a === undefined) return -1;
   if (b === undefined) return 1;
   return a > b ? -1 : 1;
-}
-
-function readySinceMs(pod: Pod): number | undefined {
-  return timestampMs(podCondition(pod, 'Ready')?.lastTransitionTime);
 }
 
 // The tie-breaker ladder. Each rule returns 0 when it cannot tell the two pods apart.

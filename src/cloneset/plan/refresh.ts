@@ -26,12 +26,11 @@ export function planRefresh(cloneSet: CloneSet, pods: readonly Pod[], ctx: Refre
   let requeueAfterMs: number | undefined;
   const lifecycleCtx: RefreshContext = inPlace === undefined ? ctx : { ...ctx, isUpdateComplete: (p) => podUpdateComplete(p, inPlace.gates).complete };
   for (const pod of pods) {
-    const ref = podRefOf(pod);
     let ready: ReadyAction | undefined;
     if (inPlace !== undefined) {
       // The in-place refresh (docs/features.md#in-place-update; Kruise pkg/util/inplaceupdate/inplace_update.go): grace period end, next container batch, InPlaceUpdateReady=True.
       const r = refreshInPlace(pod, inPlace);
-      actions.push(...r.actions);
+      if (r.actions.length > 0) actions.push(...r.actions);
       requeueAfterMs = minDelay(requeueAfterMs, r.requeueAfterMs);
       if (r.explain !== undefined) explain.push(r.explain);
       if (r.error !== undefined) errors.push(r.error);
@@ -40,7 +39,7 @@ export function planRefresh(cloneSet: CloneSet, pods: readonly Pod[], ctx: Refre
     } else {
       // The controller is the only writer of InPlaceUpdateReady; without it a new pod never becomes Ready.
       if (hasReadinessGate(pod, CONDITION_INPLACE_UPDATE_READY) && podCondition(pod, CONDITION_INPLACE_UPDATE_READY)?.status !== 'True') {
-        ready = { kind: 'SetInPlaceUpdateReady', pod: ref };
+        ready = { kind: 'SetInPlaceUpdateReady', pod: podRefOf(pod) };
       }
     }
     // Lifecycle transitions and the KruisePodReady condition (lifecycle-state.ts); only a label change blocks.
@@ -50,10 +49,11 @@ export function planRefresh(cloneSet: CloneSet, pods: readonly Pod[], ctx: Refre
       // Written together with PreparingNormal → Normal once the pod is scheduled; it cannot be Ready before.
       ready = undefined;
     }
-    actions.push(...withReadyWrite(ready, lifecycle.actions));
+    if (ready !== undefined) actions.push(...withReadyWrite(ready, lifecycle.actions));
+    else if (lifecycle.actions.length > 0) actions.push(...lifecycle.actions);
     const revisionLabel = pod.metadata.labels?.[LABEL_REVISION_HASH];
     if (pod.metadata.labels?.[LABEL_POD_TEMPLATE_HASH] === undefined && revisionLabel !== undefined) {
-      actions.push({ kind: 'PatchPodTemplateHash', pod: ref, hash: shortHash(revisionLabel) });
+      actions.push({ kind: 'PatchPodTemplateHash', pod: podRefOf(pod), hash: shortHash(revisionLabel) });
       blocksUpdate = true;
     }
   }
@@ -84,8 +84,7 @@ function waitsForScheduling(cloneSet: CloneSet, pod: Pod): boolean {
  * kept from the stored pod). That is one request instead of two per new pod (create + 1) and per in-place
  * update (not-ready, update, ready + Normal), with the same end state and the same resourceVersion guard.
  */
-function withReadyWrite(ready: ReadyAction | undefined, lifecycle: readonly PlanAction[]): PlanAction[] {
-  if (ready === undefined) return [...lifecycle];
+function withReadyWrite(ready: ReadyAction, lifecycle: readonly PlanAction[]): PlanAction[] {
   const [only, ...rest] = lifecycle;
   if (only === undefined || rest.length > 0 || only.kind !== 'PatchPodLifecycle' || (only.addFinalizers ?? []).length > 0) return [ready, ...lifecycle];
   return [{ ...ready, lifecycle: { state: only.state, ...(only.addLabels !== undefined ? { addLabels: only.addLabels } : {}) } }];

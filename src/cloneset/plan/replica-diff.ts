@@ -288,3 +288,32 @@ export function replicaDiffInputFor(cloneSet: CloneSet, pods: readonly Pod[], ct
     })),
   };
 }
+
+/**
+ * The replica diffs of one pass, each built on first use and then kept: Scale reads the `scale` flavour, Update
+ * and the rollout blockers the `update` one, and each build walks every pod. Without the PreparingUpdateAsUpdate
+ * gate the two flavours are the same diff ({@link isUpdatedPod}), built once.
+ */
+export interface PassReplicaDiffs {
+  scale(): ReplicaDiff;
+  update(): ReplicaDiff;
+  /** The `update` diff if this pass has built it (by asking either flavour without the gate), else undefined. */
+  built(): ReplicaDiff | undefined;
+}
+
+export function passReplicaDiffs(cloneSet: CloneSet, pods: readonly Pod[], ctx: Omit<ReplicaDiffContext, 'flavour'>): PassReplicaDiffs {
+  let update: ReplicaDiff | undefined;
+  let scale: ReplicaDiff | undefined;
+  const updateDiff = (): ReplicaDiff => {
+    update ??= computeReplicaDiff(replicaDiffInputFor(cloneSet, pods, { ...ctx, flavour: 'update' }));
+    return update;
+  };
+  return {
+    update: updateDiff,
+    scale: () => {
+      scale ??= ctx.gates.PreparingUpdateAsUpdate ? computeReplicaDiff(replicaDiffInputFor(cloneSet, pods, { ...ctx, flavour: 'scale' })) : updateDiff();
+      return scale;
+    },
+    built: () => update,
+  };
+}

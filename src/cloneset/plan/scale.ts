@@ -11,7 +11,7 @@ import { isReadyForDelete, isSpecifiedDelete, lifecycleStateOf } from './pod-pre
 import { newPod, pvcsFor } from './pod-template.ts';
 import { usesMarkPodNotReady } from './pod-readiness.ts';
 import { choosePodsToDelete } from './pod-ranking.ts';
-import { computeReplicaDiff, isUpdatedPod, replicaDiffInputFor, type ReplicaDiff, type SurgeRule } from './replica-diff.ts';
+import { computeReplicaDiff, isUpdatedPod, replicaDiffInputFor, type PassReplicaDiffs, type ReplicaDiff, type SurgeRule } from './replica-diff.ts';
 
 export interface RevisionTemplate {
   readonly name: string;
@@ -36,6 +36,8 @@ export interface ScaleInput {
   readonly ids: InstanceIdSource;
   /** undefined → 'kruise' (see SurgeRule). */
   readonly surgeRule?: SurgeRule;
+  /** The pass's replica diffs of these pods and inputs (planPass shares them with Update); built here without. */
+  readonly diffs?: PassReplicaDiffs;
 }
 
 export interface ScaleResult {
@@ -48,21 +50,28 @@ export interface ScaleResult {
 export function planScale(input: ScaleInput): ScaleResult {
   const { cloneSet, pods } = input;
   const podsToDelete = cloneSet.spec.scaleStrategy?.podsToDelete ?? [];
-  const specified = pods.filter((p) => isSpecifiedDelete(p, podsToDelete));
-  const preparingDelete = pods.filter((p) => lifecycleStateOf(p) === 'PreparingDelete');
+  // One walk over the pods for both lists (every pass of a large CloneSet runs this over all of them).
+  const specified: Pod[] = [];
+  const preparingDelete: Pod[] = [];
+  for (const p of pods) {
+    if (isSpecifiedDelete(p, podsToDelete)) specified.push(p);
+    if (lifecycleStateOf(p) === 'PreparingDelete') preparingDelete.push(p);
+  }
   const numToDelete = new Set([...specified, ...preparingDelete].map((p) => p.metadata.name)).size;
 
-  const diff = computeReplicaDiff(
-    replicaDiffInputFor(cloneSet, pods, {
-      currentRevision: input.current.name,
-      updateRevision: input.update.name,
-      gates: input.gates,
-      excludePreparingDeleteFlag: input.excludePreparingDeleteFlag,
-      nowMs: input.nowMs,
-      flavour: 'scale',
-      ...(input.surgeRule !== undefined ? { surgeRule: input.surgeRule } : {}),
-    }),
-  );
+  const diff =
+    input.diffs?.scale() ??
+    computeReplicaDiff(
+      replicaDiffInputFor(cloneSet, pods, {
+        currentRevision: input.current.name,
+        updateRevision: input.update.name,
+        gates: input.gates,
+        excludePreparingDeleteFlag: input.excludePreparingDeleteFlag,
+        nowMs: input.nowMs,
+        flavour: 'scale',
+        ...(input.surgeRule !== undefined ? { surgeRule: input.surgeRule } : {}),
+      }),
+    );
   const events: PlannedEvent[] = [];
   const result = (actions: PlanAction[], explain: string): ScaleResult => ({ actions, events, diff, explain: [explain] });
 

@@ -16,6 +16,7 @@ import { FEATURE_GATE_DEFAULTS } from '../../api/well-known.ts';
 import { sequentialIds } from '../plan/testing/builders.ts';
 import type { Ports } from '../ports.ts';
 import { reconcileCloneSet } from '../reconciler.ts';
+import type { RolloutObserver } from '../rollout-observer.ts';
 import { INDEX_NAMESPACE, INDEX_ORPHAN_NAMESPACE, INDEX_OWNER_UID, INDEX_RETAINED_BY, indexByRetainedBy, indexOrphansByNamespace } from '../snapshot.ts';
 import { SeenEvents } from './executor-fixture.ts';
 
@@ -34,11 +35,18 @@ export interface ReconcileHarness {
   editSpec(edit: (cs: CloneSet) => CloneSet): void;
   /** The server's pods, by name. */
   pods(): readonly Pod[];
+  /** Replaces every server pod by `edit(pod)` (a kubelet's or a user's writes); an unchanged pod keeps its resourceVersion. */
+  editPods(edit: (pod: Pod, index: number) => Pod): void;
   readonly scaleExpectations: ScaleExpectations;
   readonly rvExpectations: ResourceVersionExpectations;
 }
 
-export function reconcileHarness(clock: FakeClock, initial: CloneSet): ReconcileHarness {
+export interface ReconcileHarnessOptions {
+  /** The rollout observer the controller gives its passes (the blockers are computed only with one). */
+  readonly rollouts?: RolloutObserver;
+}
+
+export function reconcileHarness(clock: FakeClock, initial: CloneSet, options: ReconcileHarnessOptions = {}): ReconcileHarness {
   const key = `${initial.metadata.namespace ?? ''}/${initial.metadata.name ?? ''}`;
   let rv = 100;
   const nextRv = (): string => String(++rv);
@@ -189,6 +197,7 @@ export function reconcileHarness(clock: FakeClock, initial: CloneSet): Reconcile
     config: { gates: FEATURE_GATE_DEFAULTS, excludePreparingDelete: false },
     ids: sequentialIds(),
     logger: pino({ level: 'silent' }),
+    ...(options.rollouts !== undefined ? { rollouts: options.rollouts } : {}),
   };
   return {
     writes,
@@ -198,6 +207,13 @@ export function reconcileHarness(clock: FakeClock, initial: CloneSet): Reconcile
       server.cloneSet = withRv(edit(server.cloneSet));
     },
     pods: () => [...server.pods.values()],
+    editPods: (edit) => {
+      let i = 0;
+      for (const [name, pod] of server.pods) {
+        const edited = edit(pod, i++);
+        if (edited !== pod) server.pods.set(name, withRv(edited));
+      }
+    },
     scaleExpectations,
     rvExpectations,
   };
