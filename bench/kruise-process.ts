@@ -73,13 +73,7 @@ export async function startKruiseManager(client: KubeClient, dir: string, kubeco
   const logFile = path.join(logDir, `kruise-manager-${ns}.log`);
   const [metricsPort, probePort, webhookPort] = [await freePort(), await freePort(), await freePort()];
   const { proc, stop } = spawnLogged(
-    [
-      `--metrics-addr=127.0.0.1:${metricsPort}`,
-      `--health-probe-addr=127.0.0.1:${probePort}`,
-      '--enable-leader-election=false',
-      '--enable-pprof=false',
-      ...extraArgs,
-    ],
+    [`--metrics-addr=127.0.0.1:${metricsPort}`, `--health-probe-addr=127.0.0.1:${probePort}`, '--enable-leader-election=false', '--enable-pprof=false', ...extraArgs],
     logFile,
     {
       command: path.join(dir, 'kruise-manager'),

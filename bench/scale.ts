@@ -73,169 +73,174 @@ const IDLE_LEAD_IN_MS = 10_000;
 async function main(): Promise<void> {
   const args = parse(process.argv.slice(2));
   const kruise = args.kruise ? kruiseDir() : undefined;
-  await withCluster(args, async (client, kubeconfig) => {
-    const ns = namespaceName('bench');
-    const stop = new AbortController();
-    let controller: ControllerProcess | undefined;
-    try {
-      await createNamespace(client, ns);
-      let modified = 0; // pod updates the view's watch saw: the status changes of the scenario below
-      const timeline = new ScaleTimeline();
-      let following = true; // the timeline follows the scale-up only
-      const view = new CloneSetView(client, ns, stop.signal, (type, pod) => {
-        if (type === 'MODIFIED') modified++;
-        if (following) timeline.observe(type, pod);
-      });
-      controller = kruise === undefined ? await startController(kubeconfig, ns, args.controllerArgs) : await startKruiseManager(client, kruise, kubeconfig, ns, args.controllerArgs);
-      // Caches synced (readyz): the initial lists and watches are the baseline, not part of the scale-up.
-      const metricsUrl = controller.metricsUrl;
-      const idle = await requestCounters(metricsUrl);
+  await withCluster(
+    args,
+    async (client, kubeconfig) => {
+      const ns = namespaceName('bench');
+      const stop = new AbortController();
+      let controller: ControllerProcess | undefined;
+      try {
+        await createNamespace(client, ns);
+        let modified = 0; // pod updates the view's watch saw: the status changes of the scenario below
+        const timeline = new ScaleTimeline();
+        let following = true; // the timeline follows the scale-up only
+        const view = new CloneSetView(client, ns, stop.signal, (type, pod) => {
+          if (type === 'MODIFIED') modified++;
+          if (following) timeline.observe(type, pod);
+        });
+        controller =
+          kruise === undefined ? await startController(kubeconfig, ns, args.controllerArgs) : await startKruiseManager(client, kruise, kubeconfig, ns, args.controllerArgs);
+        // Caches synced (readyz): the initial lists and watches are the baseline, not part of the scale-up.
+        const metricsUrl = controller.metricsUrl;
+        const idle = await requestCounters(metricsUrl);
 
-      const n = args.pods;
-      const sets = fleet(n, args.cloneSets);
-      const who = kruise === undefined ? '' : `Kruise's manager (${kruise}) `;
-      const flags = `${who}${args.controllerArgs.length > 0 ? args.controllerArgs.join(' ') : kruise === undefined ? `(${DEFAULT_CONTROLLER_FLAGS})` : '(its defaults: --rest-config-qps=30 --rest-config-burst=50)'}`;
-      log(`namespace ${ns}; controller pid ${controller.pid}, flags ${flags}; log ${path.relative(ROOT, controller.logFile)}`);
-      const times0 = await controllerTimes(metricsUrl);
-      const cpu0 = processCpuSeconds(controller.pid);
-      timeline.start();
-      const t0 = Date.now();
-      for (const [name, replicas] of sets) await client.create(CLONESETS, ns, benchCloneSet(ns, replicas, undefined, name));
-      const timeout = 60_000 + n * 1_000;
-      const tExist = await until(`${n} pods`, () => (view.pods.size >= n ? Date.now() - t0 : undefined), timeout);
-      const tReady = await until(`${n} Ready pods`, () => ([...view.pods.values()].filter(isReady).length >= n ? Date.now() - t0 : undefined), timeout);
-      const tStatus = await until(`status.readyReplicas == ${n}`, () => (statusSum(view, 'readyReplicas') === n ? Date.now() - t0 : undefined), timeout);
-      // Let the trailing writes (lifecycle Normal, status) settle before reading the counters.
-      await until('status.availableReplicas', () => (statusSum(view, 'availableReplicas') === n ? true : undefined), timeout);
-      following = false;
-      const times1 = await controllerTimes(metricsUrl);
-      // The trailing passes (kwok's last status writes, the controller's last status write) belong to the scale-up.
-      await settled(metricsUrl, 3_000, timeout).catch(() => log('the controller did not settle after the scale-up; counting on'));
-      const up = await requestCounters(metricsUrl);
-      const cpuUp = processCpuSeconds(controller.pid) - cpu0;
-      const rssUp = peakRssMiB(controller.pid);
+        const n = args.pods;
+        const sets = fleet(n, args.cloneSets);
+        const who = kruise === undefined ? '' : `Kruise's manager (${kruise}) `;
+        const flags = `${who}${args.controllerArgs.length > 0 ? args.controllerArgs.join(' ') : kruise === undefined ? `(${DEFAULT_CONTROLLER_FLAGS})` : '(its defaults: --rest-config-qps=30 --rest-config-burst=50)'}`;
+        log(`namespace ${ns}; controller pid ${controller.pid}, flags ${flags}; log ${path.relative(ROOT, controller.logFile)}`);
+        const times0 = await controllerTimes(metricsUrl);
+        const cpu0 = processCpuSeconds(controller.pid);
+        timeline.start();
+        const t0 = Date.now();
+        for (const [name, replicas] of sets) await client.create(CLONESETS, ns, benchCloneSet(ns, replicas, undefined, name));
+        const timeout = 60_000 + n * 1_000;
+        const tExist = await until(`${n} pods`, () => (view.pods.size >= n ? Date.now() - t0 : undefined), timeout);
+        const tReady = await until(`${n} Ready pods`, () => ([...view.pods.values()].filter(isReady).length >= n ? Date.now() - t0 : undefined), timeout);
+        const tStatus = await until(`status.readyReplicas == ${n}`, () => (statusSum(view, 'readyReplicas') === n ? Date.now() - t0 : undefined), timeout);
+        // Let the trailing writes (lifecycle Normal, status) settle before reading the counters.
+        await until('status.availableReplicas', () => (statusSum(view, 'availableReplicas') === n ? true : undefined), timeout);
+        following = false;
+        const times1 = await controllerTimes(metricsUrl);
+        // The trailing passes (kwok's last status writes, the controller's last status write) belong to the scale-up.
+        await settled(metricsUrl, 3_000, timeout).catch(() => log('the controller did not settle after the scale-up; counting on'));
+        const up = await requestCounters(metricsUrl);
+        const cpuUp = processCpuSeconds(controller.pid) - cpu0;
+        const rssUp = peakRssMiB(controller.pid);
 
-      // idle, with every pod present
-      let idleMilliCpu: number | undefined;
-      let idleReconciles = 0;
-      const idleSlices: number[] = [];
-      if (args.idleSeconds > 0) {
-        await settled(metricsUrl, 5_000, timeout).catch(() => log('the controller did not settle; measuring the idle window anyway'));
-        // settled() scrapes /metrics every 200 ms, and each scrape leaves garbage in proportion to the pods: a
-        // pause without scrapes lets the collection it causes fall before the window, which then measures the
-        // controller alone.
-        await new Promise((r) => setTimeout(r, IDLE_LEAD_IN_MS));
-        const r0 = (await requestCounters(metricsUrl)).get('#reconciles') ?? 0;
-        const c0 = processCpuSeconds(controller.pid);
-        // By 10 s slices too: a garbage collection of the heap the scale-up left shows in the first ones only.
-        let last = c0;
-        for (let left = args.idleSeconds; left > 0; left -= 10) {
-          const slice = Math.min(10, left);
-          await new Promise((r) => setTimeout(r, slice * 1000));
-          const now = processCpuSeconds(controller.pid);
-          idleSlices.push(((now - last) / slice) * 1000);
-          last = now;
+        // idle, with every pod present
+        let idleMilliCpu: number | undefined;
+        let idleReconciles = 0;
+        const idleSlices: number[] = [];
+        if (args.idleSeconds > 0) {
+          await settled(metricsUrl, 5_000, timeout).catch(() => log('the controller did not settle; measuring the idle window anyway'));
+          // settled() scrapes /metrics every 200 ms, and each scrape leaves garbage in proportion to the pods: a
+          // pause without scrapes lets the collection it causes fall before the window, which then measures the
+          // controller alone.
+          await new Promise((r) => setTimeout(r, IDLE_LEAD_IN_MS));
+          const r0 = (await requestCounters(metricsUrl)).get('#reconciles') ?? 0;
+          const c0 = processCpuSeconds(controller.pid);
+          // By 10 s slices too: a garbage collection of the heap the scale-up left shows in the first ones only.
+          let last = c0;
+          for (let left = args.idleSeconds; left > 0; left -= 10) {
+            const slice = Math.min(10, left);
+            await new Promise((r) => setTimeout(r, slice * 1000));
+            const now = processCpuSeconds(controller.pid);
+            idleSlices.push(((now - last) / slice) * 1000);
+            last = now;
+          }
+          idleMilliCpu = ((processCpuSeconds(controller.pid) - c0) / args.idleSeconds) * 1000;
+          idleReconciles = ((await requestCounters(metricsUrl)).get('#reconciles') ?? 0) - r0;
         }
-        idleMilliCpu = ((processCpuSeconds(controller.pid) - c0) / args.idleSeconds) * 1000;
-        idleReconciles = ((await requestCounters(metricsUrl)).get('#reconciles') ?? 0) - r0;
+        const events = await eventWrites(client, ns);
+        const upTotal = requestSummary(diffCounts(up, idle)).total;
+
+        // pod status changes, as a kubelet writes them, on the settled fleet
+        const beforeChanges = await requestCounters(metricsUrl);
+        const cpuChanges0 = processCpuSeconds(controller.pid);
+        const changes = args.statusChangePods > 0 ? await measureStatusChanges(client, ns, view, args.statusChangePods, metricsUrl, () => modified) : [];
+        const afterChanges = await requestCounters(metricsUrl);
+        const cpuChanges = processCpuSeconds(controller.pid) - cpuChanges0;
+
+        const t1 = Date.now();
+        for (const name of sets.keys()) await client.patch(CLONESETS, ns, name, { spec: { replicas: 0 } }, 'merge');
+        const tGone = await until('0 pods', () => (view.pods.size === 0 ? Date.now() - t1 : undefined), timeout);
+        const tStatus0 = await until('status.replicas == 0', () => ([...view.cloneSets.values()].every((cs) => cs.status?.replicas === 0) ? Date.now() - t1 : undefined), timeout);
+        await settled(metricsUrl, 3_000, timeout).catch(() => log('the controller did not settle after the scale-in; counting on'));
+        const down = await requestCounters(metricsUrl);
+        const cpuDown = processCpuSeconds(controller.pid) - cpuChanges0 - cpuChanges;
+        const rssEnd = peakRssMiB(controller.pid);
+        stop.abort();
+        await controller.stop();
+        controller = undefined;
+        await deleteNamespace(client, ns, true);
+
+        log(`the limit: ${n} pods created and made Ready by a direct client…`);
+        const limitTimeline = new ScaleTimeline();
+        const limit = await measureLimit(kubeconfig, n, timeout, false, limitTimeline);
+
+        const requests = (c: Map<string, number>): string => requestSummary(c).text;
+        const row = (label: string, value: string): string => `  ${label.padEnd(42)}${value}`;
+        const reconciles = (after: Map<string, number>, before: Map<string, number>): number => (after.get('#reconciles') ?? 0) - (before.get('#reconciles') ?? 0);
+        const cpuRows = (cpu: number, recs: number, pods: number): string[] => [
+          row('reconciles', String(recs)),
+          row(
+            'controller CPU',
+            `${cpu.toFixed(2)} s  (${pods > 0 ? ((cpu / pods) * 1000).toFixed(2) : 'n/a'} ms per pod, ${recs > 0 ? ((cpu / recs) * 1000).toFixed(2) : 'n/a'} ms per reconcile)`,
+          ),
+        ];
+        const lines = [
+          `CloneSet scale benchmark: ${n} pods in ${sets.size} CloneSet(s), controller ${flags}`,
+          `(request counts are the controller's rest_client_requests_total by verb, its event writes included)`,
+          `scale 0 → ${n}`,
+          row(`${n} pods exist`, `${secs(tExist)}  (${ratio(tExist, limit.existMs)} the limit)`),
+          row(`${n} pods Ready`, `${secs(tReady)}  (${ratio(tReady, limit.readyMs)} the limit)`),
+          row(`status.readyReplicas == ${n}`, `${secs(tStatus)}  (${ratio(tStatus, limit.readyMs)} the limit)`),
+          row('controller API requests', requests(diffCounts(up, idle))),
+          row('  of which Events (POST + PATCH)', `${events.posts + events.patches} (${events.posts} + ${events.patches})`),
+          row('requests per pod, without Events', ((upTotal - events.posts - events.patches) / n).toFixed(2)),
+          ...cpuRows(cpuUp, reconciles(up, idle), n),
+          row('controller peak RSS so far', rssUp),
+          `scale 0 → ${n}: where the time goes (this run / the limit; watch receive times)`,
+          ...timeline.lines(row),
+          ...controllerTimeLines(times0, times1, row),
+          `  the limit:`,
+          ...limitTimeline.lines(row),
+          ...(idleMilliCpu === undefined
+            ? []
+            : [
+                `idle with ${n} pods (${args.idleSeconds} s, after 5 s quiet and ${IDLE_LEAD_IN_MS / 1000} s without scrapes)`,
+                row('controller CPU', `${idleMilliCpu.toFixed(1)} mCPU  (by 10 s: ${idleSlices.map((m) => m.toFixed(1)).join(', ')})`),
+                row('reconciles', String(idleReconciles)),
+              ]),
+          ...statusChangeLines(changes, row),
+          ...(changes.length > 0
+            ? [
+                `pod status changes, both kinds`,
+                ...cpuRows(
+                  cpuChanges,
+                  reconciles(afterChanges, beforeChanges),
+                  changes.reduce((a, f) => a + f.changes, 0),
+                ).map((l) => l.replace('per pod', 'per change')),
+              ]
+            : []),
+          `scale ${n} → 0`,
+          row('all pods gone', secs(tGone)),
+          row('status.replicas == 0', secs(tStatus0)),
+          row('controller API requests', requests(diffCounts(down, afterChanges))),
+          ...cpuRows(cpuDown, reconciles(down, afterChanges), n),
+          `whole run`,
+          row('startup requests (list + watch)', requests(idle)),
+          row('total API requests', requests(down)),
+          row('controller peak RSS (VmHWM)', rssEnd),
+          `the limit: a direct client, no controller, ${n} pods created + 1 status patch each, 64 in flight, no client limit`,
+          row(`${n} pods exist`, secs(limit.existMs)),
+          row(`${n} pods Ready`, secs(limit.readyMs)),
+          row('API requests', String(limit.requests)),
+          row(
+            'client CPU (this process, /proc)',
+            `${limit.cpuSeconds.toFixed(2)} s  (${((limit.cpuSeconds / n) * 1000).toFixed(2)} ms per pod; the controller's scale-up: ${ratio(cpuUp, limit.cpuSeconds)} this)`,
+          ),
+        ];
+        process.stdout.write(`${lines.join('\n')}\n`);
+      } finally {
+        stop.abort();
+        await controller?.stop();
+        if (controller !== undefined) await deleteNamespace(client, ns, false);
       }
-      const events = await eventWrites(client, ns);
-      const upTotal = requestSummary(diffCounts(up, idle)).total;
-
-      // pod status changes, as a kubelet writes them, on the settled fleet
-      const beforeChanges = await requestCounters(metricsUrl);
-      const cpuChanges0 = processCpuSeconds(controller.pid);
-      const changes = args.statusChangePods > 0 ? await measureStatusChanges(client, ns, view, args.statusChangePods, metricsUrl, () => modified) : [];
-      const afterChanges = await requestCounters(metricsUrl);
-      const cpuChanges = processCpuSeconds(controller.pid) - cpuChanges0;
-
-      const t1 = Date.now();
-      for (const name of sets.keys()) await client.patch(CLONESETS, ns, name, { spec: { replicas: 0 } }, 'merge');
-      const tGone = await until('0 pods', () => (view.pods.size === 0 ? Date.now() - t1 : undefined), timeout);
-      const tStatus0 = await until('status.replicas == 0', () => ([...view.cloneSets.values()].every((cs) => cs.status?.replicas === 0) ? Date.now() - t1 : undefined), timeout);
-      await settled(metricsUrl, 3_000, timeout).catch(() => log('the controller did not settle after the scale-in; counting on'));
-      const down = await requestCounters(metricsUrl);
-      const cpuDown = processCpuSeconds(controller.pid) - cpuChanges0 - cpuChanges;
-      const rssEnd = peakRssMiB(controller.pid);
-      stop.abort();
-      await controller.stop();
-      controller = undefined;
-      await deleteNamespace(client, ns, true);
-
-      log(`the limit: ${n} pods created and made Ready by a direct client…`);
-      const limitTimeline = new ScaleTimeline();
-      const limit = await measureLimit(kubeconfig, n, timeout, false, limitTimeline);
-
-      const requests = (c: Map<string, number>): string => requestSummary(c).text;
-      const row = (label: string, value: string): string => `  ${label.padEnd(42)}${value}`;
-      const reconciles = (after: Map<string, number>, before: Map<string, number>): number => (after.get('#reconciles') ?? 0) - (before.get('#reconciles') ?? 0);
-      const cpuRows = (cpu: number, recs: number, pods: number): string[] => [
-        row('reconciles', String(recs)),
-        row(
-          'controller CPU',
-          `${cpu.toFixed(2)} s  (${pods > 0 ? ((cpu / pods) * 1000).toFixed(2) : 'n/a'} ms per pod, ${recs > 0 ? ((cpu / recs) * 1000).toFixed(2) : 'n/a'} ms per reconcile)`,
-        ),
-      ];
-      const lines = [
-        `CloneSet scale benchmark: ${n} pods in ${sets.size} CloneSet(s), controller ${flags}`,
-        `(request counts are the controller's rest_client_requests_total by verb, its event writes included)`,
-        `scale 0 → ${n}`,
-        row(`${n} pods exist`, `${secs(tExist)}  (${ratio(tExist, limit.existMs)} the limit)`),
-        row(`${n} pods Ready`, `${secs(tReady)}  (${ratio(tReady, limit.readyMs)} the limit)`),
-        row(`status.readyReplicas == ${n}`, `${secs(tStatus)}  (${ratio(tStatus, limit.readyMs)} the limit)`),
-        row('controller API requests', requests(diffCounts(up, idle))),
-        row('  of which Events (POST + PATCH)', `${events.posts + events.patches} (${events.posts} + ${events.patches})`),
-        row('requests per pod, without Events', ((upTotal - events.posts - events.patches) / n).toFixed(2)),
-        ...cpuRows(cpuUp, reconciles(up, idle), n),
-        row('controller peak RSS so far', rssUp),
-        `scale 0 → ${n}: where the time goes (this run / the limit; watch receive times)`,
-        ...timeline.lines(row),
-        ...controllerTimeLines(times0, times1, row),
-        `  the limit:`,
-        ...limitTimeline.lines(row),
-        ...(idleMilliCpu === undefined
-          ? []
-          : [
-              `idle with ${n} pods (${args.idleSeconds} s, after 5 s quiet and ${IDLE_LEAD_IN_MS / 1000} s without scrapes)`,
-              row('controller CPU', `${idleMilliCpu.toFixed(1)} mCPU  (by 10 s: ${idleSlices.map((m) => m.toFixed(1)).join(', ')})`),
-              row('reconciles', String(idleReconciles)),
-            ]),
-        ...statusChangeLines(changes, row),
-        ...(changes.length > 0
-          ? [
-              `pod status changes, both kinds`,
-              ...cpuRows(
-                cpuChanges,
-                reconciles(afterChanges, beforeChanges),
-                changes.reduce((a, f) => a + f.changes, 0),
-              ).map((l) => l.replace('per pod', 'per change')),
-            ]
-          : []),
-        `scale ${n} → 0`,
-        row('all pods gone', secs(tGone)),
-        row('status.replicas == 0', secs(tStatus0)),
-        row('controller API requests', requests(diffCounts(down, afterChanges))),
-        ...cpuRows(cpuDown, reconciles(down, afterChanges), n),
-        `whole run`,
-        row('startup requests (list + watch)', requests(idle)),
-        row('total API requests', requests(down)),
-        row('controller peak RSS (VmHWM)', rssEnd),
-        `the limit: a direct client, no controller, ${n} pods created + 1 status patch each, 64 in flight, no client limit`,
-        row(`${n} pods exist`, secs(limit.existMs)),
-        row(`${n} pods Ready`, secs(limit.readyMs)),
-        row('API requests', String(limit.requests)),
-        row(
-          'client CPU (this process, /proc)',
-          `${limit.cpuSeconds.toFixed(2)} s  (${((limit.cpuSeconds / n) * 1000).toFixed(2)} ms per pod; the controller's scale-up: ${ratio(cpuUp, limit.cpuSeconds)} this)`,
-        ),
-      ];
-      process.stdout.write(`${lines.join('\n')}\n`);
-    } finally {
-      stop.abort();
-      await controller?.stop();
-      if (controller !== undefined) await deleteNamespace(client, ns, false);
-    }
-  }, { kruiseCrds: kruise === undefined ? undefined : kruiseCrdFiles(kruise) });
+    },
+    { kruiseCrds: kruise === undefined ? undefined : kruiseCrdFiles(kruise) },
+  );
 }
 
 runBenchmark(main);
