@@ -19,12 +19,12 @@ import type { KubeClient } from '../src/kube/client.ts';
 import { NAMESPACES, type ResourceRef } from '../src/kube/resources.ts';
 import { freePort } from '../tools/localcluster/free-port.ts';
 import { spawnLogged } from './child-process.ts';
-import { scrape, type ControllerProcess } from './controller-process.ts';
+import type { ControllerProcess } from './controller-process.ts';
 import { ROOT, log, until } from './harness.ts';
 
 const MUTATING: ResourceRef = { group: 'admissionregistration.k8s.io', version: 'v1', plural: 'mutatingwebhookconfigurations', namespaced: false };
 const VALIDATING: ResourceRef = { group: 'admissionregistration.k8s.io', version: 'v1', plural: 'validatingwebhookconfigurations', namespaced: false };
-/** Kruise's defaults (pkg/webhook/util): the namespace of its certificates and the names of its configurations. */
+/** Kruise's default namespace (pkg/webhook/util): of its webhook certificates' Secret and its leader election. */
 const KRUISE_NAMESPACE = 'kruise-system';
 
 /** The directory with Kruise's manager and its CRDs, built once (hack/build-kruise.sh; $KRUISE_DIR overrides). */
@@ -59,11 +59,11 @@ async function createIfAbsent(client: KubeClient, r: ResourceRef, body: object):
  */
 export async function startKruiseManager(client: KubeClient, dir: string, kubeconfig: string, ns: string, extraArgs: readonly string[]): Promise<ControllerProcess> {
   await createIfAbsent(client, NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: KRUISE_NAMESPACE } });
-  for (const [r, kind] of [
-    [MUTATING, 'MutatingWebhookConfiguration'],
-    [VALIDATING, 'ValidatingWebhookConfiguration'],
+  // Kruise's defaults (pkg/webhook/util/configuration): the configurations its webhook controller fills in.
+  for (const [r, kind, name] of [
+    [MUTATING, 'MutatingWebhookConfiguration', 'kruise-mutating-webhook-configuration'],
+    [VALIDATING, 'ValidatingWebhookConfiguration', 'kruise-validating-webhook-configuration'],
   ] as const) {
-    const name = r === MUTATING ? 'kruise-mutating-webhook-configuration' : 'kruise-validating-webhook-configuration';
     await createIfAbsent(client, r, { apiVersion: 'admissionregistration.k8s.io/v1', kind, metadata: { name }, webhooks: [] });
   }
   const logDir = path.join(ROOT, '.cluster', 'bench-logs');
@@ -87,7 +87,11 @@ export async function startKruiseManager(client: KubeClient, dir: string, kubeco
       `the Kruise manager's CloneSet controller to start (log ${path.relative(ROOT, logFile)})`,
       async () => {
         if (proc.exitCode !== null) throw new Error(`the Kruise manager exited with ${String(proc.exitCode)}; see ${logFile}`);
-        const body = await scrape(metricsUrl).catch(() => '');
+        // one plain attempt per poll: scrape() retries for a second, and the server is not up at first
+        const body = await fetch(metricsUrl).then(
+          (r) => r.text(),
+          () => '',
+        );
         // (v1.8.2 exports no workqueue metrics; this gauge exists once the controller is set up)
         return /^controller_runtime_active_workers\{controller="cloneset-controller"\}/m.test(body) ? true : undefined;
       },
