@@ -29,7 +29,7 @@ const KRUISE_NAMESPACE = 'kruise-system';
 
 /** The directory with Kruise's manager and its CRDs, built once (hack/build-kruise.sh; $KRUISE_DIR overrides). */
 export function kruiseDir(): string {
-  log('Kruise manager: hack/build-kruise.sh (builds it from the Go module proxy the first time, about 10 minutes)…');
+  log('Kruise manager: hack/build-kruise.sh (builds it from the Go module proxy the first time, 5 to 10 minutes)…');
   return execFileSync('bash', [path.join(ROOT, 'hack/build-kruise.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
 }
 
