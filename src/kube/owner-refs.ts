@@ -12,8 +12,6 @@ export function controllerRefIndex(obj: KubeObject): number {
 }
 
 export function controllerRefOf(obj: KubeObject): OwnerReference | undefined {
-  const refs = obj.metadata?.ownerReferences;
-  if (refs === undefined) return undefined;
-  for (const r of refs) if (r.controller === true) return r;
-  return undefined;
+  const i = controllerRefIndex(obj);
+  return i < 0 ? undefined : obj.metadata?.ownerReferences?.[i];
 }

@@ -11,7 +11,7 @@ import { isReadyForDelete, isSpecifiedDelete, lifecycleStateOf } from './pod-pre
 import { newPod, pvcsFor } from './pod-template.ts';
 import { usesMarkPodNotReady } from './pod-readiness.ts';
 import { choosePodsToDelete } from './pod-ranking.ts';
-import { computeReplicaDiff, isUpdatedPod, replicaDiffInputFor, type PassReplicaDiffs, type ReplicaDiff, type SurgeRule } from './replica-diff.ts';
+import { isUpdatedPod, passReplicaDiffs, type PassReplicaDiffs, type ReplicaDiff, type SurgeRule } from './replica-diff.ts';
 
 export interface RevisionTemplate {
   readonly name: string;
@@ -36,7 +36,7 @@ export interface ScaleInput {
   readonly ids: InstanceIdSource;
   /** undefined → 'kruise' (see SurgeRule). */
   readonly surgeRule?: SurgeRule;
-  /** The pass's replica diffs of these pods and inputs (planPass shares them with Update); built here without. */
+  /** The pass's replica diffs of these pods and inputs (planPass shares them with Update); made here without. */
   readonly diffs?: PassReplicaDiffs;
 }
 
@@ -59,19 +59,17 @@ export function planScale(input: ScaleInput): ScaleResult {
   }
   const numToDelete = new Set([...specified, ...preparingDelete].map((p) => p.metadata.name)).size;
 
-  const diff =
-    input.diffs?.scale() ??
-    computeReplicaDiff(
-      replicaDiffInputFor(cloneSet, pods, {
-        currentRevision: input.current.name,
-        updateRevision: input.update.name,
-        gates: input.gates,
-        excludePreparingDeleteFlag: input.excludePreparingDeleteFlag,
-        nowMs: input.nowMs,
-        flavour: 'scale',
-        ...(input.surgeRule !== undefined ? { surgeRule: input.surgeRule } : {}),
-      }),
-    );
+  const diffs =
+    input.diffs ??
+    passReplicaDiffs(cloneSet, pods, {
+      currentRevision: input.current.name,
+      updateRevision: input.update.name,
+      gates: input.gates,
+      excludePreparingDeleteFlag: input.excludePreparingDeleteFlag,
+      nowMs: input.nowMs,
+      ...(input.surgeRule !== undefined ? { surgeRule: input.surgeRule } : {}),
+    });
+  const diff = diffs.scale();
   const events: PlannedEvent[] = [];
   const result = (actions: PlanAction[], explain: string): ScaleResult => ({ actions, events, diff, explain: [explain] });
 

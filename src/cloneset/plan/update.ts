@@ -9,7 +9,7 @@ import { inGracePeriod, isInPlacePolicy, planInPlaceUpdate, restoreReadiness, up
 import { minDelay, podRefOf, type PlanAction, type PlannedEvent } from './actions.ts';
 import { setStateActions } from './lifecycle-state.ts';
 import { isPodAvailable, lifecycleStateOf, revisionMatches } from './pod-predicates.ts';
-import { computeReplicaDiff, replicaDiffInputFor, type PassReplicaDiffs, type SurgeRule } from './replica-diff.ts';
+import { passReplicaDiffs, type PassReplicaDiffs, type SurgeRule } from './replica-diff.ts';
 import { orderUpdateCandidates } from './update-order.ts';
 
 export interface UpdateInput {
@@ -24,7 +24,7 @@ export interface UpdateInput {
   readonly surgeRule?: SurgeRule;
   /** The in-place engine's inputs; without them every update is a ReCreate. */
   readonly inPlace?: InPlaceContext;
-  /** The pass's replica diffs of these pods and inputs (planPass shares them with Scale); built here without. */
+  /** The pass's replica diffs of these pods and inputs (planPass shares them with Scale); made here without. */
   readonly diffs?: PassReplicaDiffs;
 }
 
@@ -47,19 +47,17 @@ export function planUpdate(input: UpdateInput): UpdateResult {
   if (cloneSet.spec.updateStrategy?.paused === true) {
     return { actions: restoreReadiness(cloneSet, pods, none, input.inPlace), events: [], explain: ['update paused'] };
   }
-  const diff =
-    input.diffs?.update() ??
-    computeReplicaDiff(
-      replicaDiffInputFor(cloneSet, pods, {
-        currentRevision: input.currentRevision,
-        updateRevision: input.updateRevision,
-        gates: input.gates,
-        excludePreparingDeleteFlag: input.excludePreparingDeleteFlag,
-        nowMs,
-        flavour: 'update',
-        ...(input.surgeRule !== undefined ? { surgeRule: input.surgeRule } : {}),
-      }),
-    );
+  const diffs =
+    input.diffs ??
+    passReplicaDiffs(cloneSet, pods, {
+      currentRevision: input.currentRevision,
+      updateRevision: input.updateRevision,
+      gates: input.gates,
+      excludePreparingDeleteFlag: input.excludePreparingDeleteFlag,
+      nowMs,
+      ...(input.surgeRule !== undefined ? { surgeRule: input.surgeRule } : {}),
+    });
+  const diff = diffs.update();
   if (diff.updateNum === 0) {
     const withdrawn = withdrawnUpdates(cloneSet, pods, input.updateRevision);
     return {
