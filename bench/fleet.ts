@@ -45,6 +45,7 @@ import {
   createNamespace,
   DEFAULT_CONTROLLER_FLAGS,
   deleteNamespace,
+  deletePodsAtOnce,
   log,
   namespaceName,
   ROOT,
@@ -438,6 +439,7 @@ async function main(): Promise<void> {
         await controller.stop();
         controller = undefined;
         stop.abort();
+        await deletePodsAtOnce(client, ns);
         await deleteNamespace(client, ns, true);
         const row = (label: string, value: string): string => `  ${label.padEnd(48)}${value}`;
         log(`the limit: ${args.limitPods} pods created and made Ready by a direct client…`);

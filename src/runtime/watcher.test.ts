@@ -74,6 +74,29 @@ describe('watcher state machine', () => {
     assert.deepEqual(s.action, { kind: 'watch', resourceVersion: '20', delayMs: 0 });
   });
 
+  it('re-watches at once when the server closes a short watch that delivered events (a slow reader closed by the watch cache)', () => {
+    const steps = run([
+      { type: 'listed', items: [], resourceVersion: '7', now: 0 },
+      { type: 'event', event: { type: 'ADDED', object: obj('a', '8') }, now: 300 },
+      { type: 'watchEnded', now: 900 },
+      { type: 'event', event: { type: 'MODIFIED', object: obj('a', '9') }, now: 1000 },
+      { type: 'watchEnded', now: 1500 },
+      // this watch delivers nothing before it ends: backed off as before
+      { type: 'watchEnded', now: 1600 },
+    ]);
+    assert.deepEqual(
+      [2, 4, 5].map((i) => steps[i]?.action),
+      [
+        { kind: 'watch', resourceVersion: '8', delayMs: 0 },
+        { kind: 'watch', resourceVersion: '9', delayMs: 0 },
+        { kind: 'watch', resourceVersion: '9', delayMs: 800 },
+      ],
+    );
+    assert.equal(steps[2]?.log?.level, 'info');
+    assert.match(steps[2]?.log?.msg ?? '', /ended by the server after 0\.9s; re-watching at once from resourceVersion 8/);
+    assert.equal(steps[5]?.log?.level, 'warn');
+  });
+
   it('relists on a 410 ERROR event without backing off, logging once', () => {
     const s = last(
       run([
