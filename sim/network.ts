@@ -419,7 +419,7 @@ class SimTransport implements HttpTransport {
       const armIdle = (): void => {
         if (idleMs <= 0) return;
         idle?.cancel();
-        idle = proc.setTimeout(() => finish(new WatchIdleError(`${what}: no data and no bookmark for ${idleMs / 1000}s; reconnecting`)), idleMs);
+        idle = proc.setTimeout(() => finish(new WatchIdleError(`${what}: no data and no bookmark for ${idleMs / 1000}s (--watch-idle-timeout)`)), idleMs);
       };
       const onAbort = (): void => finish();
       const deadline = proc.setTimeout(() => finish(), deadlineMs);

@@ -250,7 +250,7 @@ export class Transport implements HttpTransport {
       const armIdle = (): void => {
         if (idleMs <= 0) return;
         if (idle !== undefined) idle.refresh();
-        else idle = setTimeout(() => finish(new WatchIdleError(`${what}: no data and no bookmark for ${idleMs / 1000}s (--watch-idle-timeout); reconnecting`)), idleMs);
+        else idle = setTimeout(() => finish(new WatchIdleError(`${what}: no data and no bookmark for ${idleMs / 1000}s (--watch-idle-timeout)`)), idleMs);
       };
       armIdle();
       signal.addEventListener('abort', onAbort, { once: true });

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ApiError, ConnectionError } from '../kube/api-error.ts';
 import type { WatchEvent } from '../kube/client.ts';
+import { WatchIdleError } from '../kube/transport.ts';
 import type { KubeObject } from '../kube/types.ts';
 import {
   initialState,
@@ -95,6 +96,27 @@ describe('watcher state machine', () => {
     assert.equal(steps[2]?.log?.level, 'info');
     assert.match(steps[2]?.log?.msg ?? '', /ended by the server after 0\.9s; re-watching at once from resourceVersion 8/);
     assert.equal(steps[5]?.log?.level, 'warn');
+  });
+
+  it('re-watches a silent watch (quiet resource or dead connection) at once, logging it as info, not as a failure', () => {
+    const idle = new WatchIdleError('WATCH /apis/storage.k8s.io/v1/storageclasses: no data and no bookmark for 90s (--watch-idle-timeout)');
+    const steps = run([
+      { type: 'listed', items: [], resourceVersion: '7', now: 0 },
+      { type: 'watchFailed', error: idle, now: 90_000 },
+      { type: 'watchFailed', error: idle, now: 180_000 },
+      { type: 'watchFailed', error: refused, now: 181_000 },
+    ]);
+    assert.deepEqual(
+      steps.slice(1).map((s) => s.action),
+      [
+        { kind: 'watch', resourceVersion: '7', delayMs: 0 },
+        { kind: 'watch', resourceVersion: '7', delayMs: 0 },
+        // a real failure right after is backed off as usual
+        { kind: 'watch', resourceVersion: '7', delayMs: 800 },
+      ],
+    );
+    assert.equal(steps[1]?.log?.level, 'info');
+    assert.match(steps[1]?.log?.msg ?? '', /storageclasses: no data and no bookmark for 90s \(--watch-idle-timeout\): a quiet resource or a dead connection; re-watching at once/);
   });
 
   it('relists on a 410 ERROR event without backing off, logging once', () => {

@@ -3,6 +3,7 @@
 
 import { errorText, isGone } from '../kube/api-error.ts';
 import type { WatchEvent } from '../kube/client.ts';
+import { WatchIdleError } from '../kube/transport.ts';
 import type { KubeObject } from '../kube/types.ts';
 
 export const BACKOFF_INITIAL_MS = 800;
@@ -122,6 +123,18 @@ export function step<T extends KubeObject>(state: WatcherState, input: WatcherIn
       // client-go's reflector re-watches at once after such a close; waiting 800 ms left the cache that much
       // behind, every time (fifteen times in the first 25 s of a 5 000-pod fleet scale-up). A watch that ends
       // early with nothing delivered is still backed off below: no hot loop against a failing server.
+      if (input.type === 'watchFailed' && input.error instanceof WatchIdleError) {
+        // Silent for --watch-idle-timeout: a dead connection, or just a quiet resource. The API server's watch cache
+        // sends a bookmark only once the resource's resourceVersion has moved past the watch's (a StorageClass
+        // watch can stay silent for many minutes). Either way a new watch is the answer, at once: the silence
+        // already spaced the attempts, and a quiet resource is no fault worth a warning.
+        return {
+          state: { ...state, since: input.now, delivered: false },
+          events: [],
+          action: { kind: 'watch', resourceVersion: state.resourceVersion, delayMs: 0 },
+          log: { level: 'info', msg: `${errorText(input.error)}: a quiet resource or a dead connection; re-watching at once from resourceVersion ${state.resourceVersion}` },
+        };
+      }
       const lasted = input.now - state.since >= MIN_HEALTHY_WATCH_MS;
       if (input.type === 'watchEnded' && (lasted || state.delivered)) {
         return {
