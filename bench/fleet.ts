@@ -60,6 +60,7 @@ import { runBounded } from '../src/runtime/bounded-parallel.ts';
 import { probeFailed } from './status-changes.ts';
 import { histogramBuckets, histogramQuantile } from './histogram.ts';
 import { measureLimit, ratio } from './limit.ts';
+import { scrapeApiServerWrites, writesPerPod } from './apiserver-writes.ts';
 import { heapUsedAfterGc } from './heap.ts';
 import type { KubeClient } from '../src/kube/client.ts';
 
@@ -340,6 +341,7 @@ async function main(): Promise<void> {
 
         // 1. scale-up of the whole fleet
         const base = await requestCounters(controller.metricsUrl);
+        const writes0 = await scrapeApiServerWrites(kubeconfig);
         const t0 = Date.now();
         // 16 in flight: one after the other, 1 000 CloneSets take minutes on a loaded API server (each create passes
         // the conversion and admission webhook), and the controller would start on the last ones that much later.
@@ -379,6 +381,7 @@ async function main(): Promise<void> {
         }
         const tAvailable = await until(`status.availableReplicas == ${n}`, () => (statusSum(view, 'availableReplicas') === n ? Date.now() - t0 : undefined), timeout, pollMs);
         const up = diffCounts(await requestCounters(controller.metricsUrl), base);
+        const writesUp = diffCounts(await scrapeApiServerWrites(kubeconfig), writes0);
         const events = await eventWrites(client, ns);
         const rssUp = peakRssMiB(controller.pid);
         // The idle window starts once the controller has had nothing to do for 5 s (the trailing status writes of
@@ -471,6 +474,8 @@ async function main(): Promise<void> {
           row('controller API requests', requestSummary(up).text),
           row('  of which Events (POST + PATCH)', `${events.posts + events.patches} (${events.posts} + ${events.patches})`),
           row('requests per pod, without Events', ((requestSummary(up).total - events.posts - events.patches) / n).toFixed(2)),
+          row("every client's writes per pod (the API server's count)", writesPerPod(writesUp, n)),
+          row("  the limit's", writesPerPod(measured.apiWrites, args.limitPods)),
           row('controller peak RSS (VmHWM)', rssUp),
           `idle (${args.idleSeconds} s, nothing changing, from 5 s after the controller's last reconcile)`,
           row('controller CPU', `${idleCpu.toFixed(1)} mCPU`),

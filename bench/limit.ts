@@ -8,8 +8,9 @@ import { loadKubeConfig } from '../src/kube/kubeconfig.ts';
 import { PODS } from '../src/kube/resources.ts';
 import type { Pod } from '../src/kube/types.ts';
 import { runBounded } from '../src/runtime/bounded-parallel.ts';
+import { scrapeApiServerWrites } from './apiserver-writes.ts';
 import { APP, CloneSetView, isReady } from './cloneset-view.ts';
-import { processCpuSeconds } from './controller-process.ts';
+import { diffCounts, processCpuSeconds } from './controller-process.ts';
 import { createNamespace, deleteNamespace, namespaceName, until } from './harness.ts';
 import type { ScaleTimeline } from './scale-breakdown.ts';
 
@@ -25,6 +26,8 @@ export interface Limit {
    * costs at the least. Includes the Ready scans (one per max(100, n / 100) ms).
    */
   readonly cpuSeconds: number;
+  /** Every client's writes from the first create until every pod was Ready, as the API server counted them. */
+  readonly apiWrites: ReadonlyMap<string, number>;
 }
 
 /** In-flight requests of the direct client: enough to keep the API server busy on a 2-core machine. */
@@ -41,6 +44,7 @@ export async function measureLimit(kubeconfig: string, n: number, timeoutMs: num
   try {
     await createNamespace(client, ns);
     const view = new CloneSetView(client, ns, stop.signal, (type, pod) => timeline?.observe(type, pod));
+    const writes0 = await scrapeApiServerWrites(kubeconfig);
     timeline?.start();
     const cpu0 = processCpuSeconds(process.pid);
     const t0 = Date.now();
@@ -70,7 +74,9 @@ export async function measureLimit(kubeconfig: string, n: number, timeoutMs: num
       timeoutMs,
       Math.max(100, n / 100),
     );
-    return { existMs, readyMs, requests: client.requestCount, cpuSeconds: processCpuSeconds(process.pid) - cpu0 };
+    const cpuSeconds = processCpuSeconds(process.pid) - cpu0;
+    const apiWrites = diffCounts(await scrapeApiServerWrites(kubeconfig), writes0);
+    return { existMs, readyMs, requests: client.requestCount, cpuSeconds, apiWrites };
   } finally {
     stop.abort();
     await deleteNamespace(client, ns, waitForCleanup);
@@ -95,6 +101,7 @@ export async function measureInPlaceLimit(kubeconfig: string, ns: string, pods: 
     const condition = (status: string): object => ({
       status: { conditions: [{ type: 'InPlaceUpdateReady', status, lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') }] },
     });
+    const writes0 = await scrapeApiServerWrites(kubeconfig);
     const cpu0 = processCpuSeconds(process.pid);
     const t0 = Date.now();
     const one = async (name: string): Promise<void> => {
@@ -117,7 +124,9 @@ export async function measureInPlaceLimit(kubeconfig: string, ns: string, pods: 
       timeoutMs,
       50,
     );
-    return { existMs, readyMs, requests: client.requestCount, cpuSeconds: processCpuSeconds(process.pid) - cpu0 };
+    const cpuSeconds = processCpuSeconds(process.pid) - cpu0;
+    const apiWrites = diffCounts(await scrapeApiServerWrites(kubeconfig), writes0);
+    return { existMs, readyMs, requests: client.requestCount, cpuSeconds, apiWrites };
   } finally {
     client.close();
   }

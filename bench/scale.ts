@@ -27,6 +27,7 @@ import { parseArgs } from 'node:util';
 import { CLONESETS } from '../src/kube/resources.ts';
 import { benchCloneSet, CloneSetView, fleet, isReady, statusSum } from './cloneset-view.ts';
 import { measureLimit, ratio } from './limit.ts';
+import { scrapeApiServerWrites, writesPerPod } from './apiserver-writes.ts';
 import { measureStatusChanges, settled, statusChangeLines } from './status-changes.ts';
 import { kruiseCrdFiles, kruiseDir, startKruiseManager } from './kruise-process.ts';
 import { diffCounts, eventWrites, peakRssMiB, processCpuSeconds, requestCounters, requestSummary, startController, type ControllerProcess } from './controller-process.ts';
@@ -100,6 +101,7 @@ async function main(): Promise<void> {
         const flags = `${who}${args.controllerArgs.length > 0 ? args.controllerArgs.join(' ') : kruise === undefined ? `(${DEFAULT_CONTROLLER_FLAGS})` : '(its defaults: --rest-config-qps=30 --rest-config-burst=50)'}`;
         log(`namespace ${ns}; controller pid ${controller.pid}, flags ${flags}; log ${path.relative(ROOT, controller.logFile)}`);
         const times0 = await controllerTimes(metricsUrl);
+        const writes0 = await scrapeApiServerWrites(kubeconfig);
         const cpu0 = processCpuSeconds(controller.pid);
         timeline.start();
         const t0 = Date.now();
@@ -116,6 +118,7 @@ async function main(): Promise<void> {
         await settled(metricsUrl, 3_000, timeout).catch(() => log('the controller did not settle after the scale-up; counting on'));
         const up = await requestCounters(metricsUrl);
         const cpuUp = processCpuSeconds(controller.pid) - cpu0;
+        const writesUp = diffCounts(await scrapeApiServerWrites(kubeconfig), writes0);
         const rssUp = peakRssMiB(controller.pid);
 
         // idle, with every pod present
@@ -189,6 +192,8 @@ async function main(): Promise<void> {
           row('controller API requests', requests(diffCounts(up, idle))),
           row('  of which Events (POST + PATCH)', `${events.posts + events.patches} (${events.posts} + ${events.patches})`),
           row('requests per pod, without Events', ((upTotal - events.posts - events.patches) / n).toFixed(2)),
+          row("every client's writes per pod", writesPerPod(writesUp, n)),
+          row("  the limit's", writesPerPod(limit.apiWrites, n)),
           ...cpuRows(cpuUp, reconciles(up, idle), n),
           row('controller peak RSS so far', rssUp),
           `scale 0 → ${n}: where the time goes (this run / the limit; watch receive times)`,

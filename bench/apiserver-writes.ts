@@ -1,0 +1,54 @@
+// Every client's writes as the API server counts them (apiserver_request_total), by resource and verb: who writes
+// how much per pod during a scale-up. The controller's own counts come from its metrics (controller-process.ts);
+// these add the scheduler's bindings and Events, kwok's status patches (a kubelet's), the garbage collector's
+// deletes. A stage that kwok plays twice per pod shows here as pods/status PATCH climbing past 2 per pod
+// (docs/performance.md, the fifth 100 000-pod attempt).
+import { loadKubeConfig } from '../src/kube/kubeconfig.ts';
+import { Transport } from '../src/kube/transport.ts';
+
+const WRITE_VERBS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE', 'APPLY']);
+
+/**
+ * apiserver_request_total of the writes in a /metrics body, summed over codes and scopes, keyed
+ * "resource[/subresource] VERB" (prefixed with the API group outside the core group: "apps.kruise.io/clonesets").
+ */
+export function apiServerWrites(body: string): Map<string, number> {
+  const writes = new Map<string, number>();
+  for (const m of body.matchAll(/^apiserver_request_total\{([^}]*)\} (\d+(?:\.\d+)?(?:e\+?\d+)?)$/gm)) {
+    const labels = new Map<string, string>();
+    for (const l of (m[1] ?? '').matchAll(/(\w+)="([^"]*)"/g)) labels.set(l[1] ?? '', l[2] ?? '');
+    const verb = labels.get('verb') ?? '';
+    const resource = labels.get('resource') ?? '';
+    if (!WRITE_VERBS.has(verb) || resource === '') continue;
+    const group = labels.get('group') ?? '';
+    const sub = labels.get('subresource') ?? '';
+    const key = `${group === '' ? '' : `${group}/`}${resource}${sub === '' ? '' : `/${sub}`} ${verb}`;
+    writes.set(key, (writes.get(key) ?? 0) + Number(m[2]));
+  }
+  return writes;
+}
+
+/** The API server's write counters now (GET /metrics with the kubeconfig's credentials: the local cluster's admin). */
+export async function scrapeApiServerWrites(kubeconfig: string): Promise<Map<string, number>> {
+  const transport = await Transport.create(loadKubeConfig(kubeconfig), 'cloneset-bench');
+  try {
+    const res = await transport.request('GET', '/metrics', {});
+    if (res.status !== 200) throw new Error(`GET /metrics of the API server: HTTP ${res.status}`);
+    return apiServerWrites(res.body);
+  } finally {
+    transport.close();
+  }
+}
+
+/**
+ * Writes per pod, the largest first: "pods/status PATCH 2.02, pods POST 1.00, …". Background writes (node
+ * leases, the components' own objects) fall below 0.01 per pod in any run worth reading and are left out.
+ */
+export function writesPerPod(grown: ReadonlyMap<string, number>, pods: number): string {
+  const rows = [...grown.entries()]
+    .map(([key, n]) => [key, n / pods] as const)
+    .filter(([, perPod]) => perPod >= 0.01)
+    .sort((a, b) => b[1] - a[1]);
+  const total = rows.reduce((sum, [, perPod]) => sum + perPod, 0);
+  return `${total.toFixed(2)} (${rows.map(([key, perPod]) => `${key} ${perPod.toFixed(2)}`).join(', ')})`;
+}
