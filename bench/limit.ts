@@ -37,13 +37,73 @@ export const LIMIT_CONCURRENCY = 64;
  * Runs the limit in a namespace of its own and deletes it afterwards; `waitForCleanup` waits until it is gone (for
  * a phase that follows; the benchmarks run the limit last and do not wait).
  */
-export async function measureLimit(kubeconfig: string, n: number, timeoutMs: number, waitForCleanup = false, timeline?: ScaleTimeline): Promise<Limit> {
+/**
+ * When the limit writes each pod's InPlaceUpdateReady: `at-create`, right after the create is answered (before the
+ * pod is scheduled: the least the API server, scheduler and kwok can do), or `after-scheduling`, once its watch shows
+ * the pod scheduled, the order the controller writes in (the condition rides with PreparingNormal → Normal, which
+ * waits for scheduling as in Kruise) and so the same work for kwok (docs/performance.md, "The distance to the limit").
+ */
+export type LimitOrder = 'at-create' | 'after-scheduling';
+
+/** Runs tasks as they are pushed, at most `limit` at once; remembers the first failure. */
+function boundedRunner(limit: number): { push(task: () => Promise<void>): void; readonly error: unknown } {
+  let active = 0;
+  let error: unknown;
+  const waiting: (() => Promise<void>)[] = [];
+  const pump = (): void => {
+    while (active < limit) {
+      const task = waiting.shift();
+      if (task === undefined) return;
+      active++;
+      task()
+        .catch((e: unknown) => {
+          error ??= e;
+        })
+        .finally(() => {
+          active--;
+          pump();
+        });
+    }
+  };
+  return {
+    push(task) {
+      waiting.push(task);
+      pump();
+    },
+    get error() {
+      return error;
+    },
+  };
+}
+
+export async function measureLimit(
+  kubeconfig: string,
+  n: number,
+  timeoutMs: number,
+  waitForCleanup = false,
+  timeline?: ScaleTimeline,
+  order: LimitOrder = 'at-create',
+): Promise<Limit> {
   const client = await KubeClient.fromKubeConfig(loadKubeConfig(kubeconfig), { qps: 0, burst: 0 });
   const ns = namespaceName('limit');
   const stop = new AbortController();
+  const condition = (): object => ({
+    status: { conditions: [{ type: 'InPlaceUpdateReady', status: 'True', lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') }] },
+  });
+  const afterScheduling = boundedRunner(LIMIT_CONCURRENCY);
+  const patched = new Set<string>();
+  const onPod = (pod: Pod): void => {
+    const name = pod.metadata.name ?? '';
+    if (order !== 'after-scheduling' || (pod.spec.nodeName ?? '') === '' || patched.has(name)) return;
+    patched.add(name);
+    afterScheduling.push(() => client.patch(PODS, ns, name, condition(), 'strategic', { subresource: 'status' }).then(() => undefined));
+  };
   try {
     await createNamespace(client, ns);
-    const view = new CloneSetView(client, ns, stop.signal, (type, pod) => timeline?.observe(type, pod));
+    const view = new CloneSetView(client, ns, stop.signal, (type, pod) => {
+      timeline?.observe(type, pod);
+      if (type !== 'DELETED') onPod(pod);
+    });
     const writes0 = await scrapeApiServerWrites(kubeconfig);
     timeline?.start();
     const cpu0 = processCpuSeconds(process.pid);
@@ -59,8 +119,7 @@ export async function measureLimit(kubeconfig: string, n: number, timeoutMs: num
         spec: { containers: [{ name: 'nginx', image: 'nginx:alpine' }], readinessGates: [{ conditionType: 'InPlaceUpdateReady' }] },
       });
       if (++created === n) existMs = Date.now() - t0;
-      const condition = { type: 'InPlaceUpdateReady', status: 'True', lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') };
-      await client.patch(PODS, ns, name, { status: { conditions: [condition] } }, 'strategic', { subresource: 'status' });
+      if (order === 'at-create') await client.patch(PODS, ns, name, condition(), 'strategic', { subresource: 'status' });
     };
     const { error } = await runBounded(
       Array.from({ length: n }, (_, i) => () => one(i)),
@@ -70,7 +129,10 @@ export async function measureLimit(kubeconfig: string, n: number, timeoutMs: num
     // as bench/fleet.ts: a scan per 1 000 pods, so that the scans do not compete with the API server for the CPU
     const readyMs = await until(
       `${n} directly created pods Ready`,
-      () => ([...view.pods.values()].filter(isReady).length >= n ? Date.now() - t0 : undefined),
+      () => {
+        if (afterScheduling.error !== undefined) throw afterScheduling.error;
+        return [...view.pods.values()].filter(isReady).length >= n ? Date.now() - t0 : undefined;
+      },
       timeoutMs,
       Math.max(100, n / 100),
     );

@@ -2,7 +2,10 @@
 // counted in status) and back to 0, how many API requests it sends doing so, and its peak memory; then the limit
 // (limit.ts): the same number of pods created and made Ready by a direct client, and each time's ratio to it.
 //
-//   node bench/scale.ts [--pods 1000] [--clonesets 1] [--status-change-pods K] [--idle-seconds S] [--kruise] [--kubeconfig PATH] [--state-dir DIR] [--keep-cluster] [-- <controller flags>]
+//   node bench/scale.ts [--pods 1000] [--clonesets 1] [--status-change-pods K] [--idle-seconds S] [--kruise] [--limit-order at-create|after-scheduling] [--kubeconfig PATH] [--state-dir DIR] [--keep-cluster] [-- <controller flags>]
+//
+// --limit-order: when the limit writes each pod's InPlaceUpdateReady (limit.ts LimitOrder): right after the create
+// (default), or once the pod is scheduled, the controller's order and so the same work for kwok.
 //
 // With --kruise, OpenKruise's own manager (hack/build-kruise.sh, built from the Go module proxy) is the controller
 // under benchmark, on a control plane with Kruise's own CRDs (kruise-process.ts); flags after `--` go to it
@@ -26,7 +29,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { CLONESETS } from '../src/kube/resources.ts';
 import { benchCloneSet, CloneSetView, fleet, isReady, statusSum } from './cloneset-view.ts';
-import { measureLimit, ratio } from './limit.ts';
+import { measureLimit, ratio, type LimitOrder } from './limit.ts';
 import { scrapeApiServerWrites, writesPerPod } from './apiserver-writes.ts';
 import { measureStatusChanges, settled, statusChangeLines } from './status-changes.ts';
 import { kruiseCrdFiles, kruiseDir, startKruiseManager } from './kruise-process.ts';
@@ -49,13 +52,13 @@ import {
 } from './harness.ts';
 
 const USAGE =
-  'usage: node bench/scale.ts [--pods N (1000)] [--clonesets M (1)] [--status-change-pods K (min(N, 1000); 0 = none)] [--idle-seconds S (30; 0 = none)] [--kruise] [--kubeconfig PATH] [--state-dir DIR] [--keep-cluster] [-- controller flags…]\n';
+  'usage: node bench/scale.ts [--pods N (1000)] [--clonesets M (1)] [--status-change-pods K (min(N, 1000); 0 = none)] [--idle-seconds S (30; 0 = none)] [--kruise] [--limit-order at-create|after-scheduling] [--kubeconfig PATH] [--state-dir DIR] [--keep-cluster] [-- controller flags…]\n';
 
-function parse(argv: readonly string[]): ClusterArgs & { readonly statusChangePods: number; readonly idleSeconds: number; readonly kruise: boolean } {
+function parse(argv: readonly string[]): ClusterArgs & { readonly statusChangePods: number; readonly idleSeconds: number; readonly kruise: boolean; readonly limitOrder: LimitOrder } {
   const { values, positionals } = parseArgs({
     args: [...argv],
     allowPositionals: true,
-    options: { ...CLUSTER_OPTIONS, 'status-change-pods': { type: 'string' }, 'idle-seconds': { type: 'string' }, kruise: { type: 'boolean' } },
+    options: { ...CLUSTER_OPTIONS, 'status-change-pods': { type: 'string' }, 'idle-seconds': { type: 'string' }, kruise: { type: 'boolean' }, 'limit-order': { type: 'string' } },
   });
   const kruise = values.kruise === true;
   // Kruise's CRD replaces ours whole: its own control plane, so that the next run of ours starts from ours.
@@ -65,7 +68,9 @@ function parse(argv: readonly string[]): ClusterArgs & { readonly statusChangePo
     throw new Error(`--status-change-pods: not a count between 0 and --pods (${common.pods}): ${values['status-change-pods'] ?? ''}`);
   const idleSeconds = Number(values['idle-seconds'] ?? '30');
   if (!(idleSeconds >= 0)) throw new Error(`--idle-seconds: not a number of seconds ≥ 0: ${values['idle-seconds'] ?? ''}`);
-  return { ...common, statusChangePods, idleSeconds, kruise };
+  const limitOrder = values['limit-order'] ?? 'at-create';
+  if (limitOrder !== 'at-create' && limitOrder !== 'after-scheduling') throw new Error(`--limit-order: at-create or after-scheduling, not ${limitOrder}`);
+  return { ...common, statusChangePods, idleSeconds, kruise, limitOrder };
 }
 
 /** The pause between the controller settling and the idle window (see there). */
@@ -170,7 +175,7 @@ async function main(): Promise<void> {
 
         log(`the limit: ${n} pods created and made Ready by a direct client…`);
         const limitTimeline = new ScaleTimeline();
-        const limit = await measureLimit(kubeconfig, n, timeout, false, limitTimeline);
+        const limit = await measureLimit(kubeconfig, n, timeout, false, limitTimeline, args.limitOrder);
 
         const requests = (c: Map<string, number>): string => requestSummary(c).text;
         const row = (label: string, value: string): string => `  ${label.padEnd(42)}${value}`;
@@ -228,7 +233,7 @@ async function main(): Promise<void> {
           row('startup requests (list + watch)', requests(idle)),
           row('total API requests', requests(down)),
           row('controller peak RSS (VmHWM)', rssEnd),
-          `the limit: a direct client, no controller, ${n} pods created + 1 status patch each, 64 in flight, no client limit`,
+          `the limit: a direct client, no controller, ${n} pods created + 1 status patch each (${args.limitOrder === 'at-create' ? 'right after the create' : 'once the pod is scheduled'}), 64 in flight, no client limit`,
           row(`${n} pods exist`, secs(limit.existMs)),
           row(`${n} pods Ready`, secs(limit.readyMs)),
           row('API requests', String(limit.requests)),
