@@ -54,7 +54,9 @@ import {
 const USAGE =
   'usage: node bench/scale.ts [--pods N (1000)] [--clonesets M (1)] [--status-change-pods K (min(N, 1000); 0 = none)] [--idle-seconds S (30; 0 = none)] [--kruise] [--limit-order at-create|after-scheduling] [--kubeconfig PATH] [--state-dir DIR] [--keep-cluster] [-- controller flags…]\n';
 
-function parse(argv: readonly string[]): ClusterArgs & { readonly statusChangePods: number; readonly idleSeconds: number; readonly kruise: boolean; readonly limitOrder: LimitOrder } {
+type ScaleArgs = ClusterArgs & { readonly statusChangePods: number; readonly idleSeconds: number; readonly kruise: boolean; readonly limitOrder: LimitOrder };
+
+function parse(argv: readonly string[]): ScaleArgs {
   const { values, positionals } = parseArgs({
     args: [...argv],
     allowPositionals: true,
