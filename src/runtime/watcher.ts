@@ -118,11 +118,6 @@ export function step<T extends KubeObject>(state: WatcherState, input: WatcherIn
     case 'watchFailed': {
       if (state.phase !== 'watch') return { state, events: [], action: { kind: 'list', delayMs: 0 } };
       if (input.type === 'watchFailed' && isGone(input.error)) return onGone(state, input.now, errorText(input.error));
-      // A clean end is healthy when the watch lasted, or when it delivered something: the API server's watch cache
-      // closes the watch of a client that reads too slowly (a controller busy with a burst of writes), and
-      // client-go's reflector re-watches at once after such a close; waiting 800 ms left the cache that much
-      // behind, every time (fifteen times in the first 25 s of a 5 000-pod fleet scale-up). A watch that ends
-      // early with nothing delivered is still backed off below: no hot loop against a failing server.
       if (input.type === 'watchFailed' && input.error instanceof WatchIdleError) {
         // Silent for --watch-idle-timeout: a dead connection, or just a quiet resource. The API server's watch cache
         // sends a bookmark only once the resource's resourceVersion has moved past the watch's (a StorageClass
@@ -135,6 +130,11 @@ export function step<T extends KubeObject>(state: WatcherState, input: WatcherIn
           log: { level: 'info', msg: `${errorText(input.error)}: a quiet resource or a dead connection; re-watching at once from resourceVersion ${state.resourceVersion}` },
         };
       }
+      // A clean end is healthy when the watch lasted, or when it delivered something: the API server's watch cache
+      // closes the watch of a client that reads too slowly (a controller busy with a burst of writes), and
+      // client-go's reflector re-watches at once after such a close; waiting 800 ms left the cache that much
+      // behind, every time (fifteen times in the first 25 s of a 5 000-pod fleet scale-up). A watch that ends
+      // early with nothing delivered is still backed off below: no hot loop against a failing server.
       const lasted = input.now - state.since >= MIN_HEALTHY_WATCH_MS;
       if (input.type === 'watchEnded' && (lasted || state.delivered)) {
         return {
