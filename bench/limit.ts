@@ -2,7 +2,7 @@
 // same work without a controller. A direct client with no client-side limit and `concurrency` requests in flight
 // creates `n` pods shaped like the controller's (labels, the InPlaceUpdateReady readiness gate) and, as soon as
 // each exists, writes the one status patch that makes it Ready (InPlaceUpdateReady=True) — the two requests per
-// pod the controller needs. A controller time divided by the limit is the ratio the benchmarks print.
+// pod the controller needs. With `after-scheduling` (LimitOrder) it writes the patch once the pod is scheduled. A controller time divided by the limit is the ratio the benchmarks print.
 import { KubeClient } from '../src/kube/client.ts';
 import { loadKubeConfig } from '../src/kube/kubeconfig.ts';
 import { PODS } from '../src/kube/resources.ts';
@@ -33,10 +33,6 @@ export interface Limit {
 /** In-flight requests of the direct client: enough to keep the API server busy on a 2-core machine. */
 export const LIMIT_CONCURRENCY = 64;
 
-/**
- * Runs the limit in a namespace of its own and deletes it afterwards; `waitForCleanup` waits until it is gone (for
- * a phase that follows; the benchmarks run the limit last and do not wait).
- */
 /**
  * When the limit writes each pod's InPlaceUpdateReady: `at-create`, right after the create is answered (before the
  * pod is scheduled: the least the API server, scheduler and kwok can do), or `after-scheduling`, once its watch shows
@@ -76,6 +72,10 @@ function boundedRunner(limit: number): { push(task: () => Promise<void>): void; 
   };
 }
 
+/**
+ * Runs the limit in a namespace of its own and deletes it afterwards; `waitForCleanup` waits until it is gone (for
+ * a phase that follows; the benchmarks run the limit last and do not wait).
+ */
 export async function measureLimit(
   kubeconfig: string,
   n: number,
