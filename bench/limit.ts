@@ -2,7 +2,8 @@
 // same work without a controller. A direct client with no client-side limit and `concurrency` requests in flight
 // creates `n` pods shaped like the controller's (labels, the InPlaceUpdateReady readiness gate) and, as soon as
 // each exists, writes the one status patch that makes it Ready (InPlaceUpdateReady=True) — the two requests per
-// pod the controller needs. With `after-scheduling` (LimitOrder) it writes the patch once the pod is scheduled. A controller time divided by the limit is the ratio the benchmarks print.
+// pod the controller needs; with `after-scheduling` (LimitOrder), once the pod is scheduled. A controller time
+// divided by the limit is the ratio the benchmarks print.
 import { KubeClient } from '../src/kube/client.ts';
 import { loadKubeConfig } from '../src/kube/kubeconfig.ts';
 import { PODS } from '../src/kube/resources.ts';
