@@ -177,7 +177,8 @@ export async function deleteNamespace(client: KubeClient, ns: string, waitUntilG
 /**
  * Deletes every pod of the namespace at once (grace period 0), 64 in flight, before the namespace itself: a
  * namespace's graceful deletion costs two writes per pod (the namespace controller marks each pod, then kwok, as
- * a kubelet, removes it), which at 100 000 pods kept the API server busy for many minutes into the next phase.
+ * a kubelet, removes it): 200 000 writes at 100 000 pods, still going on while the next phase measures. With grace
+ * period 0 the API server removes each pod at once (5 000 pods in 34.7 s on the 2-core machine).
  * Only for a namespace whose controller has been stopped: nothing recreates the pods.
  */
 export async function deletePodsAtOnce(client: KubeClient, ns: string): Promise<void> {
