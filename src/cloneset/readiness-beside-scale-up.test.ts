@@ -8,7 +8,7 @@ import { FakeClock } from '../runtime/clock.ts';
 import { ResourceVersionExpectations } from '../runtime/expectations.ts';
 import type { Pod } from '../kube/types.ts';
 import type { PlanAction } from './plan/actions.ts';
-import { READINESS_BESIDE_INTERVAL_MS, startReadinessBeside, wantsReadinessBeside } from './readiness-beside-scale-up.ts';
+import { READINESS_BESIDE_INTERVAL_MS, READINESS_BESIDE_MAX_IN_FLIGHT, startReadinessBeside, wantsReadinessBeside } from './readiness-beside-scale-up.ts';
 import { aCloneSet } from './plan/testing/builders.ts';
 import type { Outcome } from './execute.ts';
 
@@ -77,6 +77,51 @@ describe('readiness beside a long scale-up', () => {
     await flush();
     assert.deepEqual(written, [['sample-a']]);
     await beside.stop();
+  });
+
+  test('plans again while earlier writes are unanswered (a pipeline), with at most 64 writes in flight in all', async () => {
+    const clock = new FakeClock(0);
+    const answers: (() => void)[] = [];
+    const sent: string[][] = [];
+    const cache = { pods: Array.from({ length: 100 }, (_, i) => pod(`sample-${String(i)}`, '5')) };
+    const beside = startReadinessBeside(cs, {
+      clock,
+      rvExpectations: new ResourceVersionExpectations(clock),
+      logger: pino({ level: 'silent' }),
+      pods: () => cache.pods,
+      plan: (pods) => pods.map(ready),
+      execute: (actions) =>
+        new Promise<Outcome>((resolve) => {
+          sent.push(actions.map((a) => ('pod' in a ? a.pod.name : '')));
+          answers.push(() => resolve({ writes: actions.length }));
+        }),
+    });
+    clock.advance(READINESS_BESIDE_INTERVAL_MS);
+    await flush();
+    assert.deepEqual(
+      sent.map((b) => b.length),
+      [READINESS_BESIDE_MAX_IN_FLIGHT],
+    );
+    clock.advance(READINESS_BESIDE_INTERVAL_MS);
+    await flush();
+    assert.equal(sent.length, 1, 'no room while 64 writes are unanswered');
+    answers[0]?.();
+    await flush();
+    clock.advance(READINESS_BESIDE_INTERVAL_MS);
+    await flush();
+    assert.deepEqual(
+      sent.map((b) => b.length),
+      [64, 36],
+    );
+    // a pod scheduled now is sent at the next interval, though the 36 are still unanswered
+    cache.pods = [...cache.pods, pod('sample-new', '7')];
+    clock.advance(READINESS_BESIDE_INTERVAL_MS);
+    await flush();
+    assert.deepEqual(sent[2], ['sample-new']);
+    assert.equal(new Set(sent.flat()).size, 101, 'each pod written once');
+    const stopped = beside.stop();
+    for (const answer of answers.slice(1)) answer();
+    assert.equal(await stopped, 101);
   });
 
   test('stop waits for the writes in flight', async () => {
