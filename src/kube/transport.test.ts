@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import type https from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import { kubeConfigClass } from './client-node-config.ts';
-import { authOnly } from './transport.ts';
+import { authOnly, Transport } from './transport.ts';
 
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
 
@@ -42,5 +44,37 @@ describe('the per-request auth hook (authOnly)', () => {
     assert.equal(String(opts.ca), 'the CA');
     assert.equal(String(opts.cert), 'the cert');
     assert.equal(String(opts.key), 'the key');
+  });
+});
+
+describe('a response body read by the transport', () => {
+  it('arrives whole when the server splits a multi-byte character across two chunks', async () => {
+    const body = JSON.stringify({ metadata: { name: 'café-π' } });
+    const bytes = Buffer.from(body, 'utf8');
+    const cut = bytes.indexOf(0xc3) + 1; // inside the two bytes of "é"
+    const server = http.createServer((_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.write(bytes.subarray(0, cut));
+      // the second half in a later chunk
+      setTimeout(() => res.end(bytes.subarray(cut)), 20);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const kc = new (kubeConfigClass())();
+    kc.loadFromOptions({
+      clusters: [{ name: 'k', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
+      users: [{ name: 'u' }],
+      contexts: [{ name: 'c', cluster: 'k', user: 'u' }],
+      currentContext: 'c',
+    });
+    const transport = await Transport.create(kc, 'test');
+    try {
+      const res = await transport.request('GET', '/api/v1/namespaces/ns/pods/p', {});
+      assert.equal(res.status, 200);
+      assert.equal(res.body, body);
+    } finally {
+      transport.close();
+      server.close();
+    }
   });
 });

@@ -15,3 +15,13 @@ export async function freePort(): Promise<number> {
     });
   });
 }
+
+/** Whether `port` on 127.0.0.1 can be listened on now (nothing listens there). */
+export async function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolveFree) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', () => resolveFree(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolveFree(true)));
+  });
+}

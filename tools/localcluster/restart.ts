@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BinaryName } from './binaries.ts';
+import { portIsFree } from './free-port.ts';
 import { request } from './http.ts';
 import { cmdline, isAlive, isOurProcess, startDetached } from './processes.ts';
 import { waitFor } from './readiness.ts';
@@ -54,6 +55,15 @@ export async function restartComponent(stateDir: string, name: BinaryName, opts:
     while (isAlive(c.pid)) {
       if (Date.now() > deadline) throw new Error(`${name} (pid ${String(c.pid)}) did not exit`);
       await sleep(20);
+    }
+    // A killed Go process counts as dead once its main thread is a zombie, but its other threads can still hold its
+    // listening socket for a moment: a restart at once then failed with "bind: address already in use".
+    const port = name === 'kube-apiserver' ? Number(new URL(state.server).port) : name === 'etcd' ? state.ports['etcd'] : undefined;
+    if (port !== undefined && port > 0) {
+      while (!(await portIsFree(port))) {
+        if (Date.now() > deadline) throw new Error(`${name}'s port ${String(port)} is still in use after it exited`);
+        await sleep(20);
+      }
     }
     if ((opts.downMs ?? 0) > 0) await sleep(opts.downMs);
     const started = startDetached(c.binary, argv.slice(1), c.logFile, env, name, 'a');

@@ -1,0 +1,88 @@
+// The relist phase of bench:fleet: the local kube-apiserver is restarted, so that the controller's watches expire
+// (410: the new API server's watch cache starts at etcd's current revision, past theirs) and its informers list
+// again, the pods in pages of 500 (LIST_PAGE_SIZE, src/kube/client.ts). What a relist costs the controller: its
+// time, the writes it caused (none: nothing changed), and its memory around it — RSS, peak RSS, and glibc's heap
+// (the `[heap]` mapping of /proc/<pid>/smaps: native allocations, outside V8's heap), which a list read into native
+// buffers grew for good (docs/performance.md, "Native memory").
+import { existsSync, readFileSync } from 'node:fs';
+import { restartComponent } from '../tools/localcluster/cluster.ts';
+import { diffCounts, peakRssMiB, requestCounters, type ControllerProcess } from './controller-process.ts';
+import { until } from './harness.ts';
+
+export interface RelistFigures {
+  /** false: the pods' watch resumed without a 410 (nothing had been written since its resourceVersion) */
+  readonly relisted: boolean;
+  /** restart → the controller's pod list done (no new GET for 3 s) */
+  readonly ms: number;
+  readonly requests: Map<string, number>;
+  readonly rss: readonly [before: string, after: string];
+  readonly peakRss: readonly [before: string, after: string];
+  readonly nativeHeap: readonly [before: string, after: string];
+}
+
+/** The resident kB of the `[heap]` mapping (glibc malloc's main arena) in the text of /proc/<pid>/smaps; 0 without one. */
+export function heapRssKiB(smaps: string): number {
+  const at = smaps.indexOf(' [heap]\n');
+  if (at < 0) return 0;
+  const m = /^Rss:\s+(\d+) kB$/m.exec(smaps.slice(at));
+  return m === null ? 0 : Number(m[1]);
+}
+
+export function nativeHeapMiB(pid: number): string {
+  const smaps = `/proc/${pid}/smaps`;
+  if (!existsSync(smaps)) return 'n/a (no /proc)';
+  return `${(heapRssKiB(readFileSync(smaps, 'utf8')) / 1024).toFixed(0)} MiB`;
+}
+
+function rssMiB(pid: number): string {
+  const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m === null ? 'n/a' : `${(Number(m[1]) / 1024).toFixed(0)} MiB`;
+}
+
+/** Lines of the controller's log saying its pod informer relists (the watcher's 410 line). */
+function podRelists(logFile: string): number {
+  let n = 0;
+  for (const line of readFileSync(logFile, 'utf8').split('\n')) if (line.includes('"informer":"v1/pods"') && line.includes('relisting')) n++;
+  return n;
+}
+
+export async function measureRelist(stateDir: string, controller: ControllerProcess, timeoutMs: number): Promise<RelistFigures> {
+  const { pid, metricsUrl, logFile } = controller;
+  const before = { rss: rssMiB(pid), peak: peakRssMiB(pid), native: nativeHeapMiB(pid), relists: podRelists(logFile) };
+  const requests0 = await requestCounters(metricsUrl);
+  const t0 = Date.now();
+  await restartComponent(stateDir, 'kube-apiserver', { signal: 'SIGKILL' });
+  // The watch notices the dropped connection at once and re-watches; a 410 follows within a second or two. Without
+  // one in 60 s the watch resumed (the pods' resourceVersion was still the newest), and there is nothing to measure.
+  const relisted = await until('the pod informer to relist', () => (podRelists(logFile) > before.relists ? true : undefined), 60_000, 100).catch(() => false);
+  let ms = Date.now() - t0;
+  if (relisted) {
+    // The list is done when the controller's GETs (list pages; watches count once) stop for 3 s.
+    let gets = -1;
+    let stableSince = Date.now();
+    ms = await until(
+      'the relist to finish',
+      async () => {
+        const now = (await requestCounters(metricsUrl)).get('GET') ?? 0;
+        if (now !== gets) {
+          gets = now;
+          stableSince = Date.now();
+          return undefined;
+        }
+        return Date.now() - stableSince >= 3_000 ? stableSince - t0 : undefined;
+      },
+      timeoutMs,
+      250,
+    );
+  }
+  await new Promise((r) => setTimeout(r, 5_000)); // anything the relist would write shows up by now
+  const requests = diffCounts(await requestCounters(metricsUrl), requests0);
+  return {
+    relisted,
+    ms,
+    requests,
+    rss: [before.rss, rssMiB(pid)],
+    peakRss: [before.peak, peakRssMiB(pid)],
+    nativeHeap: [before.native, nativeHeapMiB(pid)],
+  };
+}
