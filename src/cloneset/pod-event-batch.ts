@@ -16,8 +16,13 @@ import type { CloneSet } from '../api/cloneset.ts';
 
 /** CloneSets smaller than this are woken at once. */
 export const BATCH_FROM_REPLICAS = 100;
-/** Microseconds of batch period per replica: 20 ms at 1 000 replicas, 200 ms at 10 000. */
-export const BATCH_US_PER_REPLICA = 20;
+/**
+ * Microseconds of batch period per replica: 50 ms at 1 000 replicas, 500 ms at 10 000, the 1 s cap from 20 000. A pass
+ * costs ~10–14 µs per pod (docs/performance.md, "While the pods turn Ready"), so while pod events keep coming (kwok or the
+ * kubelets making thousands of pods Ready) a CloneSet's passes take about a fifth of a core, at any size; with 20 µs
+ * they took 40 %, and the CPU of that phase is its length times that share.
+ */
+export const BATCH_US_PER_REPLICA = 50;
 /** The longest a pod event waits (the Job controller's period). */
 export const MAX_BATCH_MS = 1000;
 
