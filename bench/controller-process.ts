@@ -118,6 +118,14 @@ export function requestSummary(c: Map<string, number>): RequestSummary {
   return { total, text: `${total} (${parts.join(', ')})` };
 }
 
+/** The process's resident memory now (VmRSS), or why it is unknown. */
+export function rssMiB(pid: number): string {
+  const status = `/proc/${pid}/status`;
+  if (!existsSync(status)) return 'n/a (no /proc)';
+  const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(status, 'utf8'));
+  return m === null ? 'n/a' : `${(Number(m[1]) / 1024).toFixed(0)} MiB`;
+}
+
 /** The process's peak resident set size so far (VmHWM), or why it is unknown. */
 export function peakRssMiB(pid: number): string {
   const status = `/proc/${pid}/status`;

@@ -40,7 +40,7 @@ import type { Pod } from '../src/kube/types.ts';
 import { systemClock } from '../src/runtime/clock.ts';
 import { Informer } from '../src/runtime/informer.ts';
 import { benchCloneSet, CloneSetView, fleet, isReady, statusSum } from './cloneset-view.ts';
-import { diffCounts, eventWrites, peakRssMiB, requestCounters, requestSummary, startController, sumOf, type ControllerProcess } from './controller-process.ts';
+import { diffCounts, eventWrites, peakRssMiB, requestCounters, rssMiB, requestSummary, startController, sumOf, type ControllerProcess } from './controller-process.ts';
 import { measureRelist, type RelistFigures } from './relist.ts';
 import { controllerCounters, settled } from './status-changes.ts';
 import {
@@ -126,11 +126,6 @@ function cpuSeconds(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
-}
-
-function rssMiB(pid: number): string {
-  const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m === null ? 'n/a' : `${(Number(m[1]) / 1024).toFixed(0)} MiB`;
 }
 
 /** The value of an unlabelled gauge in a Prometheus text body. */

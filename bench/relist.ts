@@ -6,7 +6,7 @@
 // buffers grew for good (docs/performance.md, "Native memory").
 import { existsSync, readFileSync } from 'node:fs';
 import { restartComponent } from '../tools/localcluster/cluster.ts';
-import { diffCounts, peakRssMiB, requestCounters, type ControllerProcess } from './controller-process.ts';
+import { diffCounts, peakRssMiB, requestCounters, rssMiB, type ControllerProcess } from './controller-process.ts';
 import { until } from './harness.ts';
 
 export interface RelistFigures {
@@ -32,11 +32,6 @@ export function nativeHeapMiB(pid: number): string {
   const smaps = `/proc/${pid}/smaps`;
   if (!existsSync(smaps)) return 'n/a (no /proc)';
   return `${(heapRssKiB(readFileSync(smaps, 'utf8')) / 1024).toFixed(0)} MiB`;
-}
-
-function rssMiB(pid: number): string {
-  const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m === null ? 'n/a' : `${(Number(m[1]) / 1024).toFixed(0)} MiB`;
 }
 
 /** Lines of the controller's log saying its pod informer relists (the watcher's 410 line). */
