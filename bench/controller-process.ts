@@ -119,18 +119,15 @@ export function requestSummary(c: Map<string, number>): RequestSummary {
 }
 
 /** The process's resident memory now (VmRSS), or why it is unknown. */
-export function rssMiB(pid: number): string {
-  const status = `/proc/${pid}/status`;
-  if (!existsSync(status)) return 'n/a (no /proc)';
-  const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(status, 'utf8'));
-  return m === null ? 'n/a' : `${(Number(m[1]) / 1024).toFixed(0)} MiB`;
-}
+export const rssMiB = (pid: number): string => statusMiB(pid, 'VmRSS');
 
 /** The process's peak resident set size so far (VmHWM), or why it is unknown. */
-export function peakRssMiB(pid: number): string {
+export const peakRssMiB = (pid: number): string => statusMiB(pid, 'VmHWM');
+
+function statusMiB(pid: number, field: 'VmRSS' | 'VmHWM'): string {
   const status = `/proc/${pid}/status`;
   if (!existsSync(status)) return 'n/a (no /proc)';
-  const m = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(status, 'utf8'));
+  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(status, 'utf8'));
   return m === null ? 'n/a' : `${(Number(m[1]) / 1024).toFixed(0)} MiB`;
 }
 
