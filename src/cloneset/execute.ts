@@ -53,7 +53,7 @@ export const HOUSEKEEPING_RETRY_MS = 10_000;
  * for the round trips of 16 at a time while the pods scheduled meanwhile wait for the next pass; the client's
  * QPS limiter (--kube-api-qps) still paces them, so at the default limits nothing changes.
  */
-const POD_WRITE_CONCURRENCY = 64;
+export const POD_WRITE_CONCURRENCY = 64;
 
 /** A run of per-pod writes (grouped by pod, each group in plan order), or one barrier action. */
 type Segment = { readonly kind: 'pods'; readonly groups: readonly (readonly PlanAction[])[] } | { readonly kind: 'barrier'; readonly action: PlanAction };

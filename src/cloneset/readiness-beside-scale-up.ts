@@ -16,14 +16,14 @@ import type { Pod } from '../kube/types.ts';
 import type { Clock, TimerHandle } from '../runtime/clock.ts';
 import type { ResourceVersionExpectations } from '../runtime/expectations.ts';
 import type { PlanAction } from './plan/actions.ts';
-import type { Outcome } from './execute.ts';
+import { POD_WRITE_CONCURRENCY, type Outcome } from './execute.ts';
 
 /** A scale-up with more creates than this (one slow-start concurrency's worth) gets readiness writes beside it. */
 export const READINESS_BESIDE_MIN_CREATES = 64;
 /** How often the readiness writes are planned again while the creates go on. */
 export const READINESS_BESIDE_INTERVAL_MS = 500;
-/** Readiness writes beside one scale-up in flight at once (as many as the executor's pod writes of a pass). */
-export const READINESS_BESIDE_MAX_IN_FLIGHT = 64;
+/** Readiness writes beside one scale-up in flight at once: as many as the executor's pod writes of a pass. */
+export const READINESS_BESIDE_MAX_IN_FLIGHT = POD_WRITE_CONCURRENCY;
 
 export interface ReadinessBesideDeps {
   readonly clock: Clock;
