@@ -9,7 +9,7 @@ import { FakeClock } from '../runtime/clock.ts';
 import { ObjectStore } from '../runtime/store.ts';
 import type { CloneSet } from '../api/cloneset.ts';
 import { podTransform } from './cache-transforms.ts';
-import { changesNothingRead, newPodEventCounts, podHandlers } from './event-handlers.ts';
+import { changesNothingRead, cloneSetHandlers, newPodEventCounts, podHandlers } from './event-handlers.ts';
 
 const owner = { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', name: 'web', uid: 'cs1', controller: true };
 const base: Pod = {
@@ -177,5 +177,53 @@ describe('pod updates that wake the CloneSet', () => {
     h.onDelete?.(t(base), { finalStateUnknown: false });
     assert.deepEqual(counts, { add: { enqueued: 1, ignored: 1 }, update: { enqueued: 1, ignored: 2 }, delete: { enqueued: 1, ignored: 0 } });
     assert.deepEqual(keys, ['ns/web', 'ns/web', 'ns/web']);
+  });
+});
+
+describe('CloneSet updates: a change of the status only waits for the batch period, any other wakes at once', () => {
+  const cloneSet: CloneSet = {
+    apiVersion: 'apps.kruise.io/v1beta1',
+    kind: 'CloneSet',
+    metadata: { name: 'web', namespace: 'ns', uid: 'cs1', resourceVersion: '20', generation: 2, labels: { app: 'web' }, annotations: {} },
+    spec: { replicas: 1000, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'main', image: 'nginx:1' }] } } },
+    status: { replicas: 1000, readyReplicas: 10, availableReplicas: 10, updatedReplicas: 1000, updatedReadyReplicas: 10, observedGeneration: 2 },
+  };
+  const woken = (old: CloneSet, cs: CloneSet): string[] => {
+    const calls: string[] = [];
+    cloneSetHandlers(
+      (key) => calls.push(`now ${key}`),
+      undefined,
+      (key) => calls.push(`batched ${key}`),
+    ).onUpdate?.(old, cs);
+    return calls;
+  };
+  const rv21 = (cs: CloneSet): CloneSet => ({ ...cs, metadata: { ...cs.metadata, resourceVersion: '21' } });
+  const status = cloneSet.status ?? assert.fail('the fixture has a status');
+
+  test('a status write (readyReplicas 10 → 20) wakes the CloneSet after the batch period', () => {
+    assert.deepEqual(woken(cloneSet, rv21({ ...cloneSet, status: { ...status, readyReplicas: 20 } })), ['batched ns/web']);
+  });
+  test('a spec change (replicas) wakes it at once', () => {
+    assert.deepEqual(woken(cloneSet, rv21({ ...cloneSet, spec: { ...cloneSet.spec, replicas: 5 } })), ['now ns/web']);
+  });
+  test('a template change with the same replicas wakes it at once', () => {
+    const template = { ...cloneSet.spec.template, spec: { containers: [{ name: 'main', image: 'nginx:2' }] } };
+    assert.deepEqual(woken(cloneSet, rv21({ ...cloneSet, spec: { ...cloneSet.spec, template } })), ['now ns/web']);
+  });
+  test('an annotation (an opt-in extension is configured by one) wakes it at once', () => {
+    const metadata = { ...cloneSet.metadata, annotations: { 'cloneset-controller.io/example': 'x' } };
+    assert.deepEqual(woken(cloneSet, rv21({ ...cloneSet, metadata })), ['now ns/web']);
+  });
+  test('a label change wakes it at once', () => {
+    assert.deepEqual(woken(cloneSet, rv21({ ...cloneSet, metadata: { ...cloneSet.metadata, labels: { app: 'web', tier: 'x' } } })), ['now ns/web']);
+  });
+  test('the deletion (deletionTimestamp set) wakes it at once', () => {
+    const metadata = { ...cloneSet.metadata, deletionTimestamp: '2026-11-28T10:00:00Z' };
+    assert.deepEqual(woken(cloneSet, rv21({ ...cloneSet, metadata })), ['now ns/web']);
+  });
+  test('without a batched wake-up every update wakes it at once', () => {
+    const calls: string[] = [];
+    cloneSetHandlers((key) => calls.push(key)).onUpdate?.(cloneSet, rv21({ ...cloneSet, status: { ...status, readyReplicas: 20 } }));
+    assert.deepEqual(calls, ['ns/web']);
   });
 });

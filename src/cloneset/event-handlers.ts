@@ -26,11 +26,30 @@ function ownerKey(obj: KubeObject, ref: OwnerReference): string {
   return `${obj.metadata?.namespace ?? ''}/${ref.name}`;
 }
 
-export function cloneSetHandlers(enqueue: Enqueue, rv?: ResourceVersionExpectations): InformerHandlers<CloneSet> {
+/**
+ * A CloneSet update that changes its status and nothing else (the resourceVersion aside): the echo of a pass's own
+ * status write, nearly always. The status is what a pass derives from the pods; the next pass decides nothing new
+ * from it that the pod events would not bring too.
+ */
+export function changesOnlyStatus(old: CloneSet, cs: CloneSet): boolean {
+  if (old === cs) return true;
+  const { resourceVersion: _a, ...oldMeta } = old.metadata;
+  const { resourceVersion: _b, ...newMeta } = cs.metadata;
+  // The spec's template is shared between versions (cache-transforms.ts shareTemplates): compared at once.
+  return jsonEqual(oldMeta, newMeta) && jsonEqual(old.spec, cs.spec);
+}
+
+/**
+ * `enqueueStatusChange`, when given, wakes the CloneSet on a change of its status only (changesOnlyStatus); every
+ * other event wakes it with `enqueue`. The controller passes the pod events' batched wake-up (pod-event-batch.ts):
+ * without it each pass of a large CloneSet that writes its status woke the next one at once, so while its pods
+ * turned Ready the passes ran back to back whatever the batch period of the pod events.
+ */
+export function cloneSetHandlers(enqueue: Enqueue, rv?: ResourceVersionExpectations, enqueueStatusChange?: Enqueue): InformerHandlers<CloneSet> {
   const keyOf = (cs: CloneSet): string => `${cs.metadata.namespace ?? ''}/${cs.metadata.name ?? ''}`;
   return {
     onAdd: (cs) => enqueue(keyOf(cs)),
-    onUpdate: (_old, cs) => enqueue(keyOf(cs)),
+    onUpdate: (old, cs) => (enqueueStatusChange !== undefined && changesOnlyStatus(old, cs) ? enqueueStatusChange : enqueue)(keyOf(cs)),
     onDelete: (cs) => {
       rv?.forget(cs.metadata.uid ?? '');
       enqueue(keyOf(cs));

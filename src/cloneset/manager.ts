@@ -160,16 +160,17 @@ export function startCloneSetManager(
     ...(observability.controllerMetrics !== undefined ? { metrics: observability.controllerMetrics } : {}),
   });
   const enqueue = (key: string): void => controller.enqueue(key);
-  cloneSets.addHandlers(cloneSetHandlers(enqueue, rvExpectations));
-  const podEvents = newPodEventCounts();
-  // A pod event wakes its CloneSet after the batch period of its size (pod-event-batch.ts): a burst of pod events
-  // for a large CloneSet costs a bounded number of passes, each of which reads all its pods.
-  const enqueuePodEvent = (key: string): void => {
+  // A pod event, or a change of a CloneSet's status only, wakes the CloneSet after the batch period of its size
+  // (pod-event-batch.ts): a burst of pod events for a large CloneSet, and the echoes of its own status writes, cost
+  // a bounded number of passes, each of which reads all its pods.
+  const enqueueBatched = (key: string): void => {
     const ms = podEventBatchMs(cloneSets.store.get(key));
     if (ms > 0) controller.enqueueAfter(key, ms);
     else controller.enqueue(key);
   };
-  pods.addHandlers(podHandlers(enqueuePodEvent, scaleExpectations, rvExpectations, cloneSets.store, podEvents));
+  cloneSets.addHandlers(cloneSetHandlers(enqueue, rvExpectations, enqueueBatched));
+  const podEvents = newPodEventCounts();
+  pods.addHandlers(podHandlers(enqueueBatched, scaleExpectations, rvExpectations, cloneSets.store, podEvents));
   pvcs.addHandlers(pvcHandlers(enqueue, scaleExpectations));
   revisions.addHandlers(revisionHandlers(enqueue, scaleExpectations, rvExpectations));
 

@@ -11,7 +11,10 @@
 //
 // The period grows with the CloneSet, as the cost of its pass does: nothing below BATCH_FROM_REPLICAS replicas
 // (small CloneSets react at once, as Kruise's do), then BATCH_US_PER_REPLICA per replica, at most
-// MAX_BATCH_MS. Only pod events wait: a CloneSet's own change (spec, deletion) and requeues are not batched.
+// MAX_BATCH_MS. Pod events wait, and so does a change of the CloneSet's status only (the echo of a pass's own
+// status write, event-handlers.ts changesOnlyStatus): while pods turn Ready every pass writes the status, and its
+// echo woke the next pass at once. Any other change of the CloneSet (spec, labels, annotations, deletion) and
+// requeues are not batched.
 import type { CloneSet } from '../api/cloneset.ts';
 
 /** CloneSets smaller than this are woken at once. */
