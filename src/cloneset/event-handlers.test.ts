@@ -185,7 +185,11 @@ describe('CloneSet updates: a change of the status only waits for the batch peri
     apiVersion: 'apps.kruise.io/v1beta1',
     kind: 'CloneSet',
     metadata: { name: 'web', namespace: 'ns', uid: 'cs1', resourceVersion: '20', generation: 2, labels: { app: 'web' }, annotations: {} },
-    spec: { replicas: 1000, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'main', image: 'nginx:1' }] } } },
+    spec: {
+      replicas: 1000,
+      selector: { matchLabels: { app: 'web' } },
+      template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'main', image: 'nginx:1' }] } },
+    },
     status: { replicas: 1000, readyReplicas: 10, availableReplicas: 10, updatedReplicas: 1000, updatedReadyReplicas: 10, observedGeneration: 2 },
   };
   const woken = (old: CloneSet, cs: CloneSet): string[] => {
