@@ -5,6 +5,7 @@ import { pino, type Logger } from 'pino';
 import { KubeClient } from '../src/kube/client.ts';
 import { RateLimits } from '../src/kube/rate-limits.ts';
 import { parseConfig, type ControllerConfig } from '../src/config.ts';
+import type { PodEventBatch } from '../src/cloneset/pod-event-batch.ts';
 import { runController, type ProcessState } from '../src/leadership.ts';
 import { INSTANCE_ID_ALPHABET } from '../src/cloneset/plan/instance-ids.ts';
 import { ApiServer, type Obj } from './api-server.ts';
@@ -179,6 +180,8 @@ interface Draw {
   readonly pool: SocketPoolPlan;
   /** BUGGIFY: a process may be paused while a write of it waits for a socket (half the runs with few sockets). */
   readonly queuedPauses: boolean;
+  /** The controller's batch period for pod events and status echoes, drawn for half the runs; absent: the controller's own (none below 100 replicas). */
+  readonly podEventBatch: PodEventBatch | undefined;
 }
 
 /** Everything a seed decides before it runs: the scenario, the faults, and the generators of the rest. */
@@ -195,6 +198,10 @@ function draw(seed: number): Draw {
   // The main client's informers hold 6–7 watches: 8–12 sockets leave it one to five for requests.
   const pool = { size: poolRng.pick([NODE_MAX_SOCKETS, NODE_MAX_SOCKETS, NODE_MAX_SOCKETS, 8, 9, 12]), rng: poolRng };
   const queuedPauses = pool.size < NODE_MAX_SOCKETS && poolRng.chance(0.5);
+  // Half the runs batch the pod events and status echoes of their few-pod CloneSets as the controller batches those
+  // of 100 pods or more (src/cloneset/pod-event-batch.ts): 10–200 ms per replica, at most 1 s.
+  const batchRng = rng.fork();
+  const podEventBatch = batchRng.chance(0.5) ? { fromReplicas: 1, usPerReplica: batchRng.int(10_000, 200_000), maxMs: 1000 } : undefined;
   const scenario = drawScenario(scenarioRng);
   const plan = drawFaults(faultRng, FAULT_WINDOW_MS);
   // A pause is placed while the controller works (just after a user edit): that is when a paused leader has
@@ -223,12 +230,13 @@ function draw(seed: number): Draw {
     coincidenceRng,
     pool,
     queuedPauses,
+    podEventBatch,
   };
 }
 
 /**
  * What a seed will do (without running it), for `npm run sim -- --only KIND`: its fault episode kinds, and the
- * tags `twoReplicas`, `lostAnswers`, `flaps`, `flakyProbes`, `deleteCoincidences`, `fewSockets`, `queuedPauses` and its user edits (`scale`, `image`, `partition`,
+ * tags `twoReplicas`, `lostAnswers`, `flaps`, `flakyProbes`, `deleteCoincidences`, `fewSockets`, `queuedPauses`, `batched` (the pod events batched) and its user edits (`scale`, `image`, `partition`,
  * `podsToDelete`, `specifiedDelete`, `scaleFlap`), `hooks` and `inPlaceUpdateHook` (lifecycle hooks).
  */
 export function episodeKindsOf(seed: number): ReadonlySet<string> {
@@ -245,13 +253,14 @@ export function episodeKindsOf(seed: number): ReadonlySet<string> {
     ...(d.second !== undefined ? ['twoCloneSets'] : []),
     ...(d.pool.size < NODE_MAX_SOCKETS ? ['fewSockets'] : []),
     ...(d.queuedPauses ? ['queuedPauses'] : []),
+    ...(d.podEventBatch !== undefined ? ['batched'] : []),
     ...d.scenario.edits.map((e) => (e.kind === 'scale' && e.flap === true ? 'scaleFlap' : e.kind)),
   ];
   return new Set([...d.plan.episodes.map((e) => e.kind), ...tags]);
 }
 
 export async function runSeed(opts: RunOptions): Promise<RunResult> {
-  const { scenario, second, plan, netRng, kubeletRng, procRng, coincidenceRng, pool, queuedPauses } = draw(opts.seed);
+  const { scenario, second, plan, netRng, kubeletRng, procRng, coincidenceRng, pool, queuedPauses, podEventBatch } = draw(opts.seed);
   const trace: string[] = [];
   const clock = new SimClock();
   const log = (line: string): void => {
@@ -271,7 +280,7 @@ export async function runSeed(opts: RunOptions): Promise<RunResult> {
   const sets: { readonly name: string; readonly scenario: Scenario; readonly checker: Checker }[] = [{ name: NAME, scenario, checker }];
   if (second !== undefined) sets.push({ name: SECOND_NAME, scenario: second, checker: new Checker(server, clock, NAMESPACE, SECOND_NAME, isController, reachedAt) });
   const violations = (): Violation[] => sets.flatMap((x) => x.checker.violations);
-  const config = controllerConfig();
+  const config: ControllerConfig = { ...controllerConfig(), ...(podEventBatch !== undefined ? { podEventBatch } : {}) };
   let nextId = 0;
 
   // The controller's jitter (informer watch timeouts, leader election) comes from Math.random: seeded for the run.

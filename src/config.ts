@@ -2,6 +2,7 @@
 // Flag names follow Kubernetes and Kruise conventions (--kubeconfig, -n, --feature-gates, --cloneset-workers).
 import { parseArgs } from 'node:util';
 import { FEATURE_GATE_DEFAULTS, type FeatureGateName, type FeatureGates } from './api/well-known.ts';
+import type { PodEventBatch } from './cloneset/pod-event-batch.ts';
 import type { SurgeRule } from './cloneset/plan/replica-diff.ts';
 import { LOG_LEVELS, type LogFormat } from './logging.ts';
 
@@ -20,6 +21,8 @@ export interface ControllerConfig {
   /** --sync-period: every CloneSet is enqueued this often (controller-runtime's SyncPeriod, Kruise's flag); 0 = never. */
   readonly syncPeriodMs: number;
   readonly rateLimiter: { readonly baseDelayMs: number; readonly maxDelayMs: number; readonly qps: number; readonly burst: number };
+  /** The pod events' batch period (cloneset/pod-event-batch.ts); never parsed from flags: set by the simulation only. */
+  readonly podEventBatch?: PodEventBatch;
   readonly metricsBindAddress: string;
   readonly healthProbeBindAddress: string;
   readonly leaderElect: boolean;

@@ -17,7 +17,7 @@ import { startResync } from '../runtime/resync.ts';
 import { indexByNamespace, indexByOwnerUid } from '../runtime/store.ts';
 import { defaultControllerRateLimiter, type RateLimiterOptions } from '../runtime/rate-limiter.ts';
 import { Interner, podTransform, shareTemplates, transformNode } from './cache-transforms.ts';
-import { podEventBatchMs } from './pod-event-batch.ts';
+import { podEventBatchMs, type PodEventBatch } from './pod-event-batch.ts';
 import { cloneSetHandlers, newPodEventCounts, podHandlers, pvcHandlers, revisionHandlers, type PodEventCounts } from './event-handlers.ts';
 import { randomInstanceIdSource, type InstanceIdSource } from './plan/instance-ids.ts';
 import type { SurgeRule } from './plan/replica-diff.ts';
@@ -45,6 +45,8 @@ export interface CloneSetManagerConfig {
   /** --sync-period: every CloneSet is reconciled at least this often; 0 or absent = never. */
   readonly syncPeriodMs?: number;
   readonly rateLimiter: Partial<RateLimiterOptions>;
+  /** The batch period's rule (pod-event-batch.ts); absent: DEFAULT_POD_EVENT_BATCH. No flag sets it: the simulation does. */
+  readonly podEventBatch?: PodEventBatch | undefined;
 }
 
 /** What the metrics endpoint gives the manager to report to (main.ts; absent in tests that do not look). */
@@ -164,7 +166,7 @@ export function startCloneSetManager(
   // (pod-event-batch.ts): a burst of pod events for a large CloneSet, and the echoes of its own status writes, cost
   // a bounded number of passes, each of which reads all its pods.
   const enqueueBatched = (key: string): void => {
-    const ms = podEventBatchMs(cloneSets.store.get(key));
+    const ms = podEventBatchMs(cloneSets.store.get(key), config.podEventBatch);
     if (ms > 0) controller.enqueueAfter(key, ms);
     else controller.enqueue(key);
   };

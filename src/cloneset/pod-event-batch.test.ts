@@ -33,3 +33,10 @@ test('a CloneSet scaling in counts the pods it still has, not its new replicas',
 test('the batch period never exceeds one second', () => {
   assert.equal(podEventBatchMs(withReplicas(1_000_000)), 1000);
 });
+
+test('a rule of its own (the simulation draws one per seed) batches small CloneSets too', () => {
+  const rule = { fromReplicas: 1, usPerReplica: 100_000, maxMs: 1000 };
+  assert.equal(podEventBatchMs(withReplicas(3), rule), 300);
+  assert.equal(podEventBatchMs(withReplicas(0), rule), 0);
+  assert.equal(podEventBatchMs(withReplicas(50), rule), 1000);
+});

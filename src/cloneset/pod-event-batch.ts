@@ -29,10 +29,19 @@ export const BATCH_US_PER_REPLICA = 50;
 /** The longest a pod event waits (the Job controller's period). */
 export const MAX_BATCH_MS = 1000;
 
+/** The rule's three numbers. The controller always uses DEFAULT_POD_EVENT_BATCH (no flag sets them); the simulation draws its own per seed so that its small CloneSets are batched too. */
+export interface PodEventBatch {
+  readonly fromReplicas: number;
+  readonly usPerReplica: number;
+  readonly maxMs: number;
+}
+
+export const DEFAULT_POD_EVENT_BATCH: PodEventBatch = { fromReplicas: BATCH_FROM_REPLICAS, usPerReplica: BATCH_US_PER_REPLICA, maxMs: MAX_BATCH_MS };
+
 /** The batch period, in ms, for a pod event of `cloneSet` (0: wake it now); the larger of desired and current replicas counts. */
-export function podEventBatchMs(cloneSet: CloneSet | undefined): number {
+export function podEventBatchMs(cloneSet: CloneSet | undefined, batch: PodEventBatch = DEFAULT_POD_EVENT_BATCH): number {
   if (cloneSet === undefined) return 0;
   const replicas = Math.max(cloneSet.spec.replicas ?? 1, cloneSet.status?.replicas ?? 0);
-  if (replicas < BATCH_FROM_REPLICAS) return 0;
-  return Math.min(MAX_BATCH_MS, Math.round((replicas * BATCH_US_PER_REPLICA) / 1000));
+  if (replicas < batch.fromReplicas) return 0;
+  return Math.min(batch.maxMs, Math.round((replicas * batch.usPerReplica) / 1000));
 }
