@@ -86,10 +86,13 @@ export function rolloutBlockers(input: BlockerInput): Blocker[] {
     if (!revisionMatches(p, updateRevision)) outdated.push(p);
     else if (!isPodReady(p)) {
       let waitsForGate = false;
-      for (const g of p.spec.readinessGates ?? []) {
-        if (podCondition(p, g.conditionType)?.status === 'True') continue;
+      // Indexed over the pod's frozen array (see podCondition in pod-predicates.ts).
+      const gates = p.spec.readinessGates ?? [];
+      for (let i = 0; i < gates.length; i++) {
+        const type = gates[i]?.conditionType;
+        if (type === undefined || podCondition(p, type)?.status === 'True') continue;
         waitsForGate = true;
-        notTrueGates.add(g.conditionType);
+        notTrueGates.add(type);
       }
       if (waitsForGate) gated.push(p);
     }
