@@ -139,7 +139,12 @@ export function labelSelectorMatcher(selector: LabelSelector | undefined | null)
   if (errors.length > 0) return () => false;
   return (labels) => {
     const l = labels ?? {};
-    return reqs.every((r) => matches(r, l));
+    // A plain loop: `reqs.every((r) => …)` allocated a closure per call, and a pass calls this for every pod.
+    for (let i = 0; i < reqs.length; i++) {
+      const r = reqs[i];
+      if (r !== undefined && !matches(r, l)) return false;
+    }
+    return true;
   };
 }
 
