@@ -30,8 +30,8 @@ export function isPodActive(pod: Pod): boolean {
 export function podCondition(pod: Pod, type: string): PodCondition | undefined {
   // An indexed loop, not for…of: every pass asks this several times of every pod (readiness, availability,
   // status, refresh), and a cached pod's arrays are frozen (runtime/store.ts), which V8 does not iterate on its
-  // fast path: for…of over a frozen array allocates an iterator result per element. That was a third of what a
-  // pass over 10 000 pods allocated (bench/steady-pass.ts), 4× the time of this loop (docs/performance.md,
+  // fast path: for…of over a frozen array allocates an iterator result per element, half of what a pass over
+  // 10 000 pods allocated, and took 1.7× the time of this loop (bench/frozen-iteration.ts; docs/performance.md,
   // "Frozen arrays").
   const conditions = pod.status?.conditions;
   if (conditions === undefined) return undefined;
