@@ -18,9 +18,10 @@ apiserver_request_total{code="200",component="apiserver",dry_run="",group="",res
 `;
 
 describe('the API server write counters', () => {
-  it('sums each resource and verb over codes, names the group outside core, and leaves reads out', () => {
+  it('sums each resource and verb over codes but 409, names the group outside core, and leaves reads out', () => {
     assert.deepEqual(Object.fromEntries(apiServerWrites(BODY)), {
-      'pods/status PATCH': 10_000,
+      'pods/status PATCH': 9900,
+      'pods/status PATCH 409': 100,
       'pods POST': 5000,
       'pods/binding POST': 5000,
       'events.k8s.io/events POST': 5000,
@@ -29,10 +30,10 @@ describe('the API server write counters', () => {
     });
   });
 
-  it('prints writes per pod, the largest first, without background writes below 0.01 per pod', () => {
+  it('prints writes per pod, the largest first, without background writes below 0.01 per pod, and the refused ones apart', () => {
     assert.equal(
       writesPerPod(apiServerWrites(BODY), 5000),
-      '5.07 (pods/status PATCH 2.00, pods POST 1.00, pods/binding POST 1.00, events.k8s.io/events POST 1.00, apps.kruise.io/clonesets/status PUT 0.07)',
+      '5.05 (pods/status PATCH 1.98, pods POST 1.00, pods/binding POST 1.00, events.k8s.io/events POST 1.00, apps.kruise.io/clonesets/status PUT 0.07), refused (409) 0.02 (pods/status PATCH 0.02)',
     );
   });
 });
