@@ -7,6 +7,8 @@ import { loadKubeConfig } from '../src/kube/kubeconfig.ts';
 import { Transport } from '../src/kube/transport.ts';
 
 const WRITE_VERBS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE', 'APPLY']);
+/** The suffix of a key counting the requests refused with 409 Conflict (apiServerWrites, writesPerPod). */
+const REFUSED = ' 409';
 
 /**
  * apiserver_request_total of the writes in a /metrics body, summed over scopes, keyed "resource[/subresource] VERB"
@@ -25,7 +27,7 @@ export function apiServerWrites(body: string): Map<string, number> {
     if (!WRITE_VERBS.has(verb) || resource === '') continue;
     const group = labels.get('group') ?? '';
     const sub = labels.get('subresource') ?? '';
-    const code = labels.get('code') === '409' ? ' 409' : '';
+    const code = labels.get('code') === '409' ? REFUSED : '';
     const key = `${group === '' ? '' : `${group}/`}${resource}${sub === '' ? '' : `/${sub}`} ${verb}${code}`;
     writes.set(key, (writes.get(key) ?? 0) + Number(m[2]));
   }
@@ -56,8 +58,8 @@ export function writesPerPod(grown: ReadonlyMap<string, number>, pods: number): 
     .sort((a, b) => b[1] - a[1]);
   const list = (of: readonly (readonly [string, number])[]): string => of.map(([key, perPod]) => `${key} ${perPod.toFixed(2)}`).join(', ');
   const sum = (of: readonly (readonly [string, number])[]): number => of.reduce((total, [, perPod]) => total + perPod, 0);
-  const written = rows.filter(([key]) => !key.endsWith(' 409'));
-  const refused = rows.filter(([key]) => key.endsWith(' 409')).map(([key, perPod]) => [key.slice(0, -' 409'.length), perPod] as const);
+  const written = rows.filter(([key]) => !key.endsWith(REFUSED));
+  const refused = rows.filter(([key]) => key.endsWith(REFUSED)).map(([key, perPod]) => [key.slice(0, -REFUSED.length), perPod] as const);
   const text = `${sum(written).toFixed(2)} (${list(written)})`;
   return refused.length === 0 ? text : `${text}, refused (409) ${sum(refused).toFixed(2)} (${list(refused)})`;
 }
