@@ -75,7 +75,8 @@ function boundedRunner(limit: number): { push(task: () => Promise<void>): void; 
 
 /**
  * Runs the limit in a namespace of its own and deletes it afterwards; `waitForCleanup` waits until it is gone (for
- * a phase that follows; the benchmarks run the limit last and do not wait).
+ * a phase that follows: bench:fleet runs the limit first and waits; bench:scale and bench:rollout run it last and
+ * do not wait).
  */
 export async function measureLimit(
   kubeconfig: string,
