@@ -273,6 +273,11 @@ export class KubeClient {
   /**
    * Lists every page (`limit` 500 + `continue`). If the continue token expires mid-way (410), falls back to
    * one unpaginated list, as client-go's pager does. Returns the items and the list's resourceVersion.
+   *
+   * The next page is asked for as soon as a page arrives, before `map` runs on it: the API server reads and encodes
+   * page n+1 while this process transforms page n, instead of each waiting for the other. At 100 000 pods the
+   * informer's list took about twice a plain list's time with one page after the other (docs/performance.md,
+   * "Restart: the next page while this one is transformed"). At most two pages of whole objects are held at once.
    */
   async listAll<T>(
     r: ResourceRef,
@@ -280,22 +285,31 @@ export class KubeClient {
     opts: { labelSelector?: string; fieldSelector?: string; pageSize?: number; map?: (item: T) => T } = {},
   ): Promise<{ items: T[]; resourceVersion: string }> {
     // `map` runs on each page as it arrives (an informer's transform), so only one page of whole objects is ever
-    // held: 10 000 pods listed whole at once cost ~100 MiB more peak memory than page by page.
+    // mapped at a time: 10 000 pods listed whole at once cost ~100 MiB more peak memory than page by page.
     const { pageSize = LIST_PAGE_SIZE, map, ...selectors } = opts;
     const items: T[] = [];
+    const pageAt = (token: string | undefined): Promise<KubeList<T>> =>
+      this.list<T>(r, ns, { ...selectors, limit: pageSize, ...(token === undefined ? {} : { continue: token }) });
     let token: string | undefined;
+    let next = pageAt(undefined);
     for (;;) {
       let page: KubeList<T>;
       try {
-        page = await this.list<T>(r, ns, { ...selectors, limit: pageSize, ...(token === undefined ? {} : { continue: token }) });
+        page = await next;
       } catch (e) {
         if (token === undefined || !isGone(e)) throw e;
         const full = await this.list<T>(r, ns, selectors);
         return { items: map === undefined ? [...full.items] : full.items.map(map), resourceVersion: full.metadata.resourceVersion ?? '' };
       }
-      for (const item of page.items) items.push(map === undefined ? item : map(item));
       token = page.metadata.continue;
-      if (token === undefined || token === '') return { items, resourceVersion: page.metadata.resourceVersion ?? '' };
+      const last = token === undefined || token === '';
+      if (!last) {
+        next = pageAt(token);
+        // Awaited at the top of the loop; if `map` throws first, its failure must not go unhandled.
+        next.catch(() => undefined);
+      }
+      for (const item of page.items) items.push(map === undefined ? item : map(item));
+      if (last) return { items, resourceVersion: page.metadata.resourceVersion ?? '' };
     }
   }
 
