@@ -275,9 +275,9 @@ export class KubeClient {
    * one unpaginated list, as client-go's pager does. Returns the items and the list's resourceVersion.
    *
    * The next page is asked for as soon as a page arrives, before `map` runs on it: the API server reads and encodes
-   * page n+1 while this process transforms page n, instead of each waiting for the other. At 100 000 pods the
-   * informer's list took about twice a plain list's time with one page after the other (docs/performance.md,
-   * "Restart: the next page while this one is transformed"). At most two pages of whole objects are held at once.
+   * page n+1 while this process parses and transforms page n, instead of each waiting for the other (client-go's
+   * pager waits). At most two pages of whole objects are held at once. On the 2-core machine of docs/performance.md
+   * ("Restart at 100 000 pods") the API server's side of a page is the larger one, so the gain there is small.
    */
   async listAll<T>(
     r: ResourceRef,
