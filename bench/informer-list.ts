@@ -184,10 +184,10 @@ async function main(): Promise<void> {
       for (let r = 1; r <= rounds; r++) {
         log(`round ${r}/${rounds}: the plain list, then ${flagSets.length} flag sets…`);
         const plain = await measureInChild([], kubeconfig, ns, 'plain');
-        lines.push(`round ${r}: plain list (no transform, no cache, node's defaults)`.padEnd(74) + fmt(plain, plain.wallMs));
+        lines.push(`round ${r}: plain list (no transform, no cache, V8's defaults)`.padEnd(84) + fmt(plain, plain.wallMs));
         for (const flags of flagSets) {
           const m = await measureInChild(flags, kubeconfig, ns, 'informer');
-          lines.push(`round ${r}: informer, node ${flags.length === 0 ? "(V8's defaults)" : flags.join(' ')}`.padEnd(74) + fmt(m, plain.wallMs));
+          lines.push(`round ${r}: informer, node ${flags.length === 0 ? "(V8's defaults)" : flags.join(' ')}`.padEnd(84) + fmt(m, plain.wallMs));
         }
       }
       process.stdout.write(`the pod informer's first list of ${args.pods} pods (list pages of 500)\n${lines.map((l) => `  ${l}`).join('\n')}\n`);
