@@ -7,7 +7,7 @@
 //   node bench/informer-list.ts [--pods N (10000)] [--rounds R (2)] [--flags 'A|B|…'] [--kubeconfig PATH] [--state-dir DIR] [--keep-cluster]
 //
 // --flags: the node flag sets to compare, separated by '|' (default: the controller's, CONTROLLER_NODE_FLAGS of
-// tools/localcluster/controller-build.ts; those without --heap-growing-percent; none). Each round measures the plain
+// tools/localcluster/controller-build.ts; those with --heap-growing-percent=50; none). Each round measures the plain
 // list, then every flag set once, so a change of the machine's load shows up across rounds instead of in one flag set.
 // The pods (one namespace, owned by a CloneSet that no controller runs, bound to the nodes in turn) are created
 // first, 64 in flight, and made Running by kwok; they are left to the cluster's deletion.
@@ -172,8 +172,8 @@ async function main(): Promise<void> {
   const args = clusterArgs({ ...values, pods: values.pods ?? '10000' }, positionals, USAGE, 'bench-list');
   const rounds = Number(values.rounds ?? '2');
   if (!Number.isInteger(rounds) || rounds <= 0) throw new Error(`--rounds: not a positive count: ${values.rounds ?? ''}`);
-  const withoutGrowth = CONTROLLER_NODE_FLAGS.filter((f) => !f.startsWith('--heap-growing-percent'));
-  const flagSets = values.flags === undefined ? [CONTROLLER_NODE_FLAGS, withoutGrowth, []] : values.flags.split('|').map((s) => s.split(' ').filter((f) => f !== ''));
+  const withGrowth = [...CONTROLLER_NODE_FLAGS, '--heap-growing-percent=50'];
+  const flagSets = values.flags === undefined ? [CONTROLLER_NODE_FLAGS, withGrowth, []] : values.flags.split('|').map((s) => s.split(' ').filter((f) => f !== ''));
   await withCluster(
     args,
     async (client, kubeconfig) => {

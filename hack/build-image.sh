@@ -110,7 +110,7 @@ cfg=(--image "$OCI:$REF" --os linux --architecture "$OCI_ARCH"
   --config.user 65532:65532 --config.workingdir /app
   --config.env NODE_ENV=production --config.env CLONESET_CONTROLLER_LOG_FORMAT=json --config.env PATH=/usr/local/bin:/usr/bin:/bin
   --config.entrypoint /usr/local/bin/node --config.entrypoint --max-semi-space-size=2
-  --config.entrypoint --optimize-for-size --config.entrypoint --heap-growing-percent=50 --config.entrypoint /app/dist/main.js
+  --config.entrypoint --optimize-for-size --config.entrypoint /app/dist/main.js
   --config.exposedports 8000/tcp --config.exposedports 8080/tcp --config.exposedports 9443/tcp
   --config.label org.opencontainers.image.title=cloneset-controller
   --config.label "org.opencontainers.image.version=$(node -p 'require(process.argv[1]).version' "$ROOT/package.json")"

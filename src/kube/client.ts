@@ -277,7 +277,8 @@ export class KubeClient {
    * The next page is asked for as soon as a page arrives, before `map` runs on it: the API server reads and encodes
    * page n+1 while this process parses and transforms page n, instead of each waiting for the other (client-go's
    * pager waits). At most two pages of whole objects are held at once. On the 2-core machine of docs/performance.md
-   * ("Restart at 100 000 pods") the API server's side of a page is the larger one, so the gain there is small.
+   * ("Heap growth") a 100 000-pod list showed no difference beyond the runs' spread: the API server's side of a
+   * page is the larger one there.
    */
   async listAll<T>(
     r: ResourceRef,

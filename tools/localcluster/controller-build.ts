@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { repoRoot } from './binaries.ts';
 
 /** The node flags of bin/cloneset-controller and of the image's entrypoint (docs/performance.md). */
-export const CONTROLLER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2', '--optimize-for-size', '--heap-growing-percent=50'];
+export const CONTROLLER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2', '--optimize-for-size'];
 
 /** Builds dist/ when a source changed since the last build (progress on stderr) and returns dist/main.js. */
 export function builtControllerMain(): string {
