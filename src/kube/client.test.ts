@@ -189,7 +189,7 @@ describe('KubeClient requests', () => {
     ]);
   });
 
-  it('fails with the transform\'s error when it throws, and leaves no request unhandled', async () => {
+  it("fails with the transform's error when it throws, and leaves no request unhandled", async () => {
     handler = (req, res) => {
       const token = new URL(req.url, base).searchParams.get('continue');
       if (token === null) json(res, 200, { metadata: { continue: 'page2', resourceVersion: '10' }, items: [{ n: 1 }] });

@@ -289,8 +289,7 @@ export class KubeClient {
     // mapped at a time: 10 000 pods listed whole at once cost ~100 MiB more peak memory than page by page.
     const { pageSize = LIST_PAGE_SIZE, map, ...selectors } = opts;
     const items: T[] = [];
-    const pageAt = (token: string | undefined): Promise<KubeList<T>> =>
-      this.list<T>(r, ns, { ...selectors, limit: pageSize, ...(token === undefined ? {} : { continue: token }) });
+    const pageAt = (token: string | undefined): Promise<KubeList<T>> => this.list<T>(r, ns, { ...selectors, limit: pageSize, ...(token === undefined ? {} : { continue: token }) });
     let token: string | undefined;
     let next = pageAt(undefined);
     for (;;) {
