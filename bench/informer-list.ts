@@ -20,16 +20,20 @@ import { pino } from 'pino';
 import { podTransform } from '../src/cloneset/cache-transforms.ts';
 import { KubeClient } from '../src/kube/client.ts';
 import { loadKubeConfig } from '../src/kube/kubeconfig.ts';
-import { CLONESETS_V1BETA1, NODES, PODS } from '../src/kube/resources.ts';
+import { CLONESETS, NODES, PODS } from '../src/kube/resources.ts';
 import type { Pod } from '../src/kube/types.ts';
 import { runBounded } from '../src/runtime/bounded-parallel.ts';
 import { systemClock } from '../src/runtime/clock.ts';
 import { Informer } from '../src/runtime/informer.ts';
 import { indexByOwnerUid } from '../src/runtime/store.ts';
 import { CONTROLLER_NODE_FLAGS } from '../tools/localcluster/controller-build.ts';
+import { APP, benchCloneSet } from './cloneset-view.ts';
 import { CLUSTER_OPTIONS, clusterArgs, createNamespace, log, namespaceName, runBenchmark, secs, until, withCluster } from './harness.ts';
 
 const USAGE = "usage: node bench/informer-list.ts [--pods N (10000)] [--rounds R (2)] [--flags 'A|B|…'] [--kubeconfig PATH] [--state-dir DIR] [--keep-cluster]\n";
+
+/** The CloneSet that owns the listed pods (no controller runs it). */
+const OWNER = 'listed';
 
 /** What one measuring process prints, as one JSON line. */
 interface Measured {
@@ -56,6 +60,7 @@ async function measureOnce(kubeconfig: string, ns: string, mode: 'plain' | 'info
   const t0 = performance.now();
   const c0 = cpu();
   let pods: number;
+  // What was listed stays referenced until the heap is measured below.
   let keep: unknown;
   if (mode === 'plain') {
     const listed = await client.listAll<Pod>(PODS, ns);
@@ -109,16 +114,7 @@ function measureInChild(nodeFlags: readonly string[], kubeconfig: string, ns: st
 
 /** N pods owned by a CloneSet of the namespace (no controller runs it), bound to the nodes in turn; waits for kwok to make them Running. */
 async function createPods(client: KubeClient, ns: string, n: number): Promise<void> {
-  const cloneSet = await client.create<{ metadata: { uid?: string } }>(CLONESETS_V1BETA1, ns, {
-    apiVersion: 'apps.kruise.io/v1beta1',
-    kind: 'CloneSet',
-    metadata: { name: 'listed' },
-    spec: {
-      replicas: 0,
-      selector: { matchLabels: { app: 'listed' } },
-      template: { metadata: { labels: { app: 'listed' } }, spec: { containers: [{ name: 'nginx', image: 'nginx:alpine' }] } },
-    },
-  });
+  const cloneSet = await client.create<{ metadata: { uid?: string } }>(CLONESETS, ns, benchCloneSet(ns, 0, undefined, OWNER));
   const uid = cloneSet.metadata.uid ?? '';
   const nodes = (await client.listAll<{ metadata: { name?: string } }>(NODES, undefined)).items.map((x) => x.metadata.name ?? '').filter((x) => x !== '');
   if (nodes.length === 0) throw new Error('no nodes to bind the pods to');
@@ -132,8 +128,14 @@ async function createPods(client: KubeClient, ns: string, n: number): Promise<vo
         kind: 'Pod',
         metadata: {
           name,
-          labels: { app: 'listed', 'apps.kruise.io/cloneset-instance-id': name, 'controller-revision-hash': 'listed-7d9f8c6b5', 'lifecycle.apps.kruise.io/state': 'Normal' },
-          ownerReferences: [{ apiVersion: 'apps.kruise.io/v1beta1', kind: 'CloneSet', name: 'listed', uid, controller: true, blockOwnerDeletion: true }],
+          labels: {
+            app: APP,
+            cloneset: OWNER,
+            'apps.kruise.io/cloneset-instance-id': name,
+            'controller-revision-hash': 'listed-7d9f8c6b5',
+            'lifecycle.apps.kruise.io/state': 'Normal',
+          },
+          ownerReferences: [{ apiVersion: 'apps.kruise.io/v1beta1', kind: 'CloneSet', name: OWNER, uid, controller: true, blockOwnerDeletion: true }],
         },
         spec: { nodeName: nodes[i % nodes.length], containers: [{ name: 'nginx', image: 'nginx:alpine' }], readinessGates: [{ conditionType: 'InPlaceUpdateReady' }] },
       });
