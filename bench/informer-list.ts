@@ -4,8 +4,10 @@
 // cache). Printed per flag set: wall time (and its ratio to the plain list of the same round), CPU, full garbage
 // collections, peak RSS, V8 heap used after the list.
 //
-//   node bench/informer-list.ts [--pods N (10000)] [--rounds R (2)] [--flags 'A|B|…'] [--kubeconfig PATH] [--state-dir DIR] [--keep-cluster]
+//   node bench/informer-list.ts [--pods N (10000)] [--rounds R (2)] [--flags 'A|B|…'] [--kubeconfig PATH [--namespace NS]] [--state-dir DIR] [--keep-cluster]
 //
+// --namespace: list the pods of that namespace as they are (one made by an earlier run kept with --keep-cluster,
+// whose first line names it) instead of creating N pods: the same pods measured again after a change.
 // --flags: the node flag sets to compare, separated by '|' (default: the controller's, CONTROLLER_NODE_FLAGS of
 // tools/localcluster/controller-build.ts; those with --heap-growing-percent=50; none). Each round measures the plain
 // list, then every flag set once, so a change of the machine's load shows up across rounds instead of in one flag set.
@@ -30,7 +32,7 @@ import { CONTROLLER_NODE_FLAGS } from '../tools/localcluster/controller-build.ts
 import { APP, benchCloneSet } from './cloneset-view.ts';
 import { CLUSTER_OPTIONS, clusterArgs, createNamespace, log, namespaceName, runBenchmark, secs, until, withCluster } from './harness.ts';
 
-const USAGE = "usage: node bench/informer-list.ts [--pods N (10000)] [--rounds R (2)] [--flags 'A|B|…'] [--kubeconfig PATH] [--state-dir DIR] [--keep-cluster]\n";
+const USAGE = "usage: node bench/informer-list.ts [--pods N (10000)] [--rounds R (2)] [--flags 'A|B|…'] [--kubeconfig PATH [--namespace NS]] [--state-dir DIR] [--keep-cluster]\n";
 
 /** The CloneSet that owns the listed pods (no controller runs it). */
 const OWNER = 'listed';
@@ -179,20 +181,26 @@ async function main(): Promise<void> {
   await withCluster(
     args,
     async (client, kubeconfig) => {
-      const ns = namespaceName('list');
-      await createNamespace(client, ns);
-      await createPods(client, ns, args.pods);
+      // --namespace with --kubeconfig: a namespace of an earlier run (--keep-cluster), its pods listed again as they are.
+      const ns = values.namespace ?? namespaceName('list');
+      if (values.namespace === undefined) {
+        log(`creating ${args.pods} pods in namespace ${ns}…`);
+        await createNamespace(client, ns);
+        await createPods(client, ns, args.pods);
+      }
       const lines: string[] = [];
+      let listed = args.pods;
       for (let r = 1; r <= rounds; r++) {
         log(`round ${r}/${rounds}: the plain list, then ${flagSets.length} flag sets…`);
         const plain = await measureInChild([], kubeconfig, ns, 'plain');
+        listed = plain.pods;
         lines.push(`round ${r}: plain list (no transform, no cache, V8's defaults)`.padEnd(84) + fmt(plain, plain.wallMs));
         for (const flags of flagSets) {
           const m = await measureInChild(flags, kubeconfig, ns, 'informer');
           lines.push(`round ${r}: informer, node ${flags.length === 0 ? "(V8's defaults)" : flags.join(' ')}`.padEnd(84) + fmt(m, plain.wallMs));
         }
       }
-      process.stdout.write(`the pod informer's first list of ${args.pods} pods (list pages of 500)\n${lines.map((l) => `  ${l}`).join('\n')}\n`);
+      process.stdout.write(`the pod informer's first list of ${listed} pods (list pages of 500)\n${lines.map((l) => `  ${l}`).join('\n')}\n`);
     },
     { profile: args.pods > 30_000 ? 'large' : 'default' },
   );

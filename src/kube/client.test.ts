@@ -163,52 +163,53 @@ describe('KubeClient requests', () => {
     assert.deepEqual(all.items, [{ n: 10 }, { n: 20 }]);
   });
 
-  it('asks for the next page before it maps the page that arrived, so the server works while the transform runs', async () => {
-    handler = (req, res) => {
-      const token = new URL(req.url, base).searchParams.get('continue');
-      if (token === null) json(res, 200, { metadata: { continue: 'page2', resourceVersion: '10' }, items: [{ n: 1 }] });
-      else json(res, 200, { metadata: { resourceVersion: '10' }, items: [{ n: 2 }] });
-    };
-    const asked: string[] = [];
-    const list = client.list.bind(client);
-    client.list = <T>(r: Parameters<typeof list>[0], ns: string | undefined, o: Parameters<typeof list>[2] = {}) => {
-      asked.push(o.continue ?? 'first');
-      return list<T>(r, ns, o);
-    };
-    const askedWhenMapped: string[][] = [];
-    const all = await client.listAll<{ n: number }>(CONFIGMAPS, 'ns', {
-      map: (o) => {
-        askedWhenMapped.push([...asked]);
-        return o;
-      },
+  it('maps each item as it is parsed, while the rest of its page is still on its way', async () => {
+    let mappedFirst: () => void = () => undefined;
+    const firstMapped = new Promise<void>((resolve) => {
+      mappedFirst = resolve;
     });
-    assert.deepEqual(all.items, [{ n: 1 }, { n: 2 }]);
-    assert.deepEqual(askedWhenMapped, [
-      ['first', 'page2'],
-      ['first', 'page2'],
-    ]);
+    handler = (_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.write('{"kind":"ConfigMapList","metadata":{"resourceVersion":"10"},"items":[{"n":1},');
+      // The second item is sent only once the first has been mapped.
+      void firstMapped.then(() => res.end('{"n":2}]}'));
+    };
+    const mappedWhilePageOpen: number[] = [];
+    const all = await within(
+      5000,
+      'the list, its second item sent after the first was mapped',
+      client.listAll<{ n: number }>(CONFIGMAPS, 'ns', {
+        map: (o) => {
+          mappedWhilePageOpen.push(o.n);
+          if (o.n === 1) mappedFirst();
+          return { n: o.n * 10 };
+        },
+      }),
+    );
+    assert.deepEqual(all, { items: [{ n: 10 }, { n: 20 }], resourceVersion: '10' });
+    assert.deepEqual(mappedWhilePageOpen, [1, 2]);
   });
 
-  it("fails with the transform's error when it throws, and leaves no request unhandled", async () => {
-    handler = (req, res) => {
-      const token = new URL(req.url, base).searchParams.get('continue');
-      if (token === null) json(res, 200, { metadata: { continue: 'page2', resourceVersion: '10' }, items: [{ n: 1 }] });
-      else {
-        json(res, 403, { kind: 'Status', code: 403, reason: 'Forbidden', message: 'no second page' });
-        secondAnswered = true;
-      }
-    };
-    let secondAnswered = false;
+  it("fails with the transform's error when it throws, and the client goes on answering", async () => {
+    handler = (_req, res) => json(res, 200, { metadata: { continue: 'page2', resourceVersion: '10' }, items: [{ n: 1 }, { n: 2 }] });
     const list = client.listAll<{ n: number }>(CONFIGMAPS, 'ns', {
       map: () => {
         throw new Error('transform failed');
       },
     });
     await assert.rejects(list, /transform failed/);
-    // The page asked for ahead fails after the transform did: its rejection must be handled (the runner fails the file otherwise).
-    for (let i = 0; i < 200 && !secondAnswered; i++) await new Promise((r) => setTimeout(r, 10));
-    assert.ok(secondAnswered, 'the page asked for ahead was answered');
-    await new Promise((r) => setImmediate(r));
+    assert.equal(seen.length, 1, 'no second page is asked for');
+    handler = (_req, res) => json(res, 200, { metadata: { resourceVersion: '11' }, items: [{ n: 3 }] });
+    assert.deepEqual(await client.listAll(CONFIGMAPS, 'ns'), { items: [{ n: 3 }], resourceVersion: '11' });
+  });
+
+  it('fails a list answer that is not JSON with a syntax error, without retrying it', async () => {
+    handler = (_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end('{"metadata":{},"items":[{"n":1}');
+    };
+    await assert.rejects(client.listAll(CONFIGMAPS, 'ns'), SyntaxError);
+    assert.equal(seen.length, 1);
   });
 
   it('falls back to a full list when the continue token expired', async () => {

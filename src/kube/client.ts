@@ -8,6 +8,7 @@ import { ApiError, ConnectionError, FenceDeadlineError, RequestAbortedError, api
 import { DEFAULT_REQUEST_POLICY, RetryBudget, retryDecision, type AttemptFailure, type RequestPolicy } from './request-policy.ts';
 import { resourcePath, type ResourceRef } from './resources.ts';
 import { NON_RESOURCE_KEY, RateLimits, limiterKey } from './rate-limits.ts';
+import { ListDecoder, type BodyDecoder } from './list-decoder.ts';
 import { Transport, type HttpTransport, type Query } from './transport.ts';
 import { realBucketTime, type BucketTime } from './token-bucket.ts';
 import type { KubeList, KubeObject } from './types.ts';
@@ -205,7 +206,15 @@ export class KubeClient {
     }
   }
 
-  async #call(verb: Verb, limiter: string, method: string, path: string, query: Query, body?: { contentType: string; value: unknown }): Promise<unknown> {
+  async #call(
+    verb: Verb,
+    limiter: string,
+    method: string,
+    path: string,
+    query: Query,
+    body?: { contentType: string; value: unknown },
+    decode?: () => BodyDecoder,
+  ): Promise<unknown> {
     const s = this.#s;
     const what = `${method} ${path}`;
     const host = s.transport.server.host;
@@ -221,9 +230,18 @@ export class KubeClient {
       let failure: AttemptFailure;
       let error: Error;
       try {
-        const res = await s.transport.request(method, path, query, payload, { signal: this.#signal, timeoutMs: s.policy.requestTimeoutMs, fenceMs });
+        const res = await s.transport.request(method, path, query, payload, { signal: this.#signal, timeoutMs: s.policy.requestTimeoutMs, fenceMs, decode });
         s.metrics.request({ method, host, code: String(res.status), seconds: (performance.now() - started) / 1000 });
-        if (res.status >= 200 && res.status <= 299) return res.body === '' ? undefined : (JSON.parse(res.body) as unknown);
+        if (res.status >= 200 && res.status <= 299) {
+          if (res.decoded !== undefined) return res.decoded.value;
+          if (decode !== undefined) {
+            // A transport that returned the text whole (the simulation's): the same decoder, on all of it at once.
+            const decoder = decode();
+            decoder.write(res.body);
+            return decoder.end();
+          }
+          return res.body === '' ? undefined : (JSON.parse(res.body) as unknown);
+        }
         const apiError = withRetryAfter(apiErrorFromResponse(res.status, res.body, { request: what }), res.retryAfter);
         failure = { kind: 'status', status: res.status, retryAfter: res.retryAfter, retryAfterSeconds: apiError.retryAfterSeconds };
         error = apiError;
@@ -266,50 +284,44 @@ export class KubeClient {
 
   /** Lists draw from the kind's cache limiter: in controller-runtime, lists and watches are the informers'. */
   async list<T>(r: ResourceRef, ns: string | undefined, opts: ListOptions = {}): Promise<KubeList<T>> {
+    return this.#list(r, ns, opts, undefined);
+  }
+
+  /** One list answer, decoded item by item as it arrives, `map` applied to each (src/kube/list-decoder.ts says why). */
+  async #list<T>(r: ResourceRef, ns: string | undefined, opts: ListOptions, map: ((item: T) => T) | undefined): Promise<KubeList<T>> {
     const query: Query = { ...opts };
-    return (await this.#call('list', limiterKey(r, 'cache'), 'GET', resourcePath(r, ns), query)) as KubeList<T>;
+    return (await this.#call('list', limiterKey(r, 'cache'), 'GET', resourcePath(r, ns), query, undefined, () => new ListDecoder<T>(map))) as KubeList<T>;
   }
 
   /**
    * Lists every page (`limit` 500 + `continue`). If the continue token expires mid-way (410), falls back to
    * one unpaginated list, as client-go's pager does. Returns the items and the list's resourceVersion.
    *
-   * The next page is asked for as soon as a page arrives, before `map` runs on it: the API server reads and encodes
-   * page n+1 while this process parses and transforms page n, instead of each waiting for the other (client-go's
-   * pager waits). At most two pages of whole objects are held at once. On the 2-core machine of docs/performance.md
-   * ("Heap growth") a 100 000-pod list showed no difference beyond the runs' spread: the API server's side of a
-   * page is the larger one there.
+   * `map` (an informer's transform) runs on each item as soon as it is parsed, while the rest of its page is still
+   * arriving (src/kube/list-decoder.ts): a page of whole objects is never held, one item at a time is. Whole pages
+   * of 500 pods cost a 100 000-pod first list most of its CPU in full collections (docs/performance.md, "List
+   * pages decoded item by item"); 10 000 pods listed whole at once, ~100 MiB more peak memory than page by page.
    */
   async listAll<T>(
     r: ResourceRef,
     ns: string | undefined,
     opts: { labelSelector?: string; fieldSelector?: string; pageSize?: number; map?: (item: T) => T } = {},
   ): Promise<{ items: T[]; resourceVersion: string }> {
-    // `map` runs on each page as it arrives (an informer's transform), so only one page of whole objects is ever
-    // mapped at a time: 10 000 pods listed whole at once cost ~100 MiB more peak memory than page by page.
     const { pageSize = LIST_PAGE_SIZE, map, ...selectors } = opts;
     const items: T[] = [];
-    const pageAt = (token: string | undefined): Promise<KubeList<T>> => this.list<T>(r, ns, { ...selectors, limit: pageSize, ...(token === undefined ? {} : { continue: token }) });
     let token: string | undefined;
-    let next = pageAt(undefined);
     for (;;) {
       let page: KubeList<T>;
       try {
-        page = await next;
+        page = await this.#list<T>(r, ns, { ...selectors, limit: pageSize, ...(token === undefined ? {} : { continue: token }) }, map);
       } catch (e) {
         if (token === undefined || !isGone(e)) throw e;
-        const full = await this.list<T>(r, ns, selectors);
-        return { items: map === undefined ? [...full.items] : full.items.map(map), resourceVersion: full.metadata.resourceVersion ?? '' };
+        const full = await this.#list<T>(r, ns, selectors, map);
+        return { items: [...full.items], resourceVersion: full.metadata.resourceVersion ?? '' };
       }
+      for (const item of page.items) items.push(item);
       token = page.metadata.continue;
-      const last = token === undefined || token === '';
-      if (!last) {
-        next = pageAt(token);
-        // Awaited at the top of the loop; if `map` throws first, its failure must not go unhandled.
-        next.catch(() => undefined);
-      }
-      for (const item of page.items) items.push(map === undefined ? item : map(item));
-      if (last) return { items, resourceVersion: page.metadata.resourceVersion ?? '' };
+      if (token === undefined || token === '') return { items, resourceVersion: page.metadata.resourceVersion ?? '' };
     }
   }
 

@@ -7,6 +7,7 @@ import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { kubeConfigClass } from './client-node-config.ts';
 import { ConnectionError, FenceDeadlineError, RequestAbortedError, apiErrorFromResponse } from './api-error.ts';
+import type { BodyDecoder } from './list-decoder.ts';
 
 export type Query = Readonly<Record<string, string | number | boolean | undefined>>;
 
@@ -15,6 +16,11 @@ export interface HttpResponse {
   readonly body: string;
   /** The Retry-After header, when the server sent one. */
   readonly retryAfter?: string;
+  /**
+   * The 2xx answer as `RequestControl.decode` decoded it while it arrived (`body` is then empty). A transport may
+   * ignore `decode` and return the body instead; KubeClient then decodes the body.
+   */
+  readonly decoded?: { readonly value: unknown };
 }
 
 export interface RequestControl {
@@ -28,6 +34,11 @@ export interface RequestControl {
    * with FenceDeadlineError. Not retried.
    */
   readonly fenceMs?: number | undefined;
+  /**
+   * A decoder for a 2xx answer's text, fed chunk by chunk as it arrives instead of the text kept whole (list pages:
+   * src/kube/list-decoder.ts). Called once per attempt; what it throws rejects the request.
+   */
+  readonly decode?: (() => BodyDecoder) | undefined;
 }
 
 /** A socket idle this long during a non-watch request is a dead connection (when no deadline is set). */
@@ -149,7 +160,7 @@ export class Transport implements HttpTransport {
   async request(method: string, path: string, query: Query, body?: { contentType: string; data: string }, control: RequestControl = {}): Promise<HttpResponse> {
     const url = this.url(path, query);
     const what = `${method} ${url.pathname}`;
-    const { signal, timeoutMs, fenceMs } = control;
+    const { signal, timeoutMs, fenceMs, decode } = control;
     if (signal?.aborted === true) throw new RequestAbortedError(what);
     // The fence deadline counts from here: the auth hook (exec plugins can take seconds) and the wait for one of
     // the MAX_SOCKETS sockets (shared with long-lived watches) come after.
@@ -180,13 +191,35 @@ export class Transport implements HttpTransport {
         // brk heap, which it cannot give back while anything lives above them: one relist of 60 000 pods grew the
         // process's [heap] by 24 MiB for good (docs/performance.md, "Native memory").
         res.setEncoding('utf8');
+        const status = res.statusCode ?? 0;
+        const decoder = decode !== undefined && status >= 200 && status <= 299 ? decode() : undefined;
+        const failDecoding = (e: unknown): void => {
+          settle(() => reject(e));
+          req.destroy();
+        };
         let text = '';
         res.on('data', (c: string) => {
-          text += c;
+          if (decoder === undefined) text += c;
+          else if (!settled) {
+            try {
+              decoder.write(c);
+            } catch (e) {
+              failDecoding(e);
+            }
+          }
         });
         res.on('end', () => {
           const retryAfter = res.headers['retry-after'];
-          const response = { status: res.statusCode ?? 0, body: text };
+          let response: HttpResponse = { status, body: text };
+          if (decoder !== undefined) {
+            if (settled) return;
+            try {
+              response = { status, body: '', decoded: { value: decoder.end() } };
+            } catch (e) {
+              failDecoding(e);
+              return;
+            }
+          }
           settle(() => resolve(typeof retryAfter === 'string' ? { ...response, retryAfter } : response));
         });
         res.on('error', fail);
