@@ -10,7 +10,7 @@
 //
 // The splitter scans the text once (strings, escapes and nesting only), hands each element of the top-level
 // "items" array to JSON.parse on its own, and parses the rest of the object (kind, apiVersion, metadata with its
-// resourceVersion and continue token) from the text left when the items' are taken out. Nothing here
+// resourceVersion and continue token) from the text left when the items are taken out. Nothing here
 // interprets a value: JSON.parse does, so a malformed answer fails as it would have.
 
 import type { KubeList } from './types.ts';
