@@ -292,6 +292,19 @@ class SocketPool {
   }
 }
 
+/**
+ * A 2xx answer as the API server encodes it for the Accept header: with `as=PartialObjectMetadata` (client.ts
+ * METADATA_ONLY_ACCEPT), the object's metadata alone, as kube-apiserver's transformResponseObject does for a
+ * write; anything else whole.
+ */
+export function answerBody(answer: { readonly status: number; readonly body: string }, metadataOnly: boolean): string {
+  if (!metadataOnly || answer.status < 200 || answer.status > 299 || answer.body === '') return answer.body;
+  const object: unknown = JSON.parse(answer.body);
+  // A Status (a delete that removed the object at once) is sent as it is, as by the API server.
+  if (typeof object !== 'object' || object === null || !('metadata' in object) || ('kind' in object && object.kind === 'Status')) return answer.body;
+  return JSON.stringify({ kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: object.metadata });
+}
+
 class SimTransport implements HttpTransport {
   readonly server = new URL(ORIGIN);
   readonly #net: Network;
@@ -310,8 +323,9 @@ class SimTransport implements HttpTransport {
 
   request(method: string, path: string, query: Query, body?: { contentType: string; data: string }, control: RequestControl = {}): Promise<HttpResponse> {
     const what = `${method} ${path}`;
-    const { signal, timeoutMs, fenceMs } = control;
+    const { signal, timeoutMs, fenceMs, accept } = control;
     if (signal?.aborted === true) return Promise.reject(new RequestAbortedError(what));
+    const metadataOnly = accept?.includes('as=PartialObjectMetadata') === true;
     // The fence deadline as the real transport keeps it: counted from the call, before the wait for a socket; not
     // sent once it passed, cut if unanswered at it.
     if (fenceMs !== undefined && fenceMs <= 0) return Promise.reject(new FenceDeadlineError(what, false));
@@ -370,7 +384,9 @@ class SimTransport implements HttpTransport {
                 settle(
                   () =>
                     resolve(
-                      answer.retryAfter === undefined ? { status: answer.status, body: answer.body } : { status: answer.status, body: answer.body, retryAfter: answer.retryAfter },
+                      answer.retryAfter === undefined
+                        ? { status: answer.status, body: answerBody(answer, metadataOnly) }
+                        : { status: answer.status, body: answerBody(answer, metadataOnly), retryAfter: answer.retryAfter },
                     ),
                   true,
                 );

@@ -3,24 +3,29 @@
 // Kubernetes client, tests may record calls instead.
 import type { CloneSet, CloneSetStatus } from '../api/cloneset.ts';
 import type { ControllerRevision, PersistentVolumeClaim, Pod } from '../kube/types.ts';
-import type { KubeClient, PatchType } from '../kube/client.ts';
+import type { KubeClient, PatchType, WrittenObject } from '../kube/client.ts';
 import { CLONESETS_V1BETA1, CONTROLLER_REVISIONS, EVENTS, PODS, PVCS, type ResourceRef } from '../kube/resources.ts';
 import type { EventSink } from '../runtime/events.ts';
 import type { ImagePullJob } from './inplace/image-pull-job.ts';
 import { KIND, STORAGE_API_VERSION } from '../api/cloneset.ts';
 
-export type { PatchType };
+export type { PatchType, WrittenObject };
 
+/**
+ * The pod writes answer with the pod's metadata only (its resourceVersion is all the executor reads of an answer:
+ * the expectation of what the cache must show next), so the API server encodes and we parse less than half of each
+ * answer (docs/performance.md, "Write answers as metadata").
+ */
 export interface PodControl {
-  createPod(namespace: string, pod: Pod): Promise<Pod>;
+  createPod(namespace: string, pod: Pod): Promise<WrittenObject>;
   /** Deletes exactly this incarnation: a different pod with the same name is left alone. */
   deletePod(namespace: string, name: string, uid: string): Promise<void>;
   /** A live read (not the cache): only to re-check an in-place update's guard after a 409. */
   getPod(namespace: string, name: string): Promise<Pod>;
-  patchPod(namespace: string, name: string, patch: unknown, type: PatchType): Promise<Pod>;
-  patchPodStatus(namespace: string, name: string, patch: unknown, type: PatchType): Promise<Pod>;
+  patchPod(namespace: string, name: string, patch: unknown, type: PatchType): Promise<WrittenObject>;
+  patchPodStatus(namespace: string, name: string, patch: unknown, type: PatchType): Promise<WrittenObject>;
   /** PATCH pods/<name>/resize (strategic merge): in-place cpu/memory changes on servers ≥ 1.32. */
-  patchPodResize(namespace: string, name: string, patch: unknown): Promise<Pod>;
+  patchPodResize(namespace: string, name: string, patch: unknown): Promise<WrittenObject>;
 }
 
 export interface PvcControl {
@@ -88,12 +93,12 @@ export function apiImagePullJobControl(client: KubeClient): ImagePullJobControl 
 export function apiPorts(client: KubeClient): Ports {
   return {
     pods: {
-      createPod: (ns, pod) => client.create<Pod>(PODS, ns, pod),
+      createPod: (ns, pod) => client.create(PODS, ns, pod, { metadataOnly: true }),
       deletePod: (ns, name, uid) => client.delete(PODS, ns, name, { preconditionUid: uid }),
       getPod: (ns, name) => client.get<Pod>(PODS, ns, name),
-      patchPod: (ns, name, patch, type) => client.patch<Pod>(PODS, ns, name, patch, type),
-      patchPodStatus: (ns, name, patch, type) => client.patch<Pod>(PODS, ns, name, patch, type, { subresource: 'status' }),
-      patchPodResize: (ns, name, patch) => client.patch<Pod>(PODS, ns, name, patch, 'strategic', { subresource: 'resize' }),
+      patchPod: (ns, name, patch, type) => client.patch(PODS, ns, name, patch, type, { metadataOnly: true }),
+      patchPodStatus: (ns, name, patch, type) => client.patch(PODS, ns, name, patch, type, { subresource: 'status', metadataOnly: true }),
+      patchPodResize: (ns, name, patch) => client.patch(PODS, ns, name, patch, 'strategic', { subresource: 'resize', metadataOnly: true }),
     },
     pvcs: {
       createPvc: (ns, pvc) => client.create<PersistentVolumeClaim>(PVCS, ns, pvc),

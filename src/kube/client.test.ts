@@ -129,6 +129,36 @@ describe('KubeClient requests', () => {
     });
   });
 
+  it('asks for metadata only on a metadataOnly write, and plain JSON on every other request', async () => {
+    handler = (_req, res) => json(res, 201, { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: { name: 'p', resourceVersion: '7' } });
+    const created = await client.create(PODS, 'ns', { metadata: { name: 'p' } }, { metadataOnly: true });
+    const patched = await client.patch(PODS, 'ns', 'p', { status: {} }, 'strategic', { subresource: 'status', metadataOnly: true });
+    await client.patch(PODS, 'ns', 'p', { metadata: {} }, 'merge');
+    await client.get(PODS, 'ns', 'p');
+    assert.equal(created.metadata.resourceVersion, '7');
+    assert.equal(patched.metadata.resourceVersion, '7');
+    assert.deepEqual(
+      seen.map((s) => `${s.method} ${s.url} ${s.headers.accept}`),
+      [
+        'POST /api/v1/namespaces/ns/pods application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, application/json',
+        'PATCH /api/v1/namespaces/ns/pods/p/status application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, application/json',
+        'PATCH /api/v1/namespaces/ns/pods/p application/json',
+        'GET /api/v1/namespaces/ns/pods/p application/json',
+      ],
+    );
+  });
+
+  it('does not parse a delete answer, which nobody reads, and still reports a failed delete', async () => {
+    handler = (_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end('{"kind":"PartialObjectMetadata", cut short');
+    };
+    await client.delete(PODS, 'ns', 'p');
+    assert.match(seen[0]?.headers.accept ?? '', /as=PartialObjectMetadata/);
+    handler = (_req, res) => json(res, 404, { kind: 'Status', code: 404, reason: 'NotFound', message: 'pods "p" not found' });
+    await assert.rejects(client.delete(PODS, 'ns', 'p'), (e: unknown) => e instanceof ApiError && e.code === 404);
+  });
+
   it('turns a Status answer into a typed ApiError', async () => {
     handler = (_req, res) => json(res, 409, { kind: 'Status', code: 409, reason: 'Conflict', message: 'the object has been modified' });
     await assert.rejects(client.update(CONFIGMAPS, 'ns', 'c', {}), (e: unknown) => {

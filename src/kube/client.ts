@@ -11,7 +11,7 @@ import { NON_RESOURCE_KEY, RateLimits, limiterKey } from './rate-limits.ts';
 import { ListDecoder, type BodyDecoder } from './list-decoder.ts';
 import { Transport, type HttpTransport, type Query } from './transport.ts';
 import { realBucketTime, type BucketTime } from './token-bucket.ts';
-import type { KubeList, KubeObject } from './types.ts';
+import type { KubeList, KubeObject, ObjectMeta } from './types.ts';
 
 export { loadKubeConfig, KubeConfigError } from './kubeconfig.ts';
 export * from './resources.ts';
@@ -74,6 +74,41 @@ export interface WatchOptions {
   allowWatchBookmarks: boolean;
   labelSelector?: string;
   fieldSelector?: string;
+}
+
+export interface WriteOptions {
+  subresource?: string;
+}
+
+export interface CreateOptions extends WriteOptions {
+  /** The parent object's name, for a create on a subresource (default: the body's metadata.name). */
+  name?: string;
+  dryRun?: boolean;
+}
+
+/** A write's answer with `metadataOnly`: the object's metadata (a meta.k8s.io/v1 PartialObjectMetadata), no spec or status. */
+export interface WrittenObject {
+  readonly apiVersion?: string;
+  readonly kind?: string;
+  readonly metadata: ObjectMeta;
+}
+
+/**
+ * The Accept header of a write whose caller reads only the answer's metadata (the executor: the resourceVersion
+ * it expects next in the cache). The API server then encodes and sends the metadata alone, and we parse it alone:
+ * a pod's answer is less than half as long without its spec and status (docs/performance.md, "Write answers
+ * as metadata"). `application/json` after it: a server that cannot transform the answer sends the whole object,
+ * whose metadata is the same.
+ */
+export const METADATA_ONLY_ACCEPT = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, application/json';
+
+/** Drops an answer's text as it arrives: for answers nobody reads. */
+const DISCARD: BodyDecoder = { write: () => undefined, end: () => undefined };
+const DISCARDED_ANSWER = { decode: () => DISCARD, accept: METADATA_ONLY_ACCEPT } as const;
+const METADATA_ANSWER = { accept: METADATA_ONLY_ACCEPT } as const;
+
+function answerOf(opts: { readonly metadataOnly?: boolean }): { readonly accept?: string } {
+  return opts.metadataOnly === true ? METADATA_ANSWER : {};
 }
 
 export interface DeleteOptions {
@@ -213,8 +248,9 @@ export class KubeClient {
     path: string,
     query: Query,
     body?: { contentType: string; value: unknown },
-    decode?: () => BodyDecoder,
+    answer: { readonly decode?: () => BodyDecoder; readonly accept?: string } = {},
   ): Promise<unknown> {
+    const { decode, accept } = answer;
     const s = this.#s;
     const what = `${method} ${path}`;
     const host = s.transport.server.host;
@@ -230,7 +266,7 @@ export class KubeClient {
       let failure: AttemptFailure;
       let error: Error;
       try {
-        const res = await s.transport.request(method, path, query, payload, { signal: this.#signal, timeoutMs: s.policy.requestTimeoutMs, fenceMs, decode });
+        const res = await s.transport.request(method, path, query, payload, { signal: this.#signal, timeoutMs: s.policy.requestTimeoutMs, fenceMs, decode, accept });
         s.metrics.request({ method, host, code: String(res.status), seconds: (performance.now() - started) / 1000 });
         if (res.status >= 200 && res.status <= 299) {
           if (res.decoded !== undefined) return res.decoded.value;
@@ -290,7 +326,7 @@ export class KubeClient {
   /** One list answer, decoded item by item as it arrives, `map` applied to each (src/kube/list-decoder.ts says why). */
   async #list<T>(r: ResourceRef, ns: string | undefined, opts: ListOptions, map: ((item: T) => T) | undefined): Promise<KubeList<T>> {
     const query: Query = { ...opts };
-    return (await this.#call('list', limiterKey(r, 'cache'), 'GET', resourcePath(r, ns), query, undefined, () => new ListDecoder<T>(map))) as KubeList<T>;
+    return (await this.#call('list', limiterKey(r, 'cache'), 'GET', resourcePath(r, ns), query, undefined, { decode: () => new ListDecoder<T>(map) })) as KubeList<T>;
   }
 
   /**
@@ -325,26 +361,40 @@ export class KubeClient {
     }
   }
 
-  async create<T>(r: ResourceRef, ns: string | undefined, body: unknown, opts: { subresource?: string; name?: string; dryRun?: boolean } = {}): Promise<T> {
+  /** `metadataOnly`: answered with the created object's metadata alone ({@link WrittenObject}). */
+  create(r: ResourceRef, ns: string | undefined, body: unknown, opts: CreateOptions & { metadataOnly: true }): Promise<WrittenObject>;
+  create<T>(r: ResourceRef, ns: string | undefined, body: unknown, opts?: CreateOptions & { metadataOnly?: false }): Promise<T>;
+  async create<T>(r: ResourceRef, ns: string | undefined, body: unknown, opts: CreateOptions & { metadataOnly?: boolean } = {}): Promise<T | WrittenObject> {
     // A create on a subresource (pods/binding, …) is addressed to the parent object.
     const name = opts.subresource === undefined ? undefined : (opts.name ?? nameOfBody(body));
     const path = name === undefined ? resourcePath(r, ns) : resourcePath(r, ns, name, opts.subresource);
     // dryRun=All: admission (webhooks included) and validation run, nothing is stored
     const query = opts.dryRun === true ? { dryRun: 'All' } : {};
-    return (await this.#call('create', limiterKey(r, 'client'), 'POST', path, query, { contentType: 'application/json', value: body })) as T;
+    return (await this.#call('create', limiterKey(r, 'client'), 'POST', path, query, { contentType: 'application/json', value: body }, answerOf(opts))) as T | WrittenObject;
   }
 
-  async patch<T>(r: ResourceRef, ns: string | undefined, name: string, patch: unknown, type: PatchType, opts: { subresource?: string } = {}): Promise<T> {
+  /** `metadataOnly`: answered with the patched object's metadata alone ({@link WrittenObject}). */
+  patch(r: ResourceRef, ns: string | undefined, name: string, patch: unknown, type: PatchType, opts: WriteOptions & { metadataOnly: true }): Promise<WrittenObject>;
+  patch<T>(r: ResourceRef, ns: string | undefined, name: string, patch: unknown, type: PatchType, opts?: WriteOptions & { metadataOnly?: false }): Promise<T>;
+  async patch<T>(
+    r: ResourceRef,
+    ns: string | undefined,
+    name: string,
+    patch: unknown,
+    type: PatchType,
+    opts: WriteOptions & { metadataOnly?: boolean } = {},
+  ): Promise<T | WrittenObject> {
     const path = resourcePath(r, ns, name, opts.subresource);
-    return (await this.#call('patch', limiterKey(r, 'client'), 'PATCH', path, {}, { contentType: PATCH_CONTENT_TYPE[type], value: patch })) as T;
+    return (await this.#call('patch', limiterKey(r, 'client'), 'PATCH', path, {}, { contentType: PATCH_CONTENT_TYPE[type], value: patch }, answerOf(opts))) as T | WrittenObject;
   }
 
   /** PUT of the whole object (optimistic concurrency on metadata.resourceVersion). */
-  async update<T>(r: ResourceRef, ns: string | undefined, name: string, body: unknown, opts: { subresource?: string } = {}): Promise<T> {
+  async update<T>(r: ResourceRef, ns: string | undefined, name: string, body: unknown, opts: WriteOptions = {}): Promise<T> {
     const path = resourcePath(r, ns, name, opts.subresource);
     return (await this.#call('update', limiterKey(r, 'client'), 'PUT', path, {}, { contentType: 'application/json', value: body })) as T;
   }
 
+  /** The answer (the object being deleted, or a Status) is not read: asked as metadata only, and not parsed. */
   async delete(r: ResourceRef, ns: string | undefined, name: string, opts: DeleteOptions = {}): Promise<void> {
     const preconditions = {
       ...(opts.preconditionUid === undefined ? {} : { uid: opts.preconditionUid }),
@@ -357,7 +407,7 @@ export class KubeClient {
       ...(opts.propagationPolicy === undefined ? {} : { propagationPolicy: opts.propagationPolicy }),
       ...(opts.gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds: opts.gracePeriodSeconds }),
     };
-    await this.#call('delete', limiterKey(r, 'client'), 'DELETE', resourcePath(r, ns, name), {}, { contentType: 'application/json', value: body });
+    await this.#call('delete', limiterKey(r, 'client'), 'DELETE', resourcePath(r, ns, name), {}, { contentType: 'application/json', value: body }, DISCARDED_ANSWER);
   }
 
   /**

@@ -39,6 +39,8 @@ export interface RequestControl {
    * src/kube/list-decoder.ts). Called once per attempt; what it throws rejects the request.
    */
   readonly decode?: (() => BodyDecoder) | undefined;
+  /** The Accept header, when not plain JSON (e.g. a write answered with the object's metadata only: client.ts). */
+  readonly accept?: string | undefined;
 }
 
 /** A socket idle this long during a non-watch request is a dead connection (when no deadline is set). */
@@ -141,10 +143,10 @@ export class Transport implements HttpTransport {
     return url;
   }
 
-  async #options(method: string, body: { contentType: string; data: string } | undefined): Promise<https.RequestOptions> {
+  async #options(method: string, body: { contentType: string; data: string } | undefined, accept = 'application/json'): Promise<https.RequestOptions> {
     const auth: https.RequestOptions = {};
     await this.#kc.applyToHTTPSOptions(auth); // fills headers.Authorization / Impersonate-*, or basic `auth`
-    const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': this.#userAgent };
+    const headers: Record<string, string> = { Accept: accept, 'User-Agent': this.#userAgent };
     for (const [k, v] of Object.entries(auth.headers ?? {})) if (typeof v === 'string') headers[k] = v;
     if (body !== undefined) {
       headers['Content-Type'] = body.contentType;
@@ -160,13 +162,13 @@ export class Transport implements HttpTransport {
   async request(method: string, path: string, query: Query, body?: { contentType: string; data: string }, control: RequestControl = {}): Promise<HttpResponse> {
     const url = this.url(path, query);
     const what = `${method} ${url.pathname}`;
-    const { signal, timeoutMs, fenceMs, decode } = control;
+    const { signal, timeoutMs, fenceMs, decode, accept } = control;
     if (signal?.aborted === true) throw new RequestAbortedError(what);
     // The fence deadline counts from here: the auth hook (exec plugins can take seconds) and the wait for one of
     // the MAX_SOCKETS sockets (shared with long-lived watches) come after.
     const fenceAt = fenceMs === undefined ? undefined : performance.now() + fenceMs;
     if (fenceAt !== undefined && fenceMs !== undefined && fenceMs <= 0) throw new FenceDeadlineError(what, false);
-    const opts = await this.#options(method, body);
+    const opts = await this.#options(method, body, accept);
     if (fenceAt !== undefined && fenceAt - performance.now() <= 0) throw new FenceDeadlineError(what, false);
     return new Promise<HttpResponse>((resolve, reject) => {
       let settled = false;

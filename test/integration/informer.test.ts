@@ -7,6 +7,7 @@ import { CONFIGMAPS, CRDS, NAMESPACES, NODES, PODS, type KubeClient, type Resour
 import type { KubeList, KubeObject, Pod } from '../../src/kube/types.ts';
 import { systemClock } from '../../src/runtime/clock.ts';
 import { Informer } from '../../src/runtime/informer.ts';
+import { apiPorts } from '../../src/cloneset/ports.ts';
 import { indexByOwnerUid } from '../../src/runtime/store.ts';
 import { eventually, newNamespace, testClient } from '../helpers/kube.ts';
 
@@ -212,6 +213,28 @@ describe('KubeClient against the API server', () => {
       { subresource: 'binding' },
     );
     assert.equal((await client.get<Pod>(PODS, ns, 'p1')).spec.nodeName, node);
+  });
+
+  it("answers the executor's pod writes with the pod's metadata only, at the resourceVersion the server stored", async () => {
+    const pods = apiPorts(client).pods;
+    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'meta-only' }, spec: { schedulerName: 'nobody', containers: [{ name: 'a', image: 'img-a:1' }] } };
+    const created = await pods.createPod(ns, pod as Pod);
+    const labelled = await pods.patchPod(ns, 'meta-only', { metadata: { labels: { step: 'two' } } }, 'strategic');
+    const conditioned = await pods.patchPodStatus(ns, 'meta-only', { status: { conditions: [{ type: 'Custom', status: 'True' }] } }, 'strategic');
+    for (const answer of [created, labelled, conditioned]) {
+      assert.equal(answer.kind, 'PartialObjectMetadata');
+      assert.deepEqual(Object.keys(answer).sort(), ['apiVersion', 'kind', 'metadata'], 'no spec or status in the answer');
+    }
+    assert.equal(labelled.metadata.labels?.['step'], 'two');
+    const live = await client.get<Pod>(PODS, ns, 'meta-only');
+    assert.equal(conditioned.metadata.resourceVersion, live.metadata.resourceVersion);
+    assert.ok(
+      live.status?.conditions?.some((c) => c.type === 'Custom'),
+      'the status write landed',
+    );
+    // Never bound to a node, so deleted at once: the delete's answer (not parsed) is the last the pod is seen.
+    await pods.deletePod(ns, 'meta-only', live.metadata.uid ?? '');
+    await assert.rejects(client.get(PODS, ns, 'meta-only'), (e: unknown) => isNotFound(e));
   });
 
   it('streams a watch that ends at timeoutSeconds; bookmarks, when the server sends them, carry a resourceVersion', async (t) => {
