@@ -33,6 +33,16 @@ test('lease timings that would let a standby take over from a live leader are re
   assert.throws(() => parse('--leader-election-retry-period=9s'), UsageError);
 });
 
+test('--heap-growth-mib: 24 MiB by default, 0 leaves V8 alone, a negative budget is refused', () => {
+  assert.equal(parse().heapGrowthMib, 24);
+  assert.equal(parse('--heap-growth-mib=0').heapGrowthMib, 0);
+  assert.equal(parse('--heap-growth-mib', '64').heapGrowthMib, 64);
+  assert.throws(
+    () => parse('--heap-growth-mib=-1'),
+    (e: unknown) => e instanceof UsageError && /--heap-growth-mib must be a non-negative number/.test(e.message),
+  );
+});
+
 test('log and metrics flags: format left to the terminal by default, klog verbosities map to levels, bad values refused', () => {
   const c = parse();
   assert.equal(c.logFormat, undefined);

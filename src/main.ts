@@ -17,6 +17,7 @@ import { controllerRuntimeMetrics } from './controller-runtime-metrics.ts';
 import { cloneSetMetrics } from './cloneset-metrics.ts';
 import { RolloutObserver } from './cloneset/rollout-observer.ts';
 import { warnOnRepeatedAnswers } from './api-warnings.ts';
+import { controlHeapGrowth, growthSetByUser, heapGrowthPolicy, nodeHeapGrowthDeps } from './runtime/heap-growth.ts';
 import type { RunningWebhook } from './webhook/run.ts';
 
 async function main(): Promise<number> {
@@ -132,6 +133,12 @@ async function main(): Promise<number> {
     return 0;
   }
   logger.info({ server: kubeConfig.getCurrentCluster()?.server, namespace: config.namespace ?? '(all)', identity }, 'starting cloneset-controller');
+  // The controller's heap grows with its cache; the webhook's stays small, so only the controller needs this.
+  const stopHeapGrowth = growthSetByUser(process.execArgv, process.env.NODE_OPTIONS)
+    ? undefined
+    : controlHeapGrowth(heapGrowthPolicy(config.heapGrowthMib), nodeHeapGrowthDeps, (percent) =>
+        logger.debug({ heapGrowingPercent: percent }, 'heap growth between full collections'),
+      );
   const servers = [
     config.metricsSecure
       ? await startSecureMetrics(config.metricsBindAddress, config.metricsCertDir, metricsHandler(registry), clients.webhookClient, logger, (ms) => (metricsCertNotAfterMs = ms))
@@ -150,6 +157,7 @@ async function main(): Promise<number> {
     observability: { controllerMetrics, rollouts },
   });
   clearInterval(keepAlive);
+  stopHeapGrowth?.();
   for (const s of servers) s?.close();
   await webhook?.done;
   for (const c of Object.values(clients)) c.close();
