@@ -13,7 +13,7 @@ export type { PatchType, WrittenObject };
 
 /**
  * The pod writes answer with the pod's metadata only (its resourceVersion is all the executor reads of an answer:
- * the expectation of what the cache must show next), so the API server encodes and we parse less than half of each
+ * the expectation of what the cache must show next), so the API server encodes and we parse about half of each
  * answer (docs/performance.md, "Write answers as metadata").
  */
 export interface PodControl {

@@ -3,7 +3,7 @@
 //
 // Under the controller's node flags (`--optimize-for-size`, bin/cloneset-controller) V8 lets the old generation
 // grow a tenth past what survived the last full collection (at least 8 MB) before it marks the whole heap again.
-// A tenth is little on a small heap: a 10 000-pod CloneSet (~35 MB live) pays a full mark every few MB of garbage
+// A tenth is little on a small heap: a 10 000-pod CloneSet (~35 MB live) pays a full mark every ~8 MB of garbage
 // from its watch events and answers. `--heap-growing-percent=50` saved a seventh of a 10 000-pod scale-up's CPU,
 // but at 100 000 pods (~150 MB live) a half let 75 MB of garbage pile up and pushed the peak RSS over 350 MiB.
 // So the percent follows the live heap: `budget / live`, between V8's own 10 % and 50 %: small heaps get the
