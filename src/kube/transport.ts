@@ -187,7 +187,7 @@ export class Transport implements HttpTransport {
         req.destroy();
       };
       const req = this.#mod.request(url, opts, (res) => {
-        // Decoded as it arrives: fed to `decode` (list pages, which never exist whole then) or kept as text, in V8's heap. Socket chunks joined by Buffer.concat at the end
+        // Decoded as it arrives: fed to `decode` (list pages, which never exist whole then; answers nobody reads, which are dropped) or kept as text, in V8's heap. Socket chunks joined by Buffer.concat at the end
         // cost a native buffer the size of the body: ~2.5 MB per list page of 500 pods. glibc's malloc moves its
         // mmap threshold up to the size of such a buffer once one is freed, so the pages after it came from the
         // brk heap, which it cannot give back while anything lives above them: one relist of 60 000 pods grew the
