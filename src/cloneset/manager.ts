@@ -10,6 +10,7 @@ import { CLONESETS_V1BETA1, CONTROLLER_REVISIONS, NODES, PODS, PVCS, STORAGE_CLA
 import type { ControllerRevision, Node, PersistentVolumeClaim, Pod, StorageClass } from '../kube/types.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { Controller, type ControllerMetrics } from '../runtime/controller.ts';
+import type { Priority } from '../runtime/workqueue.ts';
 import { EventRecorder } from '../runtime/events.ts';
 import { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.ts';
 import { Informer } from '../runtime/informer.ts';
@@ -165,14 +166,18 @@ export function startCloneSetManager(
   // A pod event, or a change of a CloneSet's status only, wakes the CloneSet after the batch period of its size
   // (pod-event-batch.ts): a burst of pod events for a large CloneSet, and the echoes of its own status writes, cost
   // a bounded number of passes, each of which reads all its pods.
-  const enqueueBatched = (key: string): void => {
-    const ms = podEventBatchMs(cloneSets.store.get(key), config.podEventBatch);
-    if (ms > 0) controller.enqueueAfter(key, ms);
-    else controller.enqueue(key);
-  };
-  cloneSets.addHandlers(cloneSetHandlers(enqueue, rvExpectations, enqueueBatched));
+  const batched =
+    (priority: Priority) =>
+    (key: string): void => {
+      const ms = podEventBatchMs(cloneSets.store.get(key), config.podEventBatch);
+      if (ms > 0) controller.enqueueAfter(key, ms, priority);
+      else controller.enqueue(key, priority);
+    };
+  cloneSets.addHandlers(cloneSetHandlers(enqueue, rvExpectations, batched('normal')));
   const podEvents = newPodEventCounts();
-  pods.addHandlers(podHandlers(enqueueBatched, scaleExpectations, rvExpectations, cloneSets.store, podEvents));
+  // A pod event reports progress of work under way (created, scheduled, Running, Ready, gone): its pass goes in the
+  // work queue's progress lane, before the first passes of CloneSets still waiting to start (runtime/workqueue.ts).
+  pods.addHandlers(podHandlers(batched('progress'), scaleExpectations, rvExpectations, cloneSets.store, podEvents));
   pvcs.addHandlers(pvcHandlers(enqueue, scaleExpectations));
   revisions.addHandlers(revisionHandlers(enqueue, scaleExpectations, rvExpectations));
 

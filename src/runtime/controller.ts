@@ -14,7 +14,7 @@ import type { Logger } from 'pino';
 import { ApiError, errorText } from '../kube/api-error.ts';
 import type { Clock } from './clock.ts';
 import type { RateLimiter } from './rate-limiter.ts';
-import { WorkQueue, type WorkQueueMetrics } from './workqueue.ts';
+import { WorkQueue, type Priority, type WorkQueueMetrics } from './workqueue.ts';
 
 /** `{}` = done; `requeueAfterMs` = look again after that delay even if nothing changes. */
 export type ReconcileResult = { readonly requeueAfterMs?: number };
@@ -107,12 +107,13 @@ export class Controller {
     });
   }
 
-  enqueue(key: string): void {
-    this.#queue.add(key);
+  /** `progress`: the key's objects moved on work under way, and its pass goes before new work (workqueue.ts Priority). */
+  enqueue(key: string, priority: Priority = 'normal'): void {
+    this.#queue.add(key, priority);
   }
 
-  enqueueAfter(key: string, ms: number): void {
-    this.#queue.addAfter(key, ms);
+  enqueueAfter(key: string, ms: number, priority: Priority = 'normal'): void {
+    this.#queue.addAfter(key, ms, priority);
   }
 
   numRequeues(key: string): number {

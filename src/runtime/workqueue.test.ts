@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { FakeClock } from './clock.ts';
 import { ItemExponentialRateLimiter } from './rate-limiter.ts';
-import { WorkQueue } from './workqueue.ts';
+import { PROGRESS_RUN, WorkQueue, type Priority } from './workqueue.ts';
 
 const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -168,15 +168,16 @@ test('shutDown with drain still hands out queued and dirty keys, then undefined'
 });
 
 type Op =
-  | { readonly op: 'add'; readonly key: string }
-  | { readonly op: 'addAfter'; readonly key: string; readonly ms: number }
+  | { readonly op: 'add'; readonly key: string; readonly priority: Priority }
+  | { readonly op: 'addAfter'; readonly key: string; readonly ms: number; readonly priority: Priority }
   | { readonly op: 'advance'; readonly ms: number }
   | { readonly op: 'yield'; readonly n: number };
 
 const keyArb = fc.constantFrom('a', 'b', 'c', 'd', 'e');
+const priorityArb: fc.Arbitrary<Priority> = fc.constantFrom('progress', 'normal');
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  fc.record({ op: fc.constant('add' as const), key: keyArb }),
-  fc.record({ op: fc.constant('addAfter' as const), key: keyArb, ms: fc.integer({ min: 0, max: 50 }) }),
+  fc.record({ op: fc.constant('add' as const), key: keyArb, priority: priorityArb }),
+  fc.record({ op: fc.constant('addAfter' as const), key: keyArb, ms: fc.integer({ min: 0, max: 50 }), priority: priorityArb }),
   fc.record({ op: fc.constant('advance' as const), ms: fc.integer({ min: 1, max: 30 }) }),
   fc.record({ op: fc.constant('yield' as const), n: fc.integer({ min: 1, max: 5 }) }),
 );
@@ -185,7 +186,7 @@ async function yields(n: number): Promise<void> {
   for (let i = 0; i < n; i++) await Promise.resolve();
 }
 
-test('randomized: no key is processed by two workers at once, and every added key is processed after its last add', async () => {
+test('randomized, both lanes: no key is processed by two workers at once, and every added key is processed after its last add', async () => {
   await fc.assert(
     fc.asyncProperty(
       fc.array(opArb, { maxLength: 60 }),
@@ -218,10 +219,10 @@ test('randomized: no key is processed by two workers at once, and every added ke
         for (const o of ops) {
           if (o.op === 'add') {
             lastAdd.set(o.key, seq++);
-            q.add(o.key);
+            q.add(o.key, o.priority);
           } else if (o.op === 'addAfter') {
             lastAdd.set(o.key, seq++);
-            q.addAfter(o.key, o.ms);
+            q.addAfter(o.key, o.ms, o.priority);
           } else if (o.op === 'advance') {
             clock.advance(o.ms);
           } else {
@@ -241,4 +242,66 @@ test('randomized: no key is processed by two workers at once, and every added ke
     ),
     { numRuns: 300 },
   );
+});
+
+test('progress keys are handed out before normal ones, each lane in FIFO order', async () => {
+  const { q } = newQueue();
+  q.add('n1');
+  q.add('p1', 'progress');
+  q.add('n2');
+  q.add('p2', 'progress');
+  const order: (string | undefined)[] = [];
+  for (let i = 0; i < 4; i++) order.push(await q.get());
+  assert.deepEqual(order, ['p1', 'p2', 'n1', 'n2']);
+});
+
+test(`a normal key waits for at most ${String(PROGRESS_RUN)} progress keys in a row: neither lane starves`, async () => {
+  const { q } = newQueue();
+  q.add('n1');
+  q.add('n2');
+  for (let i = 0; i < 8; i++) q.add(`p${String(i)}`, 'progress');
+  const order: (string | undefined)[] = [];
+  for (let i = 0; i < 10; i++) order.push(await q.get());
+  assert.deepEqual(order, ['p0', 'p1', 'p2', 'n1', 'p3', 'p4', 'p5', 'n2', 'p6', 'p7']);
+});
+
+test('a waiting normal key added again as progress moves up and is handed out once', async () => {
+  const { q } = newQueue();
+  q.add('a');
+  q.add('b');
+  q.add('b', 'progress');
+  assert.equal(q.len(), 2, 'the moved key counts once');
+  assert.equal(await q.get(), 'b');
+  assert.equal(await q.get(), 'a');
+  assert.equal(q.len(), 0);
+  q.done('a');
+  q.done('b');
+  q.add('c');
+  assert.equal(await q.get(), 'c', 'the stale entry of b is skipped');
+  q.add('n');
+  q.add('a', 'progress');
+  q.add('a');
+  assert.equal(await q.get(), 'a', 'never moved down');
+});
+
+test('a key re-added as progress while in flight goes back to the progress lane when its worker is done', async () => {
+  const { q } = newQueue();
+  q.add('a');
+  assert.equal(await q.get(), 'a');
+  q.add('n');
+  q.add('a', 'progress');
+  q.done('a');
+  assert.equal(await q.get(), 'a');
+  assert.equal(await q.get(), 'n');
+});
+
+test('addAfter keeps the higher lane of two adds of a waiting key', async () => {
+  const { q, clock } = newQueue();
+  q.add('n');
+  q.addAfter('a', 100, 'progress');
+  q.addAfter('a', 50);
+  clock.advance(50);
+  await flush();
+  assert.equal(await q.get(), 'a', 'the earlier time, the progress lane');
+  assert.equal(await q.get(), 'n');
 });

@@ -5,8 +5,12 @@
  * - `add` dedupes: a key waiting in the queue is queued once however often it is added (the dirty set).
  * - A key is handed to at most one worker at a time: a key re-added while it is being processed is only
  *   marked dirty, and re-queued when its worker calls `done` (the processing set).
- * - Keys come out in FIFO order of their first add since they were last handed out.
- * - `addAfter` uses the injected Clock; when a key is already waiting, the earliest ready time wins.
+ * - Two lanes (`Priority`): keys come out in FIFO order of their first add since they were last handed out within a
+ *   lane, and `progress` keys before `normal` ones, but never more than PROGRESS_RUN of them in a row while a
+ *   `normal` key waits, so neither lane starves. A `normal` key added again as `progress` moves up; never down.
+ *   client-go's queue has one FIFO; controller-runtime's priority queue (`UsePriorityQueue`) has priorities too.
+ * - `addAfter` uses the injected Clock; when a key is already waiting, the earliest ready time wins (and the
+ *   higher lane of the two adds).
  * - After `shutDown` adds and pending `addAfter`s are dropped. Without drain the queued keys are dropped too
  *   (level-triggered: the next process re-lists) and `get()` resolves `undefined` at once; with `drain`
  *   queued keys (and dirty in-flight keys) are still handed out and `get()` resolves `undefined` only when
@@ -42,16 +46,63 @@ export interface UnfinishedWork {
   readonly longestSeconds: number;
 }
 
+/**
+ * The lane of a key. `progress`: the key's objects moved on work already under way (a CloneSet's pods were
+ * scheduled, became Ready, ...), so its pass finishes work instead of starting more: one pass may make dozens of
+ * pods Ready. `normal`: everything else (a new or changed object, a requeue, a resync). In a fleet of CloneSets
+ * created at once, one FIFO put the pass that writes a CloneSet's scheduled pods' readiness behind every other
+ * CloneSet's first, creating pass: at 100 000 pods in 1 000 CloneSets the pods became Ready ~1 000 s after they
+ * existed (docs/performance.md, "The progress lane").
+ */
+export type Priority = 'progress' | 'normal';
+
+/** At most this many `progress` keys are handed out in a row while a `normal` key waits. */
+export const PROGRESS_RUN = 3;
+
 interface Waiting {
   readonly at: number;
   readonly timer: TimerHandle;
+  priority: Priority;
+}
+
+/** A FIFO of keys with a moving head (shift() on a large array is linear). */
+class Lane {
+  #keys: string[] = [];
+  #head = 0;
+
+  push(key: string): void {
+    this.#keys.push(key);
+  }
+
+  /** The next key, or undefined when empty. Entries may be stale (the key moved lanes): the caller checks. */
+  shift(): string | undefined {
+    if (this.#head >= this.#keys.length) return undefined;
+    const key = this.#keys[this.#head];
+    this.#head++;
+    if (this.#head > 1024 && this.#head * 2 > this.#keys.length) {
+      this.#keys = this.#keys.slice(this.#head);
+      this.#head = 0;
+    }
+    return key;
+  }
+
+  clear(): void {
+    this.#keys = [];
+    this.#head = 0;
+  }
 }
 
 export class WorkQueue {
   readonly #clock: Clock;
   readonly #limiter: RateLimiter;
-  #queue: string[] = [];
-  #head = 0;
+  readonly #progress = new Lane();
+  readonly #normal = new Lane();
+  /** The lane of each key waiting to be handed out (an entry of the other lane for it is stale). */
+  readonly #queued = new Map<string, Priority>();
+  /** The lane a key dirty while in flight goes back to when its worker is done. */
+  readonly #requeueLane = new Map<string, Priority>();
+  /** `progress` keys handed out in a row while a `normal` one waited. */
+  #progressRun = 0;
   readonly #dirty = new Set<string>();
   readonly #processing = new Set<string>();
   readonly #waiting = new Map<string, Waiting>();
@@ -72,33 +123,50 @@ export class WorkQueue {
     this.#metrics = opts.metrics;
   }
 
-  add(key: string): void {
-    if (this.#shuttingDown || this.#dirty.has(key)) return;
+  add(key: string, priority: Priority = 'normal'): void {
+    if (this.#shuttingDown) return;
+    if (this.#dirty.has(key)) {
+      if (priority !== 'progress') return;
+      // Moves up: a queued key to the progress lane (its normal entry becomes stale), an in-flight one for its requeue.
+      if (this.#queued.get(key) === 'normal') {
+        this.#queued.set(key, 'progress');
+        this.#progress.push(key);
+      } else if (this.#processing.has(key)) this.#requeueLane.set(key, 'progress');
+      return;
+    }
     this.#dirty.add(key);
     // client-go counts an add when the key becomes dirty, also while a worker holds it.
     this.#metrics?.added();
     if (this.#metrics !== undefined) this.#addedAt.set(key, this.#clock.monotonicNow());
-    if (this.#processing.has(key)) return; // re-queued by done()
-    this.#push(key);
+    if (this.#processing.has(key)) {
+      this.#requeueLane.set(key, priority); // re-queued by done()
+      return;
+    }
+    this.#push(key, priority);
   }
 
-  addAfter(key: string, ms: number): void {
+  addAfter(key: string, ms: number, priority: Priority = 'normal'): void {
     if (this.#shuttingDown) return;
     if (!(ms > 0)) {
-      this.add(key);
+      this.add(key, priority);
       return;
     }
     const at = this.#clock.monotonicNow() + ms;
     const existing = this.#waiting.get(key);
     if (existing !== undefined) {
+      if (priority === 'progress') existing.priority = 'progress';
       if (existing.at <= at) return;
       existing.timer.cancel();
     }
-    const timer = this.#clock.setTimeout(() => {
-      this.#waiting.delete(key);
-      this.add(key);
-    }, ms);
-    this.#waiting.set(key, { at, timer });
+    const waiting: Waiting = {
+      at,
+      timer: this.#clock.setTimeout(() => {
+        this.#waiting.delete(key);
+        this.add(key, waiting.priority);
+      }, ms),
+      priority: existing?.priority === 'progress' ? 'progress' : priority,
+    };
+    this.#waiting.set(key, waiting);
   }
 
   /** `addAfter(key, max(limiter.when(key), minDelayMs))`; `minDelayMs` honours a server's Retry-After. */
@@ -133,8 +201,10 @@ export class WorkQueue {
       this.#startedAt.delete(key);
       this.#metrics?.worked(Math.max(0, this.#clock.monotonicNow() - started) / 1000);
     }
+    const lane = this.#requeueLane.get(key) ?? 'normal';
+    this.#requeueLane.delete(key);
     if (this.#dirty.has(key)) {
-      if (!this.#shuttingDown || this.#drain) this.#push(key);
+      if (!this.#shuttingDown || this.#drain) this.#push(key, lane);
       else {
         this.#dirty.delete(key);
         this.#addedAt.delete(key);
@@ -145,7 +215,7 @@ export class WorkQueue {
 
   /** Keys waiting to be handed out (not counting delayed or in-flight keys). */
   len(): number {
-    return this.#queue.length - this.#head;
+    return this.#queued.size;
   }
 
   /** Keys actually enqueued (after dedupe), for metrics. */
@@ -186,12 +256,13 @@ export class WorkQueue {
       for (const w of this.#waiting.values()) w.timer.cancel();
       this.#waiting.clear();
       if (!this.#drain) {
-        for (const key of this.#queue.slice(this.#head)) {
+        for (const key of this.#queued.keys()) {
           this.#dirty.delete(key);
           this.#addedAt.delete(key);
         }
-        this.#queue = [];
-        this.#head = 0;
+        this.#queued.clear();
+        this.#progress.clear();
+        this.#normal.clear();
       }
     }
     const idle = new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
@@ -199,7 +270,7 @@ export class WorkQueue {
     return idle;
   }
 
-  #push(key: string): void {
+  #push(key: string, priority: Priority): void {
     this.#addsTotal++;
     const getter = this.#getters.shift();
     if (getter !== undefined) {
@@ -209,18 +280,30 @@ export class WorkQueue {
       getter(key);
       return;
     }
-    this.#queue.push(key);
+    this.#queued.set(key, priority);
+    (priority === 'progress' ? this.#progress : this.#normal).push(key);
+  }
+
+  /** The next key of that lane, skipping the entries of keys that moved to the other lane. */
+  #shift(lane: Lane, priority: Priority): string | undefined {
+    for (;;) {
+      const key = lane.shift();
+      if (key === undefined || this.#queued.get(key) === priority) return key;
+    }
   }
 
   #take(): string | undefined {
-    if (this.#head >= this.#queue.length) return undefined;
-    const key = this.#queue[this.#head];
-    this.#head++;
-    if (this.#head > 1024 && this.#head * 2 > this.#queue.length) {
-      this.#queue = this.#queue.slice(this.#head);
-      this.#head = 0;
+    if (this.#queued.size === 0) return undefined;
+    let key: string | undefined;
+    if (this.#progressRun < PROGRESS_RUN) key = this.#shift(this.#progress, 'progress');
+    if (key !== undefined) {
+      this.#progressRun++;
+    } else {
+      key = this.#shift(this.#normal, 'normal') ?? this.#shift(this.#progress, 'progress');
+      this.#progressRun = 0;
     }
     if (key === undefined) return undefined;
+    this.#queued.delete(key);
     this.#dirty.delete(key);
     this.#processing.add(key);
     this.#handOut(key);
