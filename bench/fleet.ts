@@ -482,6 +482,7 @@ async function main(): Promise<void> {
         const lines = [
           `CloneSet fleet benchmark: ${n} pods in ${sets.size} CloneSets, controller ${flags}, control plane profile ${args.profile}`,
           `scale-up of the fleet${args.unthrottledSetup ? ' (and idle: this controller runs with --kube-api-qps=0)' : ''}`,
+          ...(measured.cleanupUnfinished === true ? ["  NOTE: it started while the limit's pods were still being deleted (the wait for their namespace ran out)"] : []),
           row(`${n} pods Ready`, `${secs(tReady)}  (${ratio(tReady, limit.readyMs)} the limit)`),
           row(`status.availableReplicas == ${n}`, `${secs(tAvailable)}  (${ratio(tAvailable, limit.readyMs)} the limit)`),
           row('controller API requests', requestSummary(up).text),
