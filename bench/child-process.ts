@@ -14,6 +14,16 @@ export interface LoggedChild {
   stop(): Promise<void>;
 }
 
+// The children still running, so that an interrupted benchmark stops them (`withCluster`'s SIGINT/SIGTERM handler
+// in bench/harness.ts): a Ctrl-C at a terminal reaches them too (one process group), a `kill -INT` of the benchmark
+// alone does not, and it left the webhook running after session 34's stopped 100 000-pod run.
+const running = new Set<LoggedChild>();
+
+/** Stops every child `spawnLogged` started that has not exited yet. */
+export async function stopRunningChildren(): Promise<void> {
+  await Promise.all([...running].map((c) => c.stop()));
+}
+
 /** Runs `opts.command` (default: this Node) with `args`; `opts.env` replaces the environment when given. */
 export function spawnLogged(args: readonly string[], logFile: string, opts: { append?: boolean; command?: string; env?: NodeJS.ProcessEnv } = {}): LoggedChild {
   const fd = openSync(logFile, opts.append === true ? 'a' : 'w');
@@ -29,5 +39,8 @@ export function spawnLogged(args: readonly string[], logFile: string, opts: { ap
     if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
     await exited;
   };
-  return { proc, stop };
+  const child = { proc, stop };
+  running.add(child);
+  proc.once('exit', () => running.delete(child));
+  return child;
 }

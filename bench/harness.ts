@@ -13,6 +13,7 @@ import { CRDS, NAMESPACES, PODS, type ResourceRef } from '../src/kube/resources.
 import { runBounded } from '../src/runtime/bounded-parallel.ts';
 import type { KubeObject } from '../src/kube/types.ts';
 import { kubeconfigPathOf, startLocalCluster, stopLocalCluster, type ClusterProfile } from '../tools/localcluster/cluster.ts';
+import { stopRunningChildren } from './child-process.ts';
 import { startWebhookProcess, type WebhookProcess } from './webhook-process.ts';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -105,6 +106,27 @@ export async function withCluster(
   }
   const client = await KubeClient.fromKubeConfig(loadKubeConfig(kubeconfig), { qps: 1000, burst: 2000 });
   let webhook: WebhookProcess | undefined;
+  const stopCluster = ownCluster && !args.keepCluster;
+  // Interrupted, the benchmark stops what it started (the controller, the webhook, the control plane) before it
+  // exits, as the `finally` below does when it ends. A benchmark with a handler of its own (bench:chaos ends after
+  // its current round) is left to unwind through the `finally`, a second signal to this handler. A signal during the
+  // clean-up exits at once, saying what may still run.
+  let cleaningUp = false;
+  const interrupted = (signal: NodeJS.Signals): void => {
+    if (process.listenerCount(signal) > 1) return;
+    if (cleaningUp) {
+      log(`${signal} again: exiting${stopCluster ? `; \`npm run cluster -- down --state-dir ${args.stateDir}\` stops the control plane` : ''}`);
+      process.exit(signal === 'SIGINT' ? 130 : 143);
+    }
+    cleaningUp = true;
+    log(`${signal}: stopping the benchmark's processes${stopCluster ? ' and the local control plane' : ''}…`);
+    void stopRunningChildren()
+      .then(() => (stopCluster ? stopLocalCluster(args.stateDir) : undefined))
+      .catch((e: unknown) => log(`clean-up after ${signal} failed: ${String(e)}; stop the control plane with \`npm run cluster -- down --state-dir ${args.stateDir}\``))
+      .finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+  };
+  process.on('SIGINT', interrupted);
+  process.on('SIGTERM', interrupted);
   try {
     if (opts.kruiseCrds === undefined) await installCrd(client, undefined);
     else for (const file of opts.kruiseCrds) await installCrd(client, file);
@@ -114,9 +136,11 @@ export async function withCluster(
     if (ownCluster && opts.kruiseCrds === undefined) webhook = await startWebhookProcess(client, kubeconfig, path.join(args.stateDir, 'logs'));
     await fn(client, kubeconfig);
   } finally {
+    process.off('SIGINT', interrupted);
+    process.off('SIGTERM', interrupted);
     await webhook?.stop();
     client.close();
-    if (ownCluster && !args.keepCluster) {
+    if (stopCluster) {
       log('stopping the local control plane…');
       await stopLocalCluster(args.stateDir);
     }
