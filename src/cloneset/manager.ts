@@ -13,7 +13,7 @@ import { Controller, type ControllerMetrics } from '../runtime/controller.ts';
 import type { Priority } from '../runtime/workqueue.ts';
 import { EventRecorder } from '../runtime/events.ts';
 import { ResourceVersionExpectations, ScaleExpectations } from '../runtime/expectations.ts';
-import { Informer } from '../runtime/informer.ts';
+import { Informer, type InformerStats } from '../runtime/informer.ts';
 import { startResync } from '../runtime/resync.ts';
 import { indexByNamespace, indexByOwnerUid } from '../runtime/store.ts';
 import { defaultControllerRateLimiter, type RateLimiterOptions } from '../runtime/rate-limiter.ts';
@@ -33,6 +33,8 @@ interface Runnable {
   start(signal: AbortSignal): void;
   waitForSync(signal?: AbortSignal): Promise<void>;
   hasSynced(): boolean;
+  /** Lists started and done: the simulation (sim/scale.ts) tells from them when a relist is over. */
+  readonly stats: Readonly<InformerStats>;
 }
 
 /** The flags the manager reads: config.ts's ControllerConfig has them (declared here so cloneset/ never imports the CLI). */

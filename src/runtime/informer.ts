@@ -37,7 +37,10 @@ export interface InformerOptions<T> {
 }
 
 export interface InformerStats {
+  /** Lists started. */
   lists: number;
+  /** Lists whose last page arrived: a relist is over when this catches up with `lists`. */
+  listsDone: number;
   watches: number;
   events: number;
   /** Objects the transform threw on: logged with their key and cached untransformed. */
@@ -49,7 +52,7 @@ export class Informer<T extends KubeObject> {
   readonly #opts: InformerOptions<T>;
   readonly #handlers: InformerHandlers<T>[] = [];
   readonly #log: Logger;
-  readonly #stats: InformerStats = { lists: 0, watches: 0, events: 0, transformErrors: 0 };
+  readonly #stats: InformerStats = { lists: 0, listsDone: 0, watches: 0, events: 0, transformErrors: 0 };
   #synced = false;
   #started = false;
   readonly #syncWaiters = new Set<() => void>();
@@ -159,7 +162,10 @@ export class Informer<T extends KubeObject> {
       // The transform runs as objects arrive: list pages one by one, watch events one by one.
       list: () => {
         this.#stats.lists++;
-        return client.listAll<T>(resource, namespace, { ...selectors, map: cachedOrNew });
+        return client.listAll<T>(resource, namespace, { ...selectors, map: cachedOrNew }).then((listed) => {
+          this.#stats.listsDone++;
+          return listed;
+        });
       },
       watch: (resourceVersion, timeoutSeconds, onEvent, signal) => {
         this.#stats.watches++;
