@@ -202,6 +202,7 @@ describe('Informer relist after a 410', () => {
     const ac = new AbortController();
     informer.start(ac.signal);
     await informer.waitForSync(AbortSignal.timeout(5000));
+    assert.equal(informer.stats.listsDone, 1, 'the first list is done once the informer has synced');
     const aBefore = informer.store.get('ns/a');
     const deadline = Date.now() + 5000;
     while (informer.store.get('ns/b')?.metadata?.resourceVersion !== '3') {
@@ -210,6 +211,7 @@ describe('Informer relist after a 410', () => {
     }
     ac.abort();
     assert.equal(informer.stats.lists, 2);
+    assert.equal(informer.stats.listsDone, 2, 'the relist is done once its objects are in the cache');
     assert.ok(aBefore !== undefined && informer.store.get('ns/a') === aBefore, 'a is the very object cached before the relist');
     assert.deepEqual(transformed, ['a@1', 'b@2', 'b@3']);
   });
