@@ -21,7 +21,7 @@ describe('the benchmarks’ children', () => {
     assert.equal(b.proc.signalCode, 'SIGTERM');
   });
 
-  it('that exited on their own are not stopped again', async () => {
+  it('are stopped all the same when some of them have exited on their own', async () => {
     const done = spawnLogged(['-e', ''], path.join(dir, 'done.log'));
     await once(done.proc, 'exit');
     assert.equal(done.proc.exitCode, 0);

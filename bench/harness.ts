@@ -114,16 +114,17 @@ export async function withCluster(
   let cleaningUp = false;
   const interrupted = (signal: NodeJS.Signals): void => {
     if (process.listenerCount(signal) > 1) return;
+    const exitCode = signal === 'SIGINT' ? 130 : 143;
     if (cleaningUp) {
       log(`${signal} again: exiting${stopCluster ? `; \`npm run cluster -- down --state-dir ${args.stateDir}\` stops the control plane` : ''}`);
-      process.exit(signal === 'SIGINT' ? 130 : 143);
+      process.exit(exitCode);
     }
     cleaningUp = true;
     log(`${signal}: stopping the benchmark's processes${stopCluster ? ' and the local control plane' : ''}…`);
     void stopRunningChildren()
       .then(() => (stopCluster ? stopLocalCluster(args.stateDir) : undefined))
       .catch((e: unknown) => log(`clean-up after ${signal} failed: ${String(e)}; stop the control plane with \`npm run cluster -- down --state-dir ${args.stateDir}\``))
-      .finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+      .finally(() => process.exit(exitCode));
   };
   process.on('SIGINT', interrupted);
   process.on('SIGTERM', interrupted);
