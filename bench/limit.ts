@@ -12,6 +12,7 @@ import { runBounded } from '../src/runtime/bounded-parallel.ts';
 import { scrapeApiServerWrites } from './apiserver-writes.ts';
 import { APP, CloneSetView, isReady } from './cloneset-view.ts';
 import { diffCounts, processCpuSeconds } from './controller-process.ts';
+import { type CpuReading, type CpuSpent, cpuSpent } from './process-cpu.ts';
 import { createNamespace, deleteNamespace, deletePodsAtOnce, log, namespaceName, until } from './harness.ts';
 import type { ScaleTimeline } from './scale-breakdown.ts';
 
@@ -29,6 +30,8 @@ export interface Limit {
   readonly cpuSeconds: number;
   /** Every client's writes from the first create until every pod was Ready, as the API server counted them. */
   readonly apiWrites: ReadonlyMap<string, number>;
+  /** With `cpuOf`: the test bed's CPU by process over the same span as `readyMs` (bench/process-cpu.ts). */
+  readonly testBedCpu?: CpuSpent;
   /** With `waitForCleanup`: its namespace was still being deleted when the wait ran out (the next phase shares the API server with it). */
   readonly cleanupUnfinished?: boolean;
 }
@@ -87,6 +90,7 @@ export async function measureLimit(
   waitForCleanup = false,
   timeline?: ScaleTimeline,
   order: LimitOrder = 'at-create',
+  cpuOf?: () => CpuReading,
 ): Promise<Limit> {
   const client = await KubeClient.fromKubeConfig(loadKubeConfig(kubeconfig), { qps: 0, burst: 0 });
   const ns = namespaceName('limit');
@@ -113,6 +117,7 @@ export async function measureLimit(
     const writes0 = await scrapeApiServerWrites(kubeconfig);
     timeline?.start();
     const cpu0 = processCpuSeconds(process.pid);
+    const testBed0 = cpuOf?.();
     const t0 = Date.now();
     let existMs = 0;
     let created = 0;
@@ -143,8 +148,16 @@ export async function measureLimit(
       Math.max(100, n / 100),
     );
     const cpuSeconds = processCpuSeconds(process.pid) - cpu0;
+    const testBed1 = cpuOf?.();
     const apiWrites = diffCounts(await scrapeApiServerWrites(kubeconfig), writes0);
-    measured = { existMs, readyMs, requests: client.requestCount, cpuSeconds, apiWrites };
+    measured = {
+      existMs,
+      readyMs,
+      requests: client.requestCount,
+      cpuSeconds,
+      apiWrites,
+      ...(testBed0 === undefined || testBed1 === undefined ? {} : { testBedCpu: cpuSpent(testBed0, testBed1) }),
+    };
   } finally {
     stop.abort();
     // A phase follows: the pods go at once (grace period 0), without waiting for kwok to play each one's deletion.

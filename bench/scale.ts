@@ -18,7 +18,9 @@
 // and per reconcile. Between the scale-up and the status changes, once the controller has been quiet for 5 s, its
 // idle CPU over S seconds (default 30; 0 = skip) with every pod present, from 10 s after the controller settled
 // (its last reconcile and the scrapes that watched for it). The scale-up's time breakdown
-// (scale-breakdown.ts) is printed next to the limit's.
+// (scale-breakdown.ts) is printed next to the limit's, and so is the CPU of every process of the test bed over the
+// scale-up and over the limit (process-cpu.ts): on a 2-core machine both keep the cores busy, so the ratio of the
+// times follows the ratio of the test bed's CPU.
 //
 // Without --kubeconfig it starts its own local control plane (state dir .cluster/bench, stopped at the end unless
 // --keep-cluster). It installs the CRD, runs the real controller binary as a child process scoped to a fresh
@@ -35,6 +37,7 @@ import { measureStatusChanges, settled, statusChangeLines } from './status-chang
 import { kruiseCrdFiles, kruiseDir, startKruiseManager } from './kruise-process.ts';
 import { diffCounts, eventWrites, peakRssMiB, processCpuSeconds, requestCounters, requestSummary, startController, type ControllerProcess } from './controller-process.ts';
 import { controllerTimeLines, controllerTimes, ScaleTimeline } from './scale-breakdown.ts';
+import { cpuLines, cpuSpent, type CpuReading, readCpu } from './process-cpu.ts';
 import {
   CLUSTER_OPTIONS,
   clusterArgs,
@@ -110,12 +113,16 @@ async function main(): Promise<void> {
         const times0 = await controllerTimes(metricsUrl);
         const writes0 = await scrapeApiServerWrites(kubeconfig);
         const cpu0 = processCpuSeconds(controller.pid);
+        // The test bed's processes when this benchmark started the control plane (not on a cluster of --kubeconfig).
+        const testBedCpu = args.kubeconfig === undefined ? (): CpuReading => readCpu(args.stateDir) : undefined;
+        const testBed0 = testBedCpu?.();
         timeline.start();
         const t0 = Date.now();
         for (const [name, replicas] of sets) await client.create(CLONESETS, ns, benchCloneSet(ns, replicas, undefined, name));
         const timeout = 60_000 + n * 1_000;
         const tExist = await until(`${n} pods`, () => (view.pods.size >= n ? Date.now() - t0 : undefined), timeout);
         const tReady = await until(`${n} Ready pods`, () => ([...view.pods.values()].filter(isReady).length >= n ? Date.now() - t0 : undefined), timeout);
+        const testBedUp = testBed0 === undefined || testBedCpu === undefined ? undefined : cpuSpent(testBed0, testBedCpu());
         const tStatus = await until(`status.readyReplicas == ${n}`, () => (statusSum(view, 'readyReplicas') === n ? Date.now() - t0 : undefined), timeout);
         // Let the trailing writes (lifecycle Normal, status) settle before reading the counters.
         await until('status.availableReplicas', () => (statusSum(view, 'availableReplicas') === n ? true : undefined), timeout);
@@ -177,7 +184,7 @@ async function main(): Promise<void> {
 
         log(`the limit: ${n} pods created and made Ready by a direct client…`);
         const limitTimeline = new ScaleTimeline();
-        const limit = await measureLimit(kubeconfig, n, timeout, false, limitTimeline, args.limitOrder);
+        const limit = await measureLimit(kubeconfig, n, timeout, false, limitTimeline, args.limitOrder, testBedCpu);
 
         const requests = (c: Map<string, number>): string => requestSummary(c).text;
         const row = (label: string, value: string): string => `  ${label.padEnd(42)}${value}`;
@@ -208,6 +215,7 @@ async function main(): Promise<void> {
           ...controllerTimeLines(times0, times1, row),
           `  the limit:`,
           ...limitTimeline.lines(row),
+          ...(testBedUp === undefined ? [] : [`scale 0 → ${n}: where the CPU goes (the create of the CloneSet to every pod Ready)`, ...cpuLines(testBedUp, limit.testBedCpu, row)]),
           ...(idleMilliCpu === undefined
             ? []
             : [
