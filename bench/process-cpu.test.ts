@@ -58,7 +58,7 @@ describe('the CPU of the test bed', () => {
       ]),
     };
     assert.deepEqual(cpuLines(run, limit, row, 2), [
-      "CPU of the test bed (this run / the limit)|16.0 / 10.0 s in 10.0 / 5.0 s (1.60 / 2.00 of 2 cores busy; 1.60× the limit's CPU)",
+      "test bed CPU (this run / the limit)|16.0 / 10.0 s in 10.0 / 5.0 s (1.60 / 2.00 of 2 cores busy; 1.60× the limit's CPU)",
       '  kube-apiserver|12.0 / 8.0 s',
       '  controller|4.0 / - s',
       `  ${BENCHMARK_ROLE}|- / 2.0 s`,

@@ -108,7 +108,7 @@ export function cpuLines(run: CpuSpent, limit: CpuSpent | undefined, row: (label
   const ratio = total(limit) > 0 ? `; ${(total(run) / total(limit)).toFixed(2)}× the limit's CPU` : '';
   return [
     row(
-      'CPU of the test bed (this run / the limit)',
+      'test bed CPU (this run / the limit)',
       `${sec(total(run))} / ${sec(total(limit))} s in ${sec(run.wallMs / 1000)} / ${sec(limit.wallMs / 1000)} s (${busy(run)} / ${busy(limit)} of ${String(cores)} cores busy${ratio})`,
     ),
     ...roles.map((role) => row(`  ${role}`, `${sec(run.byRole.get(role))} / ${sec(limit.byRole.get(role))} s`)),
