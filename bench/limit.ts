@@ -1,16 +1,21 @@
 // The limit every benchmark time is compared with: the API server's (and scheduler's and kwok's) own speed for the
 // same work without a controller. A direct client with no client-side limit and `concurrency` requests in flight
-// creates `n` pods shaped like the controller's (labels, the InPlaceUpdateReady readiness gate) and, as soon as
-// each exists, writes the one status patch that makes it Ready (InPlaceUpdateReady=True) — the two requests per
-// pod the controller needs; with `after-scheduling` (LimitOrder), once the pod is scheduled. A controller time
-// divided by the limit is the ratio the benchmarks print.
+// creates `n` of the controller's own pods (built by its `newPod` for a CloneSet that nothing reconciles: the same
+// labels, lifecycle annotation, readiness gate and owner reference) and, as soon as each exists, writes the
+// controller's readiness write (InPlaceUpdateReady=True with the lifecycle's Normal) — the two requests per pod the
+// controller needs; with `after-scheduling` (LimitOrder), once the pod is scheduled. A controller time divided by
+// the limit is the ratio the benchmarks print. (Until session 36 the limit's pods carried two labels and no owner:
+// smaller objects for the API server, kwok and the scheduler to handle than the controller's.)
 import { KubeClient } from '../src/kube/client.ts';
 import { loadKubeConfig } from '../src/kube/kubeconfig.ts';
-import { PODS } from '../src/kube/resources.ts';
+import { OWNER_API_VERSION, type CloneSet } from '../src/api/cloneset.ts';
+import { ANNOTATION_LIFECYCLE_TIMESTAMP, CONDITION_INPLACE_UPDATE_READY, LABEL_LIFECYCLE_STATE } from '../src/api/well-known.ts';
+import { newPod, rfc3339 } from '../src/cloneset/plan/pod-template.ts';
+import { CLONESETS, CLONESETS_V1BETA1, PODS } from '../src/kube/resources.ts';
 import type { Pod } from '../src/kube/types.ts';
 import { runBounded } from '../src/runtime/bounded-parallel.ts';
 import { scrapeApiServerWrites } from './apiserver-writes.ts';
-import { APP, CloneSetView, isReady } from './cloneset-view.ts';
+import { benchCloneSet, CloneSetView, isReady } from './cloneset-view.ts';
 import { diffCounts, processCpuSeconds } from './controller-process.ts';
 import { type CpuReading, type CpuSpent, cpuSpent } from './process-cpu.ts';
 import { createNamespace, deleteNamespace, deletePodsAtOnce, log, namespaceName, until } from './harness.ts';
@@ -78,6 +83,35 @@ function boundedRunner(limit: number): { push(task: () => Promise<void>): void; 
   };
 }
 
+/** The CloneSet that owns the limit's pods, and the revision and instance ids of their labels. */
+const LIMIT_OWNER = 'limit';
+const LIMIT_REVISION = `${LIMIT_OWNER}-5d4b8c7f9d`;
+const instanceId = (i: number): string => i.toString(36).padStart(5, '0');
+
+/**
+ * The owner of the limit's pods: a CloneSet of 0 replicas, selecting them, that nothing reconciles (no controller
+ * runs in the limit's namespace). Each pod is the controller's own (`newPod`, src/cloneset/plan/pod-template.ts,
+ * from this CloneSet as the webhook defaulted it): the same labels, lifecycle annotation, readiness gate and owner
+ * reference, so that the API server, kwok, the scheduler and the garbage collector handle objects of the same size
+ * and shape for the limit as for the controller. Its owner reference names the version the cluster serves (Kruise's
+ * own CRD, under `bench:scale --kruise`, serves v1alpha1 alone, and the garbage collector must resolve the owner).
+ */
+async function limitOwner(client: KubeClient, ns: string): Promise<{ readonly owner: CloneSet; readonly ownerApiVersion: string }> {
+  const owner = await client.create<CloneSet>(CLONESETS, ns, benchCloneSet(ns, 0, undefined, LIMIT_OWNER));
+  const ownerApiVersion = await client.get<CloneSet>(CLONESETS_V1BETA1, ns, LIMIT_OWNER).then(
+    () => OWNER_API_VERSION,
+    () => `${CLONESETS.group}/${CLONESETS.version}`,
+  );
+  return { owner, ownerApiVersion };
+}
+
+/** The controller's pod `i` of the limit's owner, its owner reference in the version the cluster serves. */
+function limitPod(owner: CloneSet, ownerApiVersion: string, i: number): Pod {
+  const pod = newPod(owner, owner.spec.template, LIMIT_REVISION, instanceId(i), { shortHashLabel: false, nowMs: Date.now() });
+  if (ownerApiVersion === OWNER_API_VERSION) return pod;
+  return { ...pod, metadata: { ...pod.metadata, ownerReferences: (pod.metadata.ownerReferences ?? []).map((r) => ({ ...r, apiVersion: ownerApiVersion })) } };
+}
+
 /**
  * Runs the limit in a namespace of its own and deletes it afterwards; `waitForCleanup` waits until it is gone (for
  * a phase that follows: bench:fleet runs the limit first and waits; bench:scale and bench:rollout run it last and
@@ -95,9 +129,15 @@ export async function measureLimit(
   const client = await KubeClient.fromKubeConfig(loadKubeConfig(kubeconfig), { qps: 0, burst: 0 });
   const ns = namespaceName('limit');
   const stop = new AbortController();
-  const condition = (): object => ({
-    status: { conditions: [{ type: 'InPlaceUpdateReady', status: 'True', lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') }] },
-  });
+  // The controller's readiness write (src/cloneset/execute-pod.ts setInPlaceUpdateReady): the condition, with the
+  // lifecycle's PreparingNormal → Normal riding along.
+  const condition = (): object => {
+    const now = rfc3339(Date.now());
+    return {
+      metadata: { labels: { [LABEL_LIFECYCLE_STATE]: 'Normal' }, annotations: { [ANNOTATION_LIFECYCLE_TIMESTAMP]: now } },
+      status: { conditions: [{ type: CONDITION_INPLACE_UPDATE_READY, status: 'True', lastTransitionTime: now }] },
+    };
+  };
   const afterScheduling = boundedRunner(LIMIT_CONCURRENCY);
   let measured: Limit;
   let gone = true;
@@ -110,6 +150,7 @@ export async function measureLimit(
   };
   try {
     await createNamespace(client, ns);
+    const { owner, ownerApiVersion } = await limitOwner(client, ns);
     const view = new CloneSetView(client, ns, stop.signal, (type, pod) => {
       timeline?.observe(type, pod);
       if (type !== 'DELETED') onPod(pod);
@@ -122,13 +163,8 @@ export async function measureLimit(
     let existMs = 0;
     let created = 0;
     const one = async (i: number): Promise<void> => {
-      const name = `${APP}-${i.toString(36).padStart(5, '0')}`;
-      await client.create(PODS, ns, {
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name, labels: { app: APP, cloneset: 'limit' } },
-        spec: { containers: [{ name: 'nginx', image: 'nginx:alpine' }], readinessGates: [{ conditionType: 'InPlaceUpdateReady' }] },
-      });
+      const name = `${LIMIT_OWNER}-${instanceId(i)}`;
+      await client.create(PODS, ns, limitPod(owner, ownerApiVersion, i));
       if (++created === n) existMs = Date.now() - t0;
       if (order === 'at-create') await client.patch(PODS, ns, name, condition(), 'strategic', { subresource: 'status' });
     };
