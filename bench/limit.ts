@@ -106,7 +106,7 @@ async function limitOwner(client: KubeClient, ns: string): Promise<{ readonly ow
 }
 
 /** The controller's pod `i` of the limit's owner, its owner reference in the version the cluster serves. */
-function limitPod(owner: CloneSet, ownerApiVersion: string, i: number): Pod {
+export function limitPod(owner: CloneSet, ownerApiVersion: string, i: number): Pod {
   const pod = newPod(owner, owner.spec.template, LIMIT_REVISION, instanceId(i), { shortHashLabel: false, nowMs: Date.now() });
   if (ownerApiVersion === OWNER_API_VERSION) return pod;
   return { ...pod, metadata: { ...pod.metadata, ownerReferences: (pod.metadata.ownerReferences ?? []).map((r) => ({ ...r, apiVersion: ownerApiVersion })) } };
