@@ -65,6 +65,11 @@ describe('the CPU of the test bed', () => {
     ]);
   });
 
+  it('counts a process known by its pid though its command line does not name the state dir (Kruise reads KUBECONFIG)', () => {
+    const r = readCpu('/nonexistent-state-dir-for-the-test', new Map([[process.ppid, 'kruise-manager']]));
+    assert.equal(r.byPid.get(process.ppid)?.role, 'kruise-manager');
+  });
+
   it('reads this process among the test bed even when no other process names the state dir', () => {
     const r = readCpu('/nonexistent-state-dir-for-the-test');
     assert.equal(r.byPid.get(process.pid)?.role, BENCHMARK_ROLE);

@@ -8,10 +8,8 @@
 // Ready, for the controller and for the limit alike: the time to all Ready is then the test bed's CPU divided by
 // the cores, and the ratio to the limit is how much more CPU the whole test bed spends on the controller's pods
 // (docs/performance.md, "The distance to the limit is CPU").
-import { readdirSync, readlinkSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { basename } from 'node:path';
-import { cmdline } from '../tools/localcluster/processes.ts';
+import { processesMentioning } from '../tools/localcluster/processes.ts';
 import { processCpuSeconds } from './controller-process.ts';
 
 /** CPU seconds used so far, by role (several processes of one role are summed). */
@@ -29,31 +27,14 @@ export function roleOf(exe: string, argv: readonly string[]): string {
   return argv.includes('webhook') ? 'webhook' : 'controller';
 }
 
-/** The pids of the processes whose command line names `stateDir`, by role; the benchmark itself included. */
-export function testBedProcesses(stateDir: string): ReadonlyMap<number, string> {
-  const marker = `${stateDir}/`;
-  const out = new Map<number, string>([[process.pid, BENCHMARK_ROLE]]);
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return out;
-  }
-  for (const e of entries) {
-    if (!/^\d+$/.test(e)) continue;
-    const pid = Number(e);
-    if (pid === process.pid) continue;
-    const argv = cmdline(pid);
-    const first = argv?.[0];
-    if (argv === undefined || first === undefined || !argv.some((a) => a.includes(marker))) continue;
-    let exe = basename(first);
-    try {
-      exe = basename(readlinkSync(`/proc/${pid}/exe`));
-    } catch {
-      // keep argv[0]
-    }
-    out.set(pid, roleOf(exe, argv));
-  }
+/**
+ * The pids of the processes whose command line names `stateDir`, by role, with the benchmark itself and `known`
+ * (pid → role: a process started without the state dir on its command line, such as Kruise's manager, which reads
+ * its kubeconfig from the environment).
+ */
+export function testBedProcesses(stateDir: string, known: ReadonlyMap<number, string> = new Map()): ReadonlyMap<number, string> {
+  const out = new Map<number, string>([[process.pid, BENCHMARK_ROLE], ...known]);
+  for (const p of processesMentioning(`${stateDir}/`)) if (!out.has(p.pid)) out.set(p.pid, roleOf(p.exe, p.argv));
   return out;
 }
 
@@ -63,9 +44,9 @@ export interface CpuReading {
   readonly byPid: ReadonlyMap<number, { readonly role: string; readonly seconds: number }>;
 }
 
-export function readCpu(stateDir: string): CpuReading {
+export function readCpu(stateDir: string, known?: ReadonlyMap<number, string>): CpuReading {
   const byPid = new Map<number, { role: string; seconds: number }>();
-  for (const [pid, role] of testBedProcesses(stateDir)) {
+  for (const [pid, role] of testBedProcesses(stateDir, known)) {
     const seconds = processCpuSeconds(pid);
     if (Number.isFinite(seconds)) byPid.set(pid, { role, seconds });
   }

@@ -114,7 +114,9 @@ async function main(): Promise<void> {
         const writes0 = await scrapeApiServerWrites(kubeconfig);
         const cpu0 = processCpuSeconds(controller.pid);
         // The test bed's processes when this benchmark started the control plane (not on a cluster of --kubeconfig).
-        const testBedCpu = args.kubeconfig === undefined ? (): CpuReading => readCpu(args.stateDir) : undefined;
+        // The controller by its pid: Kruise's manager does not name the state dir on its command line.
+        const controllerPid = new Map([[controller.pid, kruise === undefined ? 'controller' : 'kruise-manager']]);
+        const testBedCpu = args.kubeconfig === undefined ? (): CpuReading => readCpu(args.stateDir, controllerPid) : undefined;
         const testBed0 = testBedCpu?.();
         timeline.start();
         const t0 = Date.now();

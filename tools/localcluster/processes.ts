@@ -85,37 +85,49 @@ export function isOurProcess(pid: number, binaryName: string, marker: string): b
   return first !== undefined && basename(first) === binaryName && argv.some((a) => a.includes(marker));
 }
 
-/**
- * Processes (like `pgrep -f marker`) whose executable base name is one of `binaryNames` and whose command line
- * contains `marker`. Used by `down` to leave no stray processes even when the state file is lost.
- */
-export function findProcesses(binaryNames: readonly string[], marker: string): number[] {
+/** A running process whose command line mentions a marker: its pid, executable base name and argv. */
+export interface MarkedProcess {
+  readonly pid: number;
+  readonly exe: string;
+  readonly argv: readonly string[];
+}
+
+/** Processes (like `pgrep -f marker`) other than this one whose command line contains `marker`. */
+export function processesMentioning(marker: string): MarkedProcess[] {
   let entries: string[];
   try {
     entries = readdirSync('/proc');
   } catch {
     return [];
   }
-  const out: number[] = [];
+  const out: MarkedProcess[] = [];
   for (const e of entries) {
     if (!/^\d+$/.test(e)) continue;
     const pid = Number(e);
     if (pid === process.pid) continue;
     const argv = cmdline(pid);
     const first = argv?.[0];
-    if (argv === undefined || first === undefined) continue;
+    if (argv === undefined || first === undefined || !argv.some((a) => a.includes(marker))) continue;
     let exe = basename(first);
     try {
       exe = basename(readlinkSync(`/proc/${pid}/exe`));
     } catch {
       // keep argv[0]
     }
-    if (!binaryNames.includes(exe) && !binaryNames.includes(basename(first))) continue;
-    if (!argv.some((a) => a.includes(marker))) continue;
     if (!isAlive(pid)) continue;
-    out.push(pid);
+    out.push({ pid, exe, argv });
   }
   return out;
+}
+
+/**
+ * Processes whose executable base name is one of `binaryNames` and whose command line contains `marker`. Used by
+ * `down` to leave no stray processes even when the state file is lost.
+ */
+export function findProcesses(binaryNames: readonly string[], marker: string): number[] {
+  return processesMentioning(marker)
+    .filter((p) => binaryNames.includes(p.exe) || binaryNames.includes(basename(p.argv[0] ?? '')))
+    .map((p) => p.pid);
 }
 
 function signalGroup(pid: number, signal: NodeJS.Signals): void {
