@@ -163,8 +163,9 @@ export async function measureLimit(
     let existMs = 0;
     let created = 0;
     const one = async (i: number): Promise<void> => {
-      const name = `${LIMIT_OWNER}-${instanceId(i)}`;
-      await client.create(PODS, ns, limitPod(owner, ownerApiVersion, i));
+      const pod = limitPod(owner, ownerApiVersion, i);
+      const name = pod.metadata.name ?? '';
+      await client.create(PODS, ns, pod);
       if (++created === n) existMs = Date.now() - t0;
       if (order === 'at-create') await client.patch(PODS, ns, name, condition(), 'strategic', { subresource: 'status' });
     };

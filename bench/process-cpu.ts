@@ -2,8 +2,9 @@
 // kube-controller-manager), kwok standing in for the kubelets, the controller, the webhook, and this benchmark (its
 // pod watch; during the limit also the limit's direct client).
 //
-// Every process the benchmark starts names the state dir on its command line (its kubeconfig or data dir lives
-// there), which is how they are found, as `npm run cluster -- down` finds them (tools/localcluster/processes.ts).
+// The control plane, kwok, our controller and webhook name the state dir on their command lines (their kubeconfig or
+// data dir lives there), which is how they are found, as `npm run cluster -- down` finds them
+// (tools/localcluster/processes.ts); a process that does not (Kruise's manager reads KUBECONFIG) is named by its pid.
 // On a 2-core machine all of them share the cores, and a scale-up keeps both busy from the first create to the last
 // Ready, for the controller and for the limit alike: the time to all Ready is then the test bed's CPU divided by
 // the cores, and the ratio to the limit is how much more CPU the whole test bed spends on the controller's pods
@@ -76,15 +77,9 @@ const total = (s: CpuSpent): number => [...s.byRole.values()].reduce((a, b) => a
  * Report lines: the test bed's CPU in the run and in the limit, how many of the machine's cores it kept busy, and
  * each role's share (the roles of the run first, then any only the limit had).
  */
-export function cpuLines(run: CpuSpent, limit: CpuSpent | undefined, row: (label: string, value: string) => string, cores = availableParallelism()): string[] {
+export function cpuLines(run: CpuSpent, limit: CpuSpent, row: (label: string, value: string) => string, cores = availableParallelism()): string[] {
   const busy = (s: CpuSpent): string => (s.wallMs > 0 ? (total(s) / (s.wallMs / 1000)).toFixed(2) : 'n/a');
   const sec = (v: number | undefined): string => (v === undefined ? '-' : v.toFixed(1));
-  if (limit === undefined) {
-    return [
-      row('CPU of the test bed', `${sec(total(run))} s in ${sec(run.wallMs / 1000)} s (${busy(run)} of ${String(cores)} cores busy)`),
-      ...[...run.byRole].map(([role, s]) => row(`  ${role}`, `${sec(s)} s`)),
-    ];
-  }
   const roles = [...new Set([...run.byRole.keys(), ...limit.byRole.keys()])];
   const ratio = total(limit) > 0 ? `; ${(total(run) / total(limit)).toFixed(2)}× the limit's CPU` : '';
   return [

@@ -217,7 +217,9 @@ async function main(): Promise<void> {
           ...controllerTimeLines(times0, times1, row),
           `  the limit:`,
           ...limitTimeline.lines(row),
-          ...(testBedUp === undefined ? [] : [`scale 0 → ${n}: where the CPU goes (the create of the CloneSet to every pod Ready)`, ...cpuLines(testBedUp, limit.testBedCpu, row)]),
+          ...(testBedUp === undefined || limit.testBedCpu === undefined
+            ? []
+            : [`scale 0 → ${n}: where the CPU goes (the create of the CloneSet to every pod Ready)`, ...cpuLines(testBedUp, limit.testBedCpu, row)]),
           ...(idleMilliCpu === undefined
             ? []
             : [
